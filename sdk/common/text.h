@@ -1,0 +1,59 @@
+// Small text helpers shared by the catalog, the spec parser and the CLI.
+//
+//   std::vector<std::string> near = ClosestNames("CAS_CONT", candidates, 3);
+//   // near == {"CAS_COUNT", ...}
+//
+// Guarantees: pure functions; allocation only in the returned values.
+#ifndef UNCORE_SDK_COMMON_TEXT_H_
+#define UNCORE_SDK_COMMON_TEXT_H_
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace uncore {
+
+// Debian 12's Abseil has its own absl::string_view, distinct from
+// std::string_view, so absl's string utilities do not take ours: these
+// helpers cover what the SDK needs.
+
+// Case-insensitive ASCII equality, prefix and substring tests.
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+bool StartsWithIgnoreCase(std::string_view text, std::string_view prefix);
+bool ContainsIgnoreCase(std::string_view text, std::string_view part);
+
+// Splits on `sep`; with skip_empty, empty pieces are dropped.
+std::vector<std::string_view> Split(std::string_view text, char sep,
+                                    bool skip_empty = false);
+
+// `text` without leading and trailing ASCII whitespace.
+std::string_view StripWhitespace(std::string_view text);
+
+// Lower-cased copy (ASCII).
+std::string ToLower(std::string_view text);
+
+// The pieces joined with `sep`.
+std::string Join(std::span<const std::string> pieces, std::string_view sep);
+
+// True when `name` equals one of the '|'-separated names in `list`,
+// ignoring case.
+bool MatchesAnyIgnoreCase(std::string_view name, std::string_view list);
+
+// Levenshtein distance, ignoring ASCII case.
+size_t EditDistanceIgnoreCase(std::string_view a, std::string_view b);
+
+// Up to `limit` candidates closest to `name` (edit distance, ties broken by
+// prefix match and then alphabetically); candidates much farther than the
+// name's length are dropped.
+std::vector<std::string> ClosestNames(std::string_view name,
+                                      std::span<const std::string> candidates,
+                                      size_t limit = 3);
+
+// "a, b or c" / "a" / "" for messages.
+std::string JoinAlternatives(std::span<const std::string> names);
+
+}  // namespace uncore
+
+#endif  // UNCORE_SDK_COMMON_TEXT_H_

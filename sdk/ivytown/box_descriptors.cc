@@ -1,0 +1,1006 @@
+// The nine IvyTown uncore box descriptors, as constexpr data.
+//
+// Source: Intel 329468-002 (the manual, ../shared/spec/ivytown-uncore-manual-
+// 329468-002.txt; `Lnnnn` = its line).  PCI device ids are recorded facts
+// (notes/kernel-ivbep-facts.md).  Every `// DECISION:` is listed in
+// notes/decisions.md and pinned by tests/ivytown/box_descriptors_test.cc.
+#include "sdk/ivytown/box_descriptors.h"
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "sdk/common/text.h"
+
+namespace uncore::ivytown {
+namespace {
+
+// ---------------------------------------------------------------------------
+// Helpers.
+
+// Bits hi:lo, as the manual writes them.
+constexpr BitRange Bits(int hi, int lo) {
+  return BitRange{static_cast<uint8_t>(lo), static_cast<uint8_t>(hi - lo + 1)};
+}
+constexpr BitRange Bit(int b) { return Bits(b, b); }
+
+constexpr FieldDescriptor Ctl(std::string_view name,
+                              std::string_view manual_name, BitRange bits,
+                              FieldUse use, bool is_flag = false) {
+  return FieldDescriptor{.name = name,
+                         .manual_name = manual_name,
+                         .reg = FieldRegister::kControl,
+                         .filter = 0,
+                         .bits = bits,
+                         .use = use,
+                         .is_flag = is_flag};
+}
+
+constexpr FieldDescriptor Flt(std::string_view name,
+                              std::string_view manual_name, uint8_t filter,
+                              BitRange bits) {
+  return FieldDescriptor{.name = name,
+                         .manual_name = manual_name,
+                         .reg = FieldRegister::kFilter,
+                         .filter = filter,
+                         .bits = bits,
+                         .use = FieldUse::kModifier,
+                         .is_flag = false};
+}
+
+constexpr PciFunction Pci(uint8_t device, uint8_t function,
+                          uint16_t device_id) {
+  return PciFunction{
+      .device = device, .function = function, .device_id = device_id};
+}
+
+constexpr InstanceDescriptor MsrInstance(std::string_view name,
+                                         uint32_t msr_base,
+                                         int global_status_bit) {
+  return InstanceDescriptor{name, msr_base, PciFunction{}, PciFunction{},
+                            static_cast<int8_t>(global_status_bit)};
+}
+
+constexpr InstanceDescriptor PciInstance(std::string_view name,
+                                         PciFunction pmon,
+                                         int global_status_bit,
+                                         PciFunction aux = PciFunction{}) {
+  return InstanceDescriptor{name, 0, pmon, aux,
+                            static_cast<int8_t>(global_status_bit)};
+}
+
+// ---------------------------------------------------------------------------
+// Counter-control fields (notes/field-names.md is the contract for names).
+
+constexpr FieldDescriptor kEventField =
+    Ctl("event", "ev_sel", Bits(7, 0), FieldUse::kEvent);
+constexpr FieldDescriptor kUmaskField =
+    Ctl("umask", "umask", Bits(15, 8), FieldUse::kEvent);
+constexpr FieldDescriptor kRstField =
+    Ctl("rst", "rst", Bit(17), FieldUse::kEngine);
+constexpr FieldDescriptor kEdgeField =
+    Ctl("edge", "edge_det", Bit(18), FieldUse::kModifier, /*is_flag=*/true);
+constexpr FieldDescriptor kOvEnField =
+    Ctl("ov_en", "ov_en", Bit(20), FieldUse::kEngine);
+// DECISION: #11 QPI extra select bit at 21, not 16.  L3167 "ev_sel_ext21RW-V0
+// ExtensionbittotheEventSelectfield" (Table 2-131) vs L3300 "anextrabit(b16)
+// mustbeset"; bit 16 is rsv in the same table (L3184).
+constexpr FieldDescriptor kExtField =
+    Ctl("ext", "ev_sel_ext", Bit(21), FieldUse::kEvent);
+constexpr FieldDescriptor kEnField =
+    Ctl("en", "en", Bit(22), FieldUse::kEngine);
+// DECISION: #12 invert at bit 23 (notes/field-names.md).  Every extracted CTL
+// table says L995 "rsv23RV0Reserved;SWmustwriteto0", yet the event text asks
+// for it: L1204 "threshold,invertandedgedetect", L2248 "usedwithInvert".
+constexpr FieldDescriptor kInvField =
+    Ctl("inv", "invert", Bit(23), FieldUse::kModifier, /*is_flag=*/true);
+constexpr FieldDescriptor kThresh8Field =
+    Ctl("thresh", "thresh", Bits(31, 24), FieldUse::kModifier);
+// U-Box (L857 "thresh28:24RW0Thresholdusedincountercomparison") and PCU.
+constexpr FieldDescriptor kThresh5Field =
+    Ctl("thresh", "thresh", Bits(28, 24), FieldUse::kModifier);
+
+// ---------------------------------------------------------------------------
+// U-Box (§2.2, L774-920).  MSR base 0xC00: fixed 0xC08/0xC09, CTL 0xC10-11,
+// BOX_STATUS 0xC15, CTR 0xC16-17 (L833).  No box control (L487).
+
+constexpr std::string_view kUboxAliases[] = {"uncore_ubox", "u"};
+
+constexpr FieldDescriptor kUboxFields[] = {
+    kEventField, kUmaskField, kRstField,     kEdgeField,
+    kOvEnField,  kEnField,    kThresh5Field,
+};
+
+constexpr InstanceDescriptor kUboxInstances[] = {
+    // L799 "ov_u1RW1C0SetifoverflowisdetectedfromaUBoxPMONregister".
+    MsrInstance("U-Box", 0x0C00, 1),
+};
+
+constexpr FixedCounterDescriptor kUclk{
+    .name = "UCLK",
+    .manual_control_name = "U_MSR_PMON_UCLK_FIXED_CTL",
+    .manual_counter_name = "U_MSR_PMON_UCLK_FIXED_CTR",
+    .control_offset = 0x08,
+    .counter_offset = 0x09,
+    // DECISION: #4 44 bits.  L811 "a48-bitfixedcounterwhichincrementseach
+    // u-clock" vs the field table L898 "rsv63:44RV0Reservedevent_count43:0
+    // RW-V048-bitperformanceeventcounter".  Bits 63:44 are reserved, and a
+    // modular delta at 44 bits is exact on 44- or 48-bit hardware.
+    .width = 44,
+    .en = Bit(22),     // L892 "en22RW-V0LocalCounterEnable"
+    .ov_en = Bit(20),  // L894
+    .rst = {},         // L898 "rsv19:0": no reset bit
+    // DECISION: #5 no box-status bit.  L855 "ov1:0 ... fromthecorresponding
+    // UBOXPMONregister" has two bits for CTR1:0; L895-897 say the fixed
+    // counter sets "U_MSR_PMON_BOX_STATUS.ov" and "GLOBAL_STATUS.ov_u_fixed".
+    // We rely on ov_u_fixed alone.
+    .box_status_bit = kNoStatusBit,
+    .control_writable_mask = 0x00500000,
+    // L801 "ov_u_fixed0RW1C0SetifoverflowisdetectedfromUBoxfixedPMON".
+    .global_status_bit = 0,
+};
+
+// ---------------------------------------------------------------------------
+// CBo (§2.3, L921-1540).  Base 0xD00 + 0x20*n: BOX_CTL +0x04, CTL +0x10..13,
+// FILTER0 +0x14, CTR +0x16..19, FILTER1 +0x1A (Table 2-12, L962-970).
+
+constexpr std::string_view kCboAliases[] = {"cbox", "c", "uncore_cbox"};
+
+constexpr uint8_t kCboFilter0 = 0;
+constexpr uint8_t kCboFilter1 = 1;
+
+constexpr FieldDescriptor kCboFields[] = {
+    kEventField, kUmaskField, kRstField, kEdgeField,
+    // L998 "tid_en19RW-V0TIDFilterEnable".  L997: 21:20 rsv, so no ov_en.
+    Ctl("tid_en", "tid_en", Bit(19), FieldUse::kModifier, /*is_flag=*/true),
+    kEnField, kInvField, kThresh8Field,
+    // L1039 "tid4:000[4]Non-threadrelateddata[3:1]Core-ID[0]Thread1/0".
+    Flt("filter_tid", "FILTER0.tid", kCboFilter0, Bits(4, 0)),
+    // DECISION: #18 state is 22:17 (6 bits).  L1031 "state22:17RW0Selectstate"
+    // (Table 2-16) vs L1249 "CBoFilter0[23:17]" and L1242 "5-bitstatefield";
+    // bit 23 is rsv in the field table (L1030 "rsv31:23").
+    Flt("filter_state", "FILTER0.state", kCboFilter0, Bits(22, 17)),
+    // DECISION: #19 nid is 15:0.  L1049 "rsv19:15RV0Reservednid15:0RW0Matchon
+    // TargetNodeID" overlaps at bit 15; the field wins, 19:16 stay reserved.
+    Flt("filter_nid", "FILTER1.nid", kCboFilter1, Bits(15, 0)),
+    // L1046 "opc(7bIDIOpcodew/top2b0x3)28:20RW0MatchonOpcode".
+    Flt("filter_opc", "FILTER1.opc", kCboFilter1, Bits(28, 20)),
+    Flt("filter_nc", "FILTER1.nc", kCboFilter1, Bit(30)),      // L1044
+    Flt("filter_isoc", "FILTER1.isoc", kCboFilter1, Bit(31)),  // L1044
+};
+
+constexpr FilterRegisterDescriptor kCboFilters[] = {
+    {.name = "Cn_MSR_PMON_BOX_FILTER",
+     .offset = 0x14,
+     .size_bits = 32,
+     .writable_mask = 0x007E001F},
+    {.name = "Cn_MSR_PMON_BOX_FILTER1",
+     .offset = 0x1A,
+     .size_bits = 32,
+     .writable_mask = 0xDFF0FFFF},
+};
+
+// DECISION: #2 CBo n reports in U_MSR_PMON_GLOBAL_STATUS bit 3+n.  L795
+// "ov_c[14-0]17:3RW1C0 ... 1bitforeachCBowherebit5correspondsCBo0": 15 CBos
+// fill 17:3 exactly; "bit 5" would put CBo13/14 on ov_h0/ov_h1 (L791-793).
+constexpr InstanceDescriptor CboInstance(std::string_view name, int n) {
+  return MsrInstance(name, static_cast<uint32_t>(0x0D00 + 0x20 * n), 3 + n);
+}
+
+constexpr InstanceDescriptor kCboInstances[] = {
+    CboInstance("CBo0", 0),   CboInstance("CBo1", 1),
+    CboInstance("CBo2", 2),   CboInstance("CBo3", 3),
+    CboInstance("CBo4", 4),   CboInstance("CBo5", 5),
+    CboInstance("CBo6", 6),   CboInstance("CBo7", 7),
+    CboInstance("CBo8", 8),   CboInstance("CBo9", 9),
+    CboInstance("CBo10", 10), CboInstance("CBo11", 11),
+    CboInstance("CBo12", 12), CboInstance("CBo13", 13),
+    CboInstance("CBo14", 14),
+};
+
+// ---------------------------------------------------------------------------
+// Common PCI-box layout: CTL D8/DC/E0/E4, CTR A0/A8/B0/B8 (low dword at the
+// offset, high dword at +4), BOX_CTL F4, BOX_STATUS F8.
+
+constexpr std::array<uint32_t, kMaxCounters> kPciControls = {0xD8, 0xDC, 0xE0,
+                                                             0xE4};
+constexpr std::array<uint32_t, kMaxCounters> kPciCounters = {0xA0, 0xA8, 0xB0,
+                                                             0xB8};
+
+// Box control: frz 8, rst_ctrs 1, rst_ctrl 0; "rsv17:16RV0Reserved;SWmust
+// writeto1" for CBo (L987), HA (L1618), iMC (L2079), IRP (L2453), PCU
+// (L2747), QPI (L3137).  R2PCIe (L3901) and R3QPI (L4161) have "ig31:9".
+constexpr BoxControlLayout kBoxControlMustWriteOne{
+    .frz = Bit(8),
+    .rst_ctrs = Bit(1),
+    .rst_ctrl = Bit(0),
+    .must_write_one = 0x00030000};
+constexpr BoxControlLayout kBoxControlPlain{
+    .frz = Bit(8), .rst_ctrs = Bit(1), .rst_ctrl = Bit(0), .must_write_one = 0};
+
+// Fields of the iMC, R2PCIe and R3QPI counter controls (Tables 2-74, 2-175,
+// 2-192): the common layout with ov_en and no q_occ_rst.
+constexpr FieldDescriptor kCommonPciFields[] = {
+    kEventField, kUmaskField, kRstField, kEdgeField,
+    kOvEnField,  kEnField,    kInvField, kThresh8Field,
+};
+
+// ---------------------------------------------------------------------------
+// HA (§2.4, L1541-2001; Table 2-37, L1595).
+
+constexpr std::string_view kHaAliases[] = {"uncore_ha"};
+
+constexpr FieldDescriptor kHaFields[] = {
+    kEventField,
+    kUmaskField,
+    // L1659 "q_occ_rst16WO0Whensetto1,clearqueueoccupancycounter".
+    Ctl("q_occ_rst", "q_occ_rst", Bit(16), FieldUse::kEngine),
+    kRstField,
+    kEdgeField,
+    kOvEnField,
+    kEnField,
+    kInvField,
+    kThresh8Field,
+    // L1673 "lo_addr31:6RWS0 ... [31:6]", "hi_addr13:0RWS0 ... [45:32]",
+    // "opc5:0RWS0Matchtoincomingopcode".
+    Flt("filter_addr_lo", "ADDRMATCH0.lo_addr", 0, Bits(31, 6)),
+    Flt("filter_addr_hi", "ADDRMATCH1.hi_addr", 1, Bits(13, 0)),
+    Flt("filter_opc", "OPCODEMATCH.opc", 2, Bits(5, 0)),
+};
+
+constexpr FilterRegisterDescriptor kHaFilters[] = {
+    {.name = "HAn_PCI_PMON_BOX_ADDRMATCH0",
+     .offset = 0x40,
+     .size_bits = 32,
+     .writable_mask = 0xFFFFFFC0},
+    {.name = "HAn_PCI_PMON_BOX_ADDRMATCH1",
+     .offset = 0x44,
+     .size_bits = 32,
+     .writable_mask = 0x00003FFF},
+    {.name = "HAn_PCI_PMON_BOX_OPCODEMATCH",
+     .offset = 0x48,
+     .size_bits = 32,
+     .writable_mask = 0x0000003F},
+};
+
+constexpr InstanceDescriptor kHaInstances[] = {
+    PciInstance("HA0", Pci(14, 1, 0x0E30), 18),
+    // DECISION: #8 HA1 is D28:F1.  L1595 "HA1PMONRegistersD28:F1" (Table 2-37,
+    // and the clean p55 page) vs L570 "HA1D30:F1" (Table 1-3), which would
+    // collide with iMC1 channel 3 (L2063 "MC1Channel3PMONRegistersD30:F1").
+    PciInstance("HA1", Pci(28, 1, 0x0E38), 19),
+};
+
+// ---------------------------------------------------------------------------
+// iMC (§2.5, L2002-2413; Table 2-71, L2063).
+
+constexpr std::string_view kImcAliases[] = {"uncore_imc", "mc"};
+
+// DECISION: #17 channel y of controller m.  L2063 "MC0Channel0PMONRegisters
+// D16:F4MC0Channel1 ... D16:F5MC0Channel2 ... D16:F0MC0Channel3 ... D16:F1"
+// (MC1 the same on D30).  Device ids follow the function (0x0EB4 = D16:F4);
+// the kernel's comments call 0x0EB0/0x0EB1 "Channel 3/4", but its box order
+// (eb4, eb5, eb0, eb1) is the manual's channel order.
+// GLOBAL_STATUS: L789 "ov_m020 ... iMC0", L787 "ov_m121 ... iMC1".
+constexpr InstanceDescriptor kImcInstances[] = {
+    PciInstance("iMC0 channel 0", Pci(16, 4, 0x0EB4), 20),
+    PciInstance("iMC0 channel 1", Pci(16, 5, 0x0EB5), 20),
+    PciInstance("iMC0 channel 2", Pci(16, 0, 0x0EB0), 20),
+    PciInstance("iMC0 channel 3", Pci(16, 1, 0x0EB1), 20),
+    PciInstance("iMC1 channel 0", Pci(30, 4, 0x0EF4), 21),
+    PciInstance("iMC1 channel 1", Pci(30, 5, 0x0EF5), 21),
+    PciInstance("iMC1 channel 2", Pci(30, 0, 0x0EF0), 21),
+    PciInstance("iMC1 channel 3", Pci(30, 1, 0x0EF1), 21),
+};
+
+// DECISION: #3 the DCLK fixed counter overflows into BOX_STATUS bit 0 and
+// general counters 0-3 into bits 1-4.  L2088-2090 "ov4:0 ... Bit4-overflowfor
+// *_PMON_CTR4Bit1-overflowfor*_PMON_CTR1Bit0-overflowforthefixedcounter":
+// there is no CTR4, so bit i+1 is CTR i.
+constexpr FixedCounterDescriptor kDclk{
+    .name = "DCLK",
+    .manual_control_name = "MC_CHy_PCI_PMON_FIXED_CTL",
+    .manual_counter_name = "MC_CHy_PCI_PMON_FIXED_CTR",
+    .control_offset = 0xF0,
+    .counter_offset = 0xD0,  // "D4+D0": low dword at 0xD0
+    .width = 48,             // L2152 "event_count47:0"
+    // Table 2-75 (L2145-2152): en 22, ov_en 20, rst 19 (WO), the rest ig/rsv.
+    .en = Bit(22),
+    .ov_en = Bit(20),
+    .rst = Bit(19),
+    .box_status_bit = 0,
+    .control_writable_mask = 0x00580000,
+    .global_status_bit = -1,  // the controller's ov_m bit
+};
+
+// ---------------------------------------------------------------------------
+// IRP (§2.6, L2414-2668; Table 2-105, L2430-2453).
+
+constexpr std::string_view kIrpAliases[] = {"uncore_irp"};
+
+// L2478 "rsv21:20RV0Reserved": no ov_en.
+constexpr FieldDescriptor kIrpFields[] = {
+    kEventField, kUmaskField, kRstField,     kEdgeField,
+    kEnField,    kInvField,   kThresh8Field,
+};
+
+// DECISION: #7 no GLOBAL_STATUS bit for the IRP: Table 2-3 (L777-801) has none
+// and the IRP CTL has no ov_en (L2478).  Its BOX_STATUS (F8, L2460) is kept.
+constexpr InstanceDescriptor kIrpInstances[] = {
+    PciInstance("IRP", Pci(5, 6, 0x0E39), -1),
+};
+
+// ---------------------------------------------------------------------------
+// PCU (§2.7, L2669-3063; Table 2-118, L2713).  MSR base 0xC20: BOX_CTL 0xC24,
+// CTL 0xC30-33, FILTER 0xC34, BOX_STATUS 0xC35, CTR 0xC36-39.
+
+constexpr std::string_view kPcuAliases[] = {"uncore_pcu"};
+
+// DECISION: #9 the PCU CTL field table (Table 2-121) is missing from the
+// extraction (L2756 jumps from the box status to "-.occ_invert-Changesthe.
+// threshtestcondition").  The layout below rests on: L505 (same bit layout in
+// every box "withonlyminorexceptions"), L2697 "PCU_MSR_PMON_CTL.ov_en", the
+// events' "ExtraSelectBit" column (L2768) placed at 21 like QPI's ev_sel_ext
+// (L3167), Table 2-126 (L2763-2768: .occ_sel, .thresh up to 0x5,
+// .occ_edge_det), POWER_STATE_OCCUPANCY's umasks 0x40/0x80/0xC0 (= occ_sel in
+// CTL 15:14), and the kernel facts (thresh5 = 28:24, occ_sel 14-15,
+// occ_invert 30, occ_edge_det 31).  No inv: bit 23 is not documented here.
+constexpr FieldDescriptor kPcuFields[] = {
+    kEventField,
+    // DECISION: #21 umask 15:8 carries POWER_STATE_OCCUPANCY's 0x40/0x80/
+    // 0xC0; occ_sel is its top two bits (the one overlap of control fields).
+    kUmaskField,
+    Ctl("occ_sel", "occ_sel", Bits(15, 14), FieldUse::kModifier),
+    kRstField,
+    kEdgeField,
+    kOvEnField,
+    kExtField,
+    kEnField,
+    kThresh5Field,
+    Ctl("occ_invert", "occ_invert", Bit(30), FieldUse::kModifier,
+        /*is_flag=*/true),
+    Ctl("occ_edge", "occ_edge_det", Bit(31), FieldUse::kModifier,
+        /*is_flag=*/true),
+    // L2937-2976: FREQ_BAND0..3_CYCLES depend on PCUFilter[7:0] .. [31:24].
+    Flt("filter_band0", "PCUFilter[7:0]", 0, Bits(7, 0)),
+    Flt("filter_band1", "PCUFilter[15:8]", 0, Bits(15, 8)),
+    Flt("filter_band2", "PCUFilter[23:16]", 0, Bits(23, 16)),
+    Flt("filter_band3", "PCUFilter[31:24]", 0, Bits(31, 24)),
+};
+
+constexpr FilterRegisterDescriptor kPcuFilters[] = {
+    {.name = "PCU_MSR_PMON_BOX_FILTER",
+     .offset = 0x14,
+     .size_bits = 32,
+     .writable_mask = 0xFFFFFFFF},
+};
+
+constexpr InstanceDescriptor kPcuInstances[] = {
+    // L797 "ov_p2RW1C0SetifoverflowisdetectedfromaPCUPMONregister".
+    MsrInstance("PCU", 0x0C20, 2),
+};
+
+// ---------------------------------------------------------------------------
+// QPI link layer (§2.8, L3064-3857; Table 2-128, L3109).
+
+constexpr std::string_view kQpiAliases[] = {"uncore_qpi", "qpi_ll"};
+
+// Filter registers, in the port's mask/match function (L3109).
+constexpr uint8_t kQpiMatch0 = 0;
+constexpr uint8_t kQpiMatch1 = 1;
+constexpr uint8_t kQpiMask0 = 2;
+constexpr uint8_t kQpiMask1 = 3;
+
+// PKT_MATCH0/MASK0: RNID_4 31, DNID 17:13, MC 12:9, OPC 8:5, VNW 4:3
+// (Table 2-134, L3197-3200); PKT_MATCH1/MASK1: RDS 19:16, RNID_3_0 3:0
+// (Table 2-133, L3192-3196).  `match0` ... `mask1` alias the whole register
+// (the kernel's config1/config2 halves).
+// DECISION: #21 the aliases overlap their subfields by design; reserved bits
+// (L3192/L3197 "Reserved;Mustwriteto0") stay outside `writable_mask`, so a
+// value with them set must be refused, not masked.
+constexpr FieldDescriptor kQpiFields[] = {
+    kEventField,
+    kUmaskField,
+    kRstField,
+    kEdgeField,
+    kOvEnField,
+    kExtField,
+    kEnField,
+    kInvField,
+    kThresh8Field,
+    Flt("match0", "PKT_MATCH0", kQpiMatch0, Bits(31, 0)),
+    Flt("match_rnid4", "PKT_MATCH0.RNID_4", kQpiMatch0, Bit(31)),
+    Flt("match_dnid", "PKT_MATCH0.DNID", kQpiMatch0, Bits(17, 13)),
+    Flt("match_mc", "PKT_MATCH0.MC", kQpiMatch0, Bits(12, 9)),
+    Flt("match_opc", "PKT_MATCH0.OPC", kQpiMatch0, Bits(8, 5)),
+    Flt("match_vnw", "PKT_MATCH0.VNW", kQpiMatch0, Bits(4, 3)),
+    Flt("match1", "PKT_MATCH1", kQpiMatch1, Bits(31, 0)),
+    Flt("match_rds", "PKT_MATCH1.RDS", kQpiMatch1, Bits(19, 16)),
+    Flt("match_rnid30", "PKT_MATCH1.RNID_3_0", kQpiMatch1, Bits(3, 0)),
+    Flt("mask0", "PKT_MASK0", kQpiMask0, Bits(31, 0)),
+    Flt("mask_rnid4", "PKT_MASK0.RNID_4", kQpiMask0, Bit(31)),
+    Flt("mask_dnid", "PKT_MASK0.DNID", kQpiMask0, Bits(17, 13)),
+    Flt("mask_mc", "PKT_MASK0.MC", kQpiMask0, Bits(12, 9)),
+    Flt("mask_opc", "PKT_MASK0.OPC", kQpiMask0, Bits(8, 5)),
+    Flt("mask_vnw", "PKT_MASK0.VNW", kQpiMask0, Bits(4, 3)),
+    Flt("mask1", "PKT_MASK1", kQpiMask1, Bits(31, 0)),
+    Flt("mask_rds", "PKT_MASK1.RDS", kQpiMask1, Bits(19, 16)),
+    Flt("mask_rnid30", "PKT_MASK1.RNID_3_0", kQpiMask1, Bits(3, 0)),
+};
+
+// DECISION: #15 0x228 is PKT_MATCH0.  L3109 lists "Q_Py_PCI_PMON_PKT_MATCH0228
+// 32QPIPortyPMONPacketFilterMask0": the name and Table 1-3 (L590 "22C-228
+// Match0,1") win over the description.
+constexpr FilterRegisterDescriptor kQpiFilters[] = {
+    {.name = "Q_Py_PCI_PMON_PKT_MATCH0",
+     .offset = 0x228,
+     .in_aux_function = true,
+     .size_bits = 32,
+     .writable_mask = 0x8003FFF8},
+    {.name = "Q_Py_PCI_PMON_PKT_MATCH1",
+     .offset = 0x22C,
+     .in_aux_function = true,
+     .size_bits = 32,
+     .writable_mask = 0x000F000F},
+    {.name = "Q_Py_PCI_PMON_PKT_MASK0",
+     .offset = 0x238,
+     .in_aux_function = true,
+     .size_bits = 32,
+     .writable_mask = 0x8003FFF8},
+    {.name = "Q_Py_PCI_PMON_PKT_MASK1",
+     .offset = 0x23C,
+     .in_aux_function = true,
+     .size_bits = 32,
+     .writable_mask = 0x000F000F},
+};
+
+// DECISION: #13 ports 0 and 1 report in ov_q0 (bit 22), port 2 in ov_q1 (bit
+// 23).  L3097 "ov_qbitcorrespondingtotheQPIPort" but Table 2-3 has two bits,
+// L785 "ov_q022 ... QPI0" / L783 "ov_q123 ... QPI1", and Table 1-3 (L590)
+// names "QPI0D8,9:F2D(8,9)forPort0,1QPI1D24:F2D24forPort2".
+//
+// DECISION: #14 port 2's mask/match function D24:F6 (L3109
+// "QPI1Mask/MatchPort2PMONRegistersD24:F6") has no known device id: the
+// kernel's table stops at port 1 (0x0E86, 0x0E96).  We do not guess one:
+// device_id 0 (present() == false) means "not identified"; the engine must
+// refuse match/mask on port 2 unless the topology identifies D24:F6.
+constexpr InstanceDescriptor kQpiInstances[] = {
+    PciInstance("QPI port 0", Pci(8, 2, 0x0E32), 22, Pci(8, 6, 0x0E86)),
+    PciInstance("QPI port 1", Pci(9, 2, 0x0E33), 22, Pci(9, 6, 0x0E96)),
+    PciInstance("QPI port 2", Pci(24, 2, 0x0E3A), 23, Pci(24, 6, 0x0000)),
+};
+
+// ---------------------------------------------------------------------------
+// R2PCIe (§2.9, L3858-4092; Table 2-172, L3901).
+
+constexpr std::string_view kR2pcieAliases[] = {"uncore_r2pcie", "r2"};
+
+constexpr InstanceDescriptor kR2pcieInstances[] = {
+    // L777 "ov_rp26RW1C0SetifoverflowisdetectedfromanR2PCIePMONregister".
+    PciInstance("R2PCIe", Pci(19, 1, 0x0E34), 26),
+};
+
+// ---------------------------------------------------------------------------
+// R3QPI (§2.10, L4093-4488; Table 2-189, L4145).  Three counters.
+
+constexpr std::string_view kR3qpiAliases[] = {"uncore_r3qpi", "r3"};
+
+// DECISION: #16 three links, as the manual (L4145 "R3QPI0Link0 ... D19:F5
+// R3QPI0Link1 ... D19:F6R3QPI1Link2 ... D18:F5"); the kernel declares two
+// boxes but lists link 2's id (0x0E3E).  Links 0,1 -> ov_rq0 (bit 24), link 2
+// -> ov_rq1 (bit 25): L781 "ov_rq024 ... R3QPI0", L779 "ov_rq125 ... R3QPI1";
+// L4196 spells them "ov_r3{1,0}".
+constexpr InstanceDescriptor kR3qpiInstances[] = {
+    PciInstance("R3QPI link 0", Pci(19, 5, 0x0E36), 24),
+    PciInstance("R3QPI link 1", Pci(19, 6, 0x0E37), 24),
+    PciInstance("R3QPI link 2", Pci(18, 5, 0x0E3E), 25),
+};
+
+// ---------------------------------------------------------------------------
+// The descriptors.
+//
+// DECISION: #20 max_increment_per_cycle reads the manual's "Nb per cycle" as an
+// N-bit increment, 2^N - 1 (HA L1563, iMC L2030, IRP L2423, QPI L3086, R3QPI
+// L4111 "8b" -> 255; PCU L2689 "4b" -> 15; R2PCIe L3865 "5b" -> 31), because
+// the event tables exceed a literal 8 (IRP and QPI occupancy events list 128).
+// CBo: L947 "counter0canincrementbyamaximumof20percycle" -> 20.  U-Box: no
+// statement; its four events list 1 (L916) -> 1.  HA: raised to 512 for
+// BT_OCCUPANCY (L1689 "BT_OCCUPANCY0x430-3512"), the one event above 2^8 - 1.
+
+constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
+    {
+        .type = BoxType::kUbox,
+        .name = "ubox",
+        .manual_name = "U-Box",
+        .kernel_pmu = "uncore_ubox",
+        .aliases = kUboxAliases,
+        .space = AccessSpace::kMsr,
+        .instances = kUboxInstances,
+        .num_counters = 2,
+        .counter_width = 44,  // L881 "dataregistersare44-bitwide"
+        .control_offsets = {0x10, 0x11},
+        .counter_offsets = {0x16, 0x17},
+        .control_writable_mask = 0x1F56FFFF,
+        .box_control_offset = std::nullopt,  // L487 "exceptionoftheUBox"
+        .box_status_offset = 0x15,
+        .box_control = {},
+        .counter_status_bits = {0, 1},
+        .box_status_writable_mask = 0x3,  // L855 "ov1:0RW1C0"
+        .fields = kUboxFields,
+        .filters = {},
+        .fixed_counter = kUclk,
+        .max_increment_per_cycle = 1,
+    },
+    {
+        .type = BoxType::kCbo,
+        .name = "cbo",
+        .manual_name = "C-Box",
+        .kernel_pmu = "uncore_cbox",
+        .aliases = kCboAliases,
+        .space = AccessSpace::kMsr,
+        .instances = kCboInstances,
+        .num_counters = 4,
+        .counter_width = 44,  // L985 "dataregistersare44bwide"
+        .control_offsets = {0x10, 0x11, 0x12, 0x13},
+        .counter_offsets = {0x16, 0x17, 0x18, 0x19},
+        .control_writable_mask = 0xFFCEFFFF,
+        .box_control_offset = 0x04,
+        // DECISION: #1 no CBo BOX_STATUS.  Table 2-12 (L962-970) lists every
+        // CBo MSR and has none, no field table exists, and the CBo CTL has no
+        // ov_en (L997 "rsv21:20RV0Reserved") to set one.  The lone "0xD55,
+        // 0xD44BoxStatus/Control" of C-Box 2 in Table 1-2 (L568) fits the
+        // base+0x15 slot of the U-Box (0xC15) and PCU (0xC35), but an MSR the
+        // manual does not define may fault, and the allow-list only admits
+        // what is here.
+        .box_status_offset = std::nullopt,
+        .box_control = kBoxControlMustWriteOne,
+        .counter_status_bits = {0, 1, 2, 3},  // unused: no status register
+        .box_status_writable_mask = 0,
+        .fields = kCboFields,
+        .filters = kCboFilters,
+        .fixed_counter = std::nullopt,
+        .max_increment_per_cycle = 20,
+    },
+    {
+        .type = BoxType::kHa,
+        .name = "ha",
+        .manual_name = "HA",
+        .kernel_pmu = "uncore_ha",
+        .aliases = kHaAliases,
+        .space = AccessSpace::kPci,
+        .instances = kHaInstances,
+        .num_counters = 4,
+        .counter_width = 48,  // L1630 "dataregistersare48-bitwide"
+        .control_offsets = kPciControls,
+        .counter_offsets = kPciCounters,
+        .control_writable_mask = 0xFFD7FFFF,
+        .box_control_offset = 0xF4,
+        .box_status_offset = 0xF8,
+        .box_control = kBoxControlMustWriteOne,
+        .counter_status_bits = {0, 1, 2, 3},
+        .box_status_writable_mask = 0xF,  // L1627 "ov3:0RW1C0"
+        .fields = kHaFields,
+        .filters = kHaFilters,
+        .fixed_counter = std::nullopt,
+        .max_increment_per_cycle = 512,
+    },
+    {
+        .type = BoxType::kImc,
+        .name = "imc",
+        .manual_name = "iMC",
+        .kernel_pmu = "uncore_imc",
+        .aliases = kImcAliases,
+        .space = AccessSpace::kPci,
+        .instances = kImcInstances,
+        .num_counters = 4,
+        .counter_width = 48,  // L2091 "dataregistersare48-bitwide"
+        .control_offsets = kPciControls,
+        .counter_offsets = kPciCounters,
+        .control_writable_mask = 0xFFD6FFFF,
+        .box_control_offset = 0xF4,
+        .box_status_offset = 0xF8,
+        .box_control = kBoxControlMustWriteOne,
+        .counter_status_bits = {1, 2, 3, 4},  // DECISION: #3, see kDclk
+        .box_status_writable_mask = 0x1F,     // L2088 "ov4:0RW1C0"
+        .fields = kCommonPciFields,
+        .filters = {},
+        .fixed_counter = kDclk,
+        .max_increment_per_cycle = 255,
+    },
+    {
+        .type = BoxType::kIrp,
+        .name = "irp",
+        .manual_name = "IRP",
+        .kernel_pmu = "uncore_irp",
+        .aliases = kIrpAliases,
+        .space = AccessSpace::kPci,
+        .instances = kIrpInstances,
+        .num_counters = 4,
+        // DECISION: #6 44 bits.  L2421 "twosetsoftwo48bwidecounters" and Table
+        // 1-1 (L522) say 48; the field table L2496 says "ig63:44RV0Ignored
+        // event_count43:0RW-V044-bitperformanceeventcounter".  The register
+        // table wins, and a modular delta at 44 bits is exact on either.
+        .counter_width = 44,
+        // L2430/L2453: IRP0 CTL0/1 D8/DC, IRP1 CTL0/1 E0/E4; IRP0 CTR0/1
+        // A0/B0, IRP1 CTR0/1 B8/C0 (irregular; Table 1-3 L590 agrees).
+        .control_offsets = {0xD8, 0xDC, 0xE0, 0xE4},
+        .counter_offsets = {0xA0, 0xB0, 0xB8, 0xC0},
+        .control_writable_mask = 0xFFC6FFFF,
+        .box_control_offset = 0xF4,
+        .box_status_offset = 0xF8,
+        .box_control = kBoxControlMustWriteOne,
+        .counter_status_bits = {0, 1, 2, 3},
+        .box_status_writable_mask = 0xF,  // L2460 "ov3:0RW1C0"
+        .fields = kIrpFields,
+        // The IRP_PmonFilter register (L2518) has no documented address.
+        .filters = {},
+        .fixed_counter = std::nullopt,
+        .max_increment_per_cycle = 255,
+    },
+    {
+        .type = BoxType::kPcu,
+        .name = "pcu",
+        .manual_name = "PCU",
+        .kernel_pmu = "uncore_pcu",
+        .aliases = kPcuAliases,
+        .space = AccessSpace::kMsr,
+        .instances = kPcuInstances,
+        .num_counters = 4,
+        // DECISION: #10 48 bits: the PCU CTR field table (Table 2-122) is
+        // missing; L2687 "four48-bitwidecounters" and Table 1-1 (L522) agree.
+        .counter_width = 48,
+        .control_offsets = {0x10, 0x11, 0x12, 0x13},
+        .counter_offsets = {0x16, 0x17, 0x18, 0x19},
+        .control_writable_mask = 0xDF76FFFF,
+        .box_control_offset = 0x04,
+        .box_status_offset = 0x15,
+        .box_control = kBoxControlMustWriteOne,
+        .counter_status_bits = {0, 1, 2, 3},
+        .box_status_writable_mask = 0xF,  // L2754 "ov3:0RW1C0"
+        .fields = kPcuFields,
+        .filters = kPcuFilters,
+        .fixed_counter = std::nullopt,
+        .max_increment_per_cycle = 15,
+    },
+    {
+        .type = BoxType::kQpi,
+        .name = "qpi",
+        .manual_name = "QPI",
+        .kernel_pmu = "uncore_qpi",
+        .aliases = kQpiAliases,
+        .space = AccessSpace::kPci,
+        .instances = kQpiInstances,
+        .num_counters = 4,
+        .counter_width = 48,  // L3148 "dataregistersare48bwide"
+        .control_offsets = kPciControls,
+        .counter_offsets = kPciCounters,
+        .control_writable_mask = 0xFFF6FFFF,
+        .box_control_offset = 0xF4,
+        .box_status_offset = 0xF8,
+        .box_control = kBoxControlMustWriteOne,
+        .counter_status_bits = {0, 1, 2, 3},
+        .box_status_writable_mask = 0xF,  // L3145 "ov3:0RW1C0"
+        .fields = kQpiFields,
+        .filters = kQpiFilters,
+        .fixed_counter = std::nullopt,
+        .max_increment_per_cycle = 255,
+    },
+    {
+        .type = BoxType::kR2pcie,
+        .name = "r2pcie",
+        .manual_name = "R2PCIe",
+        .kernel_pmu = "uncore_r2pcie",
+        .aliases = kR2pcieAliases,
+        .space = AccessSpace::kPci,
+        .instances = kR2pcieInstances,
+        .num_counters = 4,
+        .counter_width = 44,  // L3923 "dataregistersare44-bitwide"
+        .control_offsets = kPciControls,
+        .counter_offsets = kPciCounters,
+        .control_writable_mask = 0xFFD6FFFF,
+        .box_control_offset = 0xF4,
+        .box_status_offset = 0xF8,
+        .box_control = kBoxControlPlain,
+        .counter_status_bits = {0, 1, 2, 3},
+        .box_status_writable_mask = 0xF,  // L3931 "ov3:0RW1C0"
+        .fields = kCommonPciFields,
+        .filters = {},
+        .fixed_counter = std::nullopt,
+        .max_increment_per_cycle = 31,
+    },
+    {
+        .type = BoxType::kR3qpi,
+        .name = "r3qpi",
+        .manual_name = "R3QPI",
+        .kernel_pmu = "uncore_r3qpi",
+        .aliases = kR3qpiAliases,
+        .space = AccessSpace::kPci,
+        .instances = kR3qpiInstances,
+        .num_counters = 3,  // L4109 "three44bwidecounters"
+        .counter_width = 44,
+        .control_offsets = {0xD8, 0xDC, 0xE0},
+        .counter_offsets = {0xA0, 0xA8, 0xB0},
+        .control_writable_mask = 0xFFD6FFFF,
+        .box_control_offset = 0xF4,
+        .box_status_offset = 0xF8,
+        .box_control = kBoxControlPlain,
+        .counter_status_bits = {0, 1, 2},
+        .box_status_writable_mask = 0x7,  // L4168 "ov2:0RW1C0"
+        .fields = kCommonPciFields,
+        .filters = {},
+        .fixed_counter = std::nullopt,
+        .max_increment_per_cycle = 255,
+    },
+}};
+
+// ---------------------------------------------------------------------------
+// Compile-time checks.
+
+constexpr bool Overlaps(BitRange a, BitRange b) {
+  return (a.mask() & b.mask()) != 0;
+}
+
+constexpr bool SameRegister(const FieldDescriptor& a,
+                            const FieldDescriptor& b) {
+  return a.reg == b.reg &&
+         (a.reg == FieldRegister::kControl || a.filter == b.filter);
+}
+
+// QPI match0/match1/mask0/mask1: a field spanning its whole filter register.
+constexpr bool IsWholeRegisterAlias(const BoxDescriptor& box,
+                                    const FieldDescriptor& f) {
+  return f.reg == FieldRegister::kFilter && f.filter < box.filters.size() &&
+         f.bits.lo == 0 && f.bits.width == box.filters[f.filter].size_bits;
+}
+
+// The two documented overlaps: whole-register aliases, and PCU occ_sel
+// inside umask.
+constexpr bool MayOverlap(const BoxDescriptor& box, const FieldDescriptor& a,
+                          const FieldDescriptor& b) {
+  if (IsWholeRegisterAlias(box, a) || IsWholeRegisterAlias(box, b)) {
+    return true;
+  }
+  return box.type == BoxType::kPcu &&
+         ((a.name == "umask" && b.name == "occ_sel") ||
+          (a.name == "occ_sel" && b.name == "umask"));
+}
+
+constexpr uint64_t ControlFieldUnion(const BoxDescriptor& box) {
+  uint64_t mask = 0;
+  for (const FieldDescriptor& f : box.fields) {
+    if (f.reg == FieldRegister::kControl) mask |= f.bits.mask();
+  }
+  return mask;
+}
+
+constexpr uint64_t FilterFieldUnion(const BoxDescriptor& box, size_t filter) {
+  uint64_t mask = 0;
+  for (const FieldDescriptor& f : box.fields) {
+    if (f.reg == FieldRegister::kFilter && f.filter == filter &&
+        !IsWholeRegisterAlias(box, f)) {
+      mask |= f.bits.mask();
+    }
+  }
+  return mask;
+}
+
+constexpr bool FieldsAreConsistent(const BoxDescriptor& box) {
+  for (size_t i = 0; i < box.fields.size(); ++i) {
+    const FieldDescriptor& f = box.fields[i];
+    if (f.bits.empty() || f.name.empty() || f.manual_name.empty()) {
+      return false;
+    }
+    if (f.is_flag && f.bits.width != 1) return false;
+    if (f.reg == FieldRegister::kControl) {
+      if (f.bits.lo + f.bits.width > 32) return false;  // CTLs are 32-bit
+      if ((f.bits.mask() & ~box.control_writable_mask) != 0) return false;
+    } else {
+      if (f.filter >= box.filters.size()) return false;
+      const FilterRegisterDescriptor& reg = box.filters[f.filter];
+      if (f.bits.lo + f.bits.width > reg.size_bits) return false;
+      if (!IsWholeRegisterAlias(box, f) &&
+          (f.bits.mask() & ~reg.writable_mask) != 0) {
+        return false;
+      }
+    }
+    for (size_t j = i + 1; j < box.fields.size(); ++j) {
+      const FieldDescriptor& g = box.fields[j];
+      if (f.name == g.name) return false;
+      if (SameRegister(f, g) && Overlaps(f.bits, g.bits) &&
+          !MayOverlap(box, f, g)) {
+        return false;
+      }
+    }
+  }
+  if (box.control_writable_mask != ControlFieldUnion(box)) return false;
+  for (size_t i = 0; i < box.filters.size(); ++i) {
+    if (box.filters[i].writable_mask != FilterFieldUnion(box, i)) return false;
+  }
+  return true;
+}
+
+constexpr bool StatusIsConsistent(const BoxDescriptor& box) {
+  if (!box.box_status_offset) return box.box_status_writable_mask == 0;
+  uint64_t seen = 0;
+  for (int i = 0; i < box.num_counters; ++i) {
+    const uint64_t bit = uint64_t{1} << box.counter_status_bits[i];
+    if ((bit & seen) != 0 || (bit & ~box.box_status_writable_mask) != 0) {
+      return false;
+    }
+    seen |= bit;
+  }
+  if (box.fixed_counter && box.fixed_counter->box_status_bit != kNoStatusBit) {
+    const uint64_t bit = uint64_t{1} << box.fixed_counter->box_status_bit;
+    if ((bit & seen) != 0 || (bit & ~box.box_status_writable_mask) != 0) {
+      return false;
+    }
+    seen |= bit;
+  }
+  return seen == box.box_status_writable_mask;
+}
+
+constexpr bool BoxControlIsConsistent(const BoxDescriptor& box) {
+  if (!box.box_control_offset) {
+    return box.box_control.frz.empty() && box.box_control.must_write_one == 0;
+  }
+  const BoxControlLayout& c = box.box_control;
+  return c.frz.width == 1 && c.rst_ctrs.width == 1 && c.rst_ctrl.width == 1 &&
+         !Overlaps(c.frz, c.rst_ctrs) && !Overlaps(c.frz, c.rst_ctrl) &&
+         !Overlaps(c.rst_ctrs, c.rst_ctrl) &&
+         ((c.frz.mask() | c.rst_ctrs.mask() | c.rst_ctrl.mask()) &
+          c.must_write_one) == 0;
+}
+
+constexpr bool FixedCounterIsConsistent(const BoxDescriptor& box) {
+  if (!box.fixed_counter) return true;
+  const FixedCounterDescriptor& x = *box.fixed_counter;
+  const uint64_t bits = x.en.mask() | x.ov_en.mask() | x.rst.mask();
+  return (x.width == 44 || x.width == 48) && x.en.width == 1 &&
+         x.ov_en.width == 1 && bits == x.control_writable_mask &&
+         !Overlaps(x.en, x.ov_en) && !Overlaps(x.en, x.rst) &&
+         !Overlaps(x.ov_en, x.rst) && x.global_status_bit >= -1 &&
+         x.global_status_bit <= 26;
+}
+
+// Every register of an instance, as [begin, end) in its own space; PCI
+// counters span two dwords.  The aux function is a separate device.
+struct Span {
+  uint32_t begin;
+  uint32_t end;
+};
+
+constexpr bool AddressesAreDistinct(const BoxDescriptor& box) {
+  const bool pci = box.space == AccessSpace::kPci;
+  const uint32_t reg = pci ? 4 : 1;
+  const uint32_t ctr = pci ? 8 : 1;
+  for (int n = 0; n < box.num_instances(); ++n) {
+    std::array<Span, 2 * kMaxCounters + 4 + 4> spans{};
+    size_t count = 0;
+    for (int i = 0; i < box.num_counters; ++i) {
+      const uint32_t c = box.CounterControlAddress(n, i);
+      const uint32_t d = box.CounterAddress(n, i);
+      spans[count++] = {c, c + reg};
+      spans[count++] = {d, d + ctr};
+    }
+    if (auto a = box.BoxControlAddress(n)) spans[count++] = {*a, *a + reg};
+    if (auto a = box.BoxStatusAddress(n)) spans[count++] = {*a, *a + reg};
+    if (box.fixed_counter) {
+      const uint32_t c =
+          box.RegisterAddress(n, box.fixed_counter->control_offset);
+      const uint32_t d =
+          box.RegisterAddress(n, box.fixed_counter->counter_offset);
+      spans[count++] = {c, c + reg};
+      spans[count++] = {d, d + ctr};
+    }
+    for (size_t f = 0; f < box.filters.size(); ++f) {
+      if (box.filters[f].in_aux_function) continue;
+      const uint32_t a = box.FilterAddress(n, static_cast<int>(f));
+      spans[count++] = {a, a + reg};
+    }
+    for (size_t i = 0; i < count; ++i) {
+      for (size_t j = i + 1; j < count; ++j) {
+        if (spans[i].begin < spans[j].end && spans[j].begin < spans[i].end) {
+          return false;
+        }
+      }
+    }
+  }
+  return true;
+}
+
+constexpr bool InstancesAreConsistent(const BoxDescriptor& box) {
+  if (box.instances.empty()) return false;
+  for (const InstanceDescriptor& in : box.instances) {
+    if (in.name.empty()) return false;
+    if (in.global_status_bit < -1 || in.global_status_bit > 26) return false;
+    if (box.space == AccessSpace::kMsr) {
+      if (in.msr_base == 0 || in.pmon.present()) return false;
+    } else {
+      if (in.msr_base != 0 || !in.pmon.present()) return false;
+    }
+  }
+  bool needs_aux = false;
+  for (const FilterRegisterDescriptor& f : box.filters) {
+    needs_aux = needs_aux || f.in_aux_function;
+  }
+  if (needs_aux) {
+    for (const InstanceDescriptor& in : box.instances) {
+      if (in.aux.device == 0) return false;
+    }
+  }
+  return true;
+}
+
+constexpr bool IsConsistent(const BoxDescriptor& box) {
+  return box.num_counters >= 1 && box.num_counters <= kMaxCounters &&
+         (box.counter_width == 44 || box.counter_width == 48) &&
+         box.max_increment_per_cycle >= 1 && FieldsAreConsistent(box) &&
+         StatusIsConsistent(box) && BoxControlIsConsistent(box) &&
+         FixedCounterIsConsistent(box) && AddressesAreDistinct(box) &&
+         InstancesAreConsistent(box);
+}
+
+constexpr bool TypesAreInOrder() {
+  for (int i = 0; i < kNumBoxTypes; ++i) {
+    if (static_cast<int>(kBoxes[i].type) != i) return false;
+  }
+  return true;
+}
+
+constexpr const BoxDescriptor& B(BoxType type) {
+  return kBoxes[static_cast<int>(type)];
+}
+
+static_assert(TypesAreInOrder());
+static_assert(IsConsistent(B(BoxType::kUbox)));
+static_assert(IsConsistent(B(BoxType::kCbo)));
+static_assert(IsConsistent(B(BoxType::kHa)));
+static_assert(IsConsistent(B(BoxType::kImc)));
+static_assert(IsConsistent(B(BoxType::kIrp)));
+static_assert(IsConsistent(B(BoxType::kPcu)));
+static_assert(IsConsistent(B(BoxType::kQpi)));
+static_assert(IsConsistent(B(BoxType::kR2pcie)));
+static_assert(IsConsistent(B(BoxType::kR3qpi)));
+
+// Golden addresses (Table 1-2, L568-569; Table 2-12, L962-970).
+static_assert(B(BoxType::kCbo).CounterControlAddress(3, 0) == 0x0D70);
+static_assert(*B(BoxType::kCbo).BoxControlAddress(0) == 0x0D04);
+static_assert(*B(BoxType::kCbo).BoxControlAddress(14) == 0x0EC4);
+static_assert(B(BoxType::kCbo).FilterAddress(14, kCboFilter0) == 0x0ED4);
+static_assert(B(BoxType::kCbo).FilterAddress(14, kCboFilter1) == 0x0EDA);
+static_assert(B(BoxType::kCbo).CounterAddress(14, 3) == 0x0ED9);
+static_assert(B(BoxType::kUbox).CounterControlAddress(0, 0) == 0x0C10);
+static_assert(B(BoxType::kUbox).CounterAddress(0, 1) == 0x0C17);
+static_assert(*B(BoxType::kUbox).BoxStatusAddress(0) == 0x0C15);
+static_assert(B(BoxType::kPcu).CounterControlAddress(0, 0) == 0x0C30);
+static_assert(B(BoxType::kPcu).CounterAddress(0, 3) == 0x0C39);
+static_assert(B(BoxType::kPcu).FilterAddress(0, 0) == 0x0C34);
+static_assert(*B(BoxType::kPcu).BoxControlAddress(0) == 0x0C24);
+static_assert(*B(BoxType::kPcu).BoxStatusAddress(0) == 0x0C35);
+static_assert(B(BoxType::kImc).CounterControlAddress(0, 0) == 0xD8);
+static_assert(B(BoxType::kIrp).CounterAddress(0, 2) == 0xB8);
+// CBo n reports in GLOBAL_STATUS bit 3+n: 15 CBos fill 17:3 exactly.
+static_assert(B(BoxType::kCbo).instances[14].global_status_bit == 17);
+// The literal control masks above equal the union of the control fields
+// (checked in FieldsAreConsistent); spelled out for the two odd ones.
+static_assert(ControlFieldUnion(B(BoxType::kPcu)) == 0xDF76FFFF);
+static_assert(ControlFieldUnion(B(BoxType::kUbox)) == 0x1F56FFFF);
+
+}  // namespace
+
+const BoxDescriptor& Box(BoxType type) { return B(type); }
+
+std::span<const BoxDescriptor> AllBoxes() { return kBoxes; }
+
+const BoxDescriptor* FindBox(std::string_view name) {
+  for (const BoxDescriptor& box : kBoxes) {
+    if (EqualsIgnoreCase(name, box.name)) return &box;
+    for (std::string_view alias : box.aliases) {
+      if (EqualsIgnoreCase(name, alias)) return &box;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace uncore::ivytown

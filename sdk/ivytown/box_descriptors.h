@@ -1,0 +1,252 @@
+// Box descriptors: the IvyTown (Xeon E5 v2 / E7 v2) uncore PMON register
+// model, as constexpr data, one descriptor per box type.
+//
+//   const BoxDescriptor& cbo = Box(BoxType::kCbo);
+//   uint64_t ctl0 = cbo.CounterControlAddress(/*instance=*/3, /*counter=*/0);
+//   // ctl0 == 0x0D70 (MSR)
+//
+// Every address the SDK ever touches is computed here from the descriptor by
+// one generic engine: there is no per-box switch elsewhere.  Addresses are MSR
+// numbers for MSR boxes and PCI-config offsets (within the instance's PCI
+// function) for PCI boxes.  Discovered facts (which sockets exist, which PCI
+// bus a socket's uncore lives on, how many CBos a part has) are NOT here: they
+// belong to a Topology.
+//
+// Where the manual (Intel 329468-002) is ambiguous or wrong, the datum carries
+// a `// DECISION:` comment quoting the manual's line; notes/decisions.md lists
+// them all and tests/ivytown/box_descriptors_test.cc pins each one.
+//
+// Guarantees: pure data, no allocation, usable in constant expressions.
+#ifndef UNCORE_SDK_IVYTOWN_BOX_DESCRIPTORS_H_
+#define UNCORE_SDK_IVYTOWN_BOX_DESCRIPTORS_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace uncore::ivytown {
+
+// The nine IvyTown uncore box types, in the manual's chapter order.
+enum class BoxType : uint8_t {
+  kUbox = 0,
+  kCbo,
+  kHa,
+  kImc,
+  kIrp,
+  kPcu,
+  kQpi,
+  kR2pcie,
+  kR3qpi,
+};
+inline constexpr int kNumBoxTypes = 9;
+
+enum class AccessSpace : uint8_t { kMsr, kPci };
+
+// A contiguous bit range within a 64-bit register value.
+struct BitRange {
+  uint8_t lo = 0;
+  uint8_t width = 0;
+
+  constexpr bool empty() const { return width == 0; }
+  constexpr uint64_t mask() const {
+    return width == 0    ? 0
+           : width >= 64 ? ~uint64_t{0}
+                         : ((uint64_t{1} << width) - 1) << lo;
+  }
+  constexpr uint64_t max_value() const {
+    return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+  }
+  constexpr uint64_t Insert(uint64_t reg, uint64_t value) const {
+    return (reg & ~mask()) | ((value << lo) & mask());
+  }
+  constexpr uint64_t Extract(uint64_t reg) const {
+    return (reg & mask()) >> lo;
+  }
+};
+
+// Which register a field lives in.
+enum class FieldRegister : uint8_t {
+  kControl,  // the counter's own control register (Cn_MSR_PMON_CTLx, ...)
+  kFilter,   // one of the box's filter registers, see FieldDescriptor::filter
+};
+
+// How a control or filter field may be used from an event spec.
+enum class FieldUse : uint8_t {
+  kEvent,     // set from the event (event select, extended select, umask)
+  kModifier,  // a user modifier (`thresh`, `edge`, `inv`, `tid_en`, filters)
+  kEngine,    // owned by the programming engine (en, ov_en, rst, q_occ_rst)
+};
+
+// One named field.  Names follow the Linux kernel's sysfs spelling so that
+// users can compare with `perf stat` (`event`, `umask`, `edge`, `inv`,
+// `thresh`, `tid_en`, `filter_state`, `filter_opc`, ...); the manual's own
+// mnemonic is kept beside it for messages and documentation.
+struct FieldDescriptor {
+  std::string_view name;         // kernel spelling, e.g. "filter_opc"
+  std::string_view manual_name;  // manual's spelling, e.g. "FILTER1.opc"
+  FieldRegister reg = FieldRegister::kControl;
+  uint8_t filter = 0;  // index into BoxDescriptor::filters when reg==kFilter
+  BitRange bits{};
+  FieldUse use = FieldUse::kModifier;
+  bool is_flag = false;  // a single bit set by naming it (`edge`, `inv`)
+};
+
+// A filter / match register shared by every counter of a box instance.
+struct FilterRegisterDescriptor {
+  std::string_view name;  // manual name with the instance as 'n'/'y'
+  // MSR boxes: offset added to the instance's MSR base.
+  // PCI boxes: config-space offset within the function chosen by
+  // `in_aux_function` (false: the PMON function; true: the instance's
+  // auxiliary function, e.g. the QPI mask/match device).
+  uint32_t offset = 0;
+  bool in_aux_function = false;
+  uint8_t size_bits = 32;
+  uint64_t writable_mask = 0;  // bits software may set; the rest are rsv
+};
+
+// A PCI device:function and the device id that identifies it.
+struct PciFunction {
+  uint8_t device = 0;
+  uint8_t function = 0;
+  uint16_t device_id = 0;  // vendor is always 0x8086
+
+  constexpr bool present() const { return device_id != 0; }
+};
+
+// One instance of a box type on a socket.
+struct InstanceDescriptor {
+  std::string_view name;  // "CBo3", "iMC1 channel 2", "QPI port 0"
+  uint32_t msr_base = 0;  // MSR boxes: base every offset is added to
+  PciFunction pmon{};     // PCI boxes: the PMON function
+  PciFunction aux{};      // PCI boxes: a second function (QPI mask/match)
+  int8_t global_status_bit = -1;  // U_MSR_PMON_GLOBAL_STATUS ov bit, -1: none
+};
+
+// Box control register layout (Cn_MSR_PMON_BOX_CTL and friends).
+struct BoxControlLayout {
+  BitRange frz{};
+  BitRange rst_ctrs{};
+  BitRange rst_ctrl{};
+  uint64_t must_write_one = 0;  // "rsv 17:16: SW must write to 1"
+};
+
+// `FixedCounterDescriptor::box_status_bit` when the manual documents no bit
+// of the box status register for the fixed counter (U-Box UCLK).
+inline constexpr uint8_t kNoStatusBit = 0xFF;
+
+// A fixed-function counter (U-Box UCLK, iMC DCLK).
+struct FixedCounterDescriptor {
+  std::string_view name;  // event name users write: "UCLK", "DCLK"
+  std::string_view manual_control_name;
+  std::string_view manual_counter_name;
+  uint32_t control_offset = 0;
+  uint32_t counter_offset = 0;  // PCI: low dword; high dword at +4
+  uint8_t width = 0;
+  BitRange en{};
+  BitRange ov_en{};
+  BitRange rst{};              // empty when the counter has no reset bit
+  uint8_t box_status_bit = 0;  // bit in the box status register
+  uint64_t control_writable_mask = 0;
+  // U_MSR_PMON_GLOBAL_STATUS bit of the fixed counter; -1: the instance's
+  // `global_status_bit` (the U-Box UCLK counter has its own, ov_u_fixed).
+  int8_t global_status_bit = -1;
+};
+
+inline constexpr int kMaxCounters = 4;
+
+struct BoxDescriptor {
+  BoxType type = BoxType::kUbox;
+  std::string_view name;         // spec-language name: "cbo", "imc", ...
+  std::string_view manual_name;  // "C-Box", "iMC", ...
+  std::string_view kernel_pmu;   // sysfs PMU prefix: "uncore_cbox"
+  std::span<const std::string_view> aliases;  // other accepted box names
+  AccessSpace space = AccessSpace::kMsr;
+  std::span<const InstanceDescriptor> instances;  // maximum per socket
+
+  // General-purpose counters.
+  uint8_t num_counters = 0;
+  uint8_t counter_width = 0;  // 44 or 48
+  // MSR: offsets added to the instance base.  PCI: config offsets; counter
+  // data registers are read as two 32-bit halves, low dword at the offset.
+  std::array<uint32_t, kMaxCounters> control_offsets{};
+  std::array<uint32_t, kMaxCounters> counter_offsets{};
+  uint64_t control_writable_mask = 0;  // everything else is reserved
+
+  // Box-level registers.  The U-Box has no box control.
+  std::optional<uint32_t> box_control_offset;
+  std::optional<uint32_t> box_status_offset;
+  BoxControlLayout box_control{};
+  // Box status: bit of general counter i is `counter_status_bits[i]`.
+  std::array<uint8_t, kMaxCounters> counter_status_bits{};
+  uint64_t box_status_writable_mask = 0;
+
+  std::span<const FieldDescriptor> fields;
+  std::span<const FilterRegisterDescriptor> filters;
+  std::optional<FixedCounterDescriptor> fixed_counter;
+
+  uint16_t max_increment_per_cycle = 1;  // box-wide statement of the manual
+
+  // ---- the generic address engine ----
+  constexpr uint32_t RegisterAddress(int instance, uint32_t offset) const {
+    return space == AccessSpace::kMsr ? instances[instance].msr_base + offset
+                                      : offset;
+  }
+  constexpr uint32_t CounterControlAddress(int instance, int counter) const {
+    return RegisterAddress(instance, control_offsets[counter]);
+  }
+  constexpr uint32_t CounterAddress(int instance, int counter) const {
+    return RegisterAddress(instance, counter_offsets[counter]);
+  }
+  constexpr std::optional<uint32_t> BoxControlAddress(int instance) const {
+    if (!box_control_offset) return std::nullopt;
+    return RegisterAddress(instance, *box_control_offset);
+  }
+  constexpr std::optional<uint32_t> BoxStatusAddress(int instance) const {
+    if (!box_status_offset) return std::nullopt;
+    return RegisterAddress(instance, *box_status_offset);
+  }
+  constexpr uint32_t FilterAddress(int instance, int filter) const {
+    return RegisterAddress(instance, filters[filter].offset);
+  }
+  constexpr int num_instances() const {
+    return static_cast<int>(instances.size());
+  }
+  constexpr uint64_t counter_mask() const {
+    return counter_width >= 64 ? ~uint64_t{0}
+                               : (uint64_t{1} << counter_width) - 1;
+  }
+  // The field named `name` (kernel spelling), or nullptr.
+  constexpr const FieldDescriptor* FindField(std::string_view field) const {
+    for (const FieldDescriptor& f : fields) {
+      if (f.name == field) return &f;
+    }
+    return nullptr;
+  }
+};
+
+// The descriptor of each box type.
+const BoxDescriptor& Box(BoxType type);
+// All nine, in BoxType order.
+std::span<const BoxDescriptor> AllBoxes();
+// The box whose name or alias is `name` (case-insensitive), or nullptr.
+const BoxDescriptor* FindBox(std::string_view name);
+
+// ---- socket-global registers (U-Box global control, Table 2-1) ----
+struct GlobalRegisters {
+  uint32_t global_control = 0x0C00;  // U_MSR_PMON_GLOBAL_CTL
+  uint32_t global_status = 0x0C01;   // U_MSR_PMON_GLOBAL_STATUS
+  uint32_t global_config = 0x0C06;   // U_MSR_PMON_GLOBAL_CONFIG
+  BitRange frz_all{31, 1};
+  BitRange wk_on_pmi{30, 1};
+  BitRange unfrz_all{29, 1};
+  BitRange pmi_core_sel{0, 15};
+  uint64_t global_control_writable_mask = 0xE0007FFF;
+  uint64_t global_status_writable_mask = 0x07FFFFFF;  // ov bits 26:0, RW1C
+};
+inline constexpr GlobalRegisters kGlobal{};
+
+}  // namespace uncore::ivytown
+
+#endif  // UNCORE_SDK_IVYTOWN_BOX_DESCRIPTORS_H_

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the `uncore` CLI: list, describe, errors."""
+import argparse
+import json
+import subprocess
+import sys
+import unittest
+
+UNCORE = None
+
+
+def run(*args):
+    return subprocess.run([UNCORE, *args], capture_output=True, text=True,
+                          timeout=60)
+
+
+class ListTest(unittest.TestCase):
+    def test_list_imc_gives_manual_encodings(self):
+        r = run("list", "imc")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        line = next(l for l in r.stdout.splitlines()
+                    if l.split() and l.split()[0] == "CAS_COUNT.RD")
+        self.assertIn("0x04", line)
+        self.assertIn("0x03", line)
+        self.assertIn("0x00400304", line)
+        self.assertIn("fixed counter imc/DCLK", r.stdout)
+        self.assertIn("imc.MEM_BW_READS", r.stdout)
+        self.assertNotIn("LLC_LOOKUP", r.stdout)
+
+    def test_list_json(self):
+        r = run("list", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = json.loads(r.stdout)
+        self.assertGreater(len(rows), 1000)
+        for row in rows:
+            for key in ("box", "event", "umask", "code", "umask_value",
+                        "counters"):
+                self.assertIn(key, row)
+        cas = [x for x in rows if x["box"] == "imc" and
+               x["event"] == "CAS_COUNT" and x["umask"] == "RD"]
+        self.assertEqual(len(cas), 1)
+        self.assertEqual(cas[0]["code"], 4)
+        self.assertEqual(cas[0]["umask_value"], 3)
+        self.assertEqual(cas[0]["counters"], [0, 1, 2, 3])
+        no_umask = [x for x in rows if x["umask"] is None]
+        self.assertTrue(no_umask)
+        self.assertTrue(all(x["umask_value"] is None for x in no_umask))
+
+    def test_list_pattern_and_metrics_json(self):
+        r = run("list", "tor_inserts", "--json")
+        rows = json.loads(r.stdout)
+        self.assertTrue(rows)
+        self.assertTrue(all(x["event"] == "TOR_INSERTS" for x in rows))
+        m = json.loads(run("list", "--metrics", "--json").stdout)
+        self.assertEqual(len(m), 93)
+
+    def test_list_nothing_matches(self):
+        r = run("list", "no-such-thing-anywhere")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("nothing matches", r.stderr)
+
+
+class DescribeTest(unittest.TestCase):
+    def test_llc_lookup_filter_state(self):
+        r = run("describe", "cbo/LLC_LOOKUP.DATA_READ:filter_state=0x1f")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("0x00400334", r.stdout)
+        self.assertIn("0x003e0000", r.stdout)
+        self.assertIn("filter_state=0x1f", r.stdout)
+        self.assertIn("MSR 0xd14", r.stdout)   # CBo0 FILTER0
+        self.assertIn("MSR 0xd10", r.stdout)   # CBo0 CTL0
+        self.assertIn("MSR 0xed4", r.stdout)   # CBo14 FILTER0
+
+    def test_describe_json(self):
+        r = run("describe", "cbo[3]/LLC_VICTIMS.M_STATE", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        d = json.loads(r.stdout)
+        self.assertEqual(d["control"], 0x00400137)
+        self.assertEqual(d["instances"], [3])
+        locations = [w["location"] for w in d["registers"]]
+        self.assertIn("MSR 0xd70", locations)  # CBo 3 CTL0, manual golden
+
+    def test_describe_pci_box(self):
+        r = run("describe", "imc[0]/CAS_COUNT.RD")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("+0xd8", r.stdout)       # channel control 0
+        self.assertIn("8086:0eb4", r.stdout)   # iMC0 channel 0
+
+    def test_describe_metric(self):
+        r = run("describe", "metric/MEM_BW_TOTAL")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("imc/CAS_COUNT.RD", r.stdout)
+        self.assertIn("imc/CAS_COUNT.WR", r.stdout)
+        d = json.loads(run("describe", "MEM_BW_READS", "--json").stdout)
+        self.assertEqual(d["metric"], "MEM_BW_READS")
+        self.assertEqual(d["events"][0]["control"], 0x00400304)
+
+    def test_describe_perf_event(self):
+        r = run("describe", "msr/tsc/")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("perf backend", r.stdout)
+
+    def test_bad_spec_fails_with_position_and_suggestion(self):
+        r = run("describe", "cbo/LLC_LOKUP.DATA_READ")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("column 5", r.stderr)
+        self.assertIn("LLC_LOOKUP", r.stderr)
+        self.assertEqual(r.stdout, "")
+
+    def test_bad_arguments(self):
+        self.assertEqual(run().returncode, 2)
+        self.assertEqual(run("frobnicate").returncode, 2)
+        self.assertEqual(run("describe").returncode, 2)
+        self.assertEqual(run("describe", "a", "b").returncode, 2)
+        self.assertEqual(run("list", "--bogus").returncode, 2)
+        self.assertEqual(run("help").returncode, 0)
+
+
+def main():
+    global UNCORE
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--uncore", required=True)
+    args, rest = parser.parse_known_args()
+    UNCORE = args.uncore
+    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
+
+
+if __name__ == "__main__":
+    main()

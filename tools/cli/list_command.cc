@@ -1,0 +1,277 @@
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "fmt/format.h"
+#include "sdk/common/json.h"
+#include "sdk/common/text.h"
+#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/ivytown/event_catalog.h"
+#include "sdk/ivytown/metrics.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/describe.h"
+
+namespace uncore::cli {
+namespace {
+
+using ivytown::BoxDescriptor;
+using ivytown::EventDescriptor;
+using ivytown::UmaskDescriptor;
+
+// One listed row: an event with one of its unit masks (or none).
+struct Row {
+  const EventDescriptor* event;
+  const UmaskDescriptor* umask;  // nullptr: the event has no unit masks
+};
+
+std::string RowName(const Row& row) {
+  std::string name =
+      fmt::format("{}/{}", ivytown::Box(row.event->box).name, row.event->name);
+  if (row.umask != nullptr) name += fmt::format(".{}", row.umask->name);
+  return name;
+}
+
+uint64_t DefaultControl(const BoxDescriptor& box, const Row& row) {
+  uint64_t control = 0;
+  if (const auto* f = box.FindField("event"))
+    control = f->bits.Insert(control, row.event->code);
+  if (row.event->extended) {
+    if (const auto* f = box.FindField("ext"))
+      control = f->bits.Insert(control, 1);
+  }
+  if (row.umask != nullptr) {
+    if (const auto* f = box.FindField("umask")) {
+      control = f->bits.Insert(control, row.umask->value);
+    }
+  }
+  if (const auto* f = box.FindField("en")) control = f->bits.Insert(control, 1);
+  return control;
+}
+
+std::vector<std::string> SplitList(std::string_view list, char sep) {
+  std::vector<std::string> out;
+  for (std::string_view piece : Split(list, sep, /*skip_empty=*/true)) {
+    out.emplace_back(piece);
+  }
+  return out;
+}
+
+std::vector<std::string> Sources(uint8_t bits) {
+  std::vector<std::string> out;
+  if (bits & ivytown::kFromManual) out.emplace_back("manual");
+  if (bits & ivytown::kFromPerfmon) out.emplace_back("perfmon");
+  return out;
+}
+
+void WriteStrings(const std::vector<std::string>& items, JsonWriter* json) {
+  json->BeginArray();
+  for (const std::string& s : items) json->String(s);
+  json->EndArray();
+}
+
+void WriteRowJson(const Row& row, JsonWriter* json) {
+  const BoxDescriptor& box = ivytown::Box(row.event->box);
+  json->BeginObject();
+  json->Key("box");
+  json->String(box.name);
+  json->Key("event");
+  json->String(row.event->name);
+  json->Key("umask");
+  if (row.umask != nullptr) {
+    json->String(row.umask->name);
+  } else {
+    json->Null();
+  }
+  json->Key("code");
+  json->Uint(row.event->code);
+  json->Key("umask_value");
+  if (row.umask != nullptr) {
+    json->Uint(row.umask->value);
+  } else {
+    json->Null();
+  }
+  json->Key("extended");
+  json->Bool(row.event->extended);
+  json->Key("counters");
+  json->BeginArray();
+  for (int c = 0; c < 8; ++c) {
+    if (row.event->counter_mask & (1u << c)) json->Int(c);
+  }
+  json->EndArray();
+  json->Key("max_increment");
+  json->Uint(row.event->max_increment);
+  std::vector<std::string> filters = SplitList(row.event->filters, ',');
+  if (row.umask != nullptr) {
+    for (std::string& f : SplitList(row.umask->filters, ',')) {
+      if (std::find(filters.begin(), filters.end(), f) == filters.end()) {
+        filters.push_back(std::move(f));
+      }
+    }
+  }
+  json->Key("filters");
+  WriteStrings(filters, json);
+  json->Key("aliases");
+  WriteStrings(
+      SplitList(row.umask != nullptr ? row.umask->aliases : row.event->aliases,
+                '|'),
+      json);
+  json->Key("event_aliases");
+  WriteStrings(SplitList(row.event->aliases, '|'), json);
+  json->Key("sources");
+  WriteStrings(
+      Sources(row.umask != nullptr ? row.umask->sources : row.event->sources),
+      json);
+  json->Key("control");
+  json->Uint(DefaultControl(box, row));
+  json->Key("spec");
+  json->String(RowName(row));
+  json->EndObject();
+}
+
+void WriteMetricJson(const ivytown::MetricDescriptor& m, JsonWriter* json) {
+  json->BeginObject();
+  json->Key("box");
+  json->String(ivytown::Box(m.box).name);
+  json->Key("metric");
+  json->String(m.name);
+  json->Key("unit");
+  json->String(m.unit);
+  json->Key("rate_per_second");
+  json->Bool(m.rate_per_second);
+  json->Key("expression");
+  json->String(m.expression);
+  json->Key("description");
+  json->String(m.description);
+  json->Key("fixed");
+  json->Bool(!m.fix.empty());
+  json->EndObject();
+}
+
+}  // namespace
+
+int ListCommand(std::span<const std::string_view> args, std::FILE* out,
+                std::FILE* err) {
+  bool json_output = false;
+  bool metrics_only = false;
+  std::string_view pattern;
+  for (std::string_view arg : args) {
+    if (arg == "--json") {
+      json_output = true;
+    } else if (arg == "--metrics") {
+      metrics_only = true;
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      fmt::print(err, "uncore list: unknown option '{}'\n", arg);
+      return kExitUsage;
+    } else if (!pattern.empty()) {
+      fmt::print(err, "uncore list: one PATTERN at most ('{}' and '{}')\n",
+                 pattern, arg);
+      return kExitUsage;
+    } else {
+      pattern = arg;
+    }
+  }
+  const BoxDescriptor* pattern_box =
+      pattern.empty() ? nullptr : ivytown::FindBox(pattern);
+  auto box_selected = [&](const BoxDescriptor& box) {
+    return pattern.empty() || pattern_box == &box;
+  };
+
+  std::vector<Row> rows;
+  for (const EventDescriptor& e : ivytown::AllEvents()) {
+    auto keep = [&](const Row& row) {
+      return pattern.empty() || pattern_box == &ivytown::Box(e.box) ||
+             (pattern_box == nullptr &&
+              ContainsIgnoreCase(RowName(row), pattern));
+    };
+    if (!e.has_umasks()) {
+      Row row{&e, nullptr};
+      if (keep(row)) rows.push_back(row);
+    }
+    for (const UmaskDescriptor& u : e.umasks) {
+      Row row{&e, &u};
+      if (keep(row)) rows.push_back(row);
+    }
+  }
+  std::vector<const ivytown::MetricDescriptor*> metrics;
+  for (const ivytown::MetricDescriptor& m : ivytown::AllMetrics()) {
+    const BoxDescriptor& box = ivytown::Box(m.box);
+    if (box_selected(box) ||
+        (pattern_box == nullptr &&
+         ContainsIgnoreCase(fmt::format("{}.{}", box.name, m.name), pattern))) {
+      metrics.push_back(&m);
+    }
+  }
+
+  if (json_output) {
+    JsonWriter json(/*pretty=*/false);
+    json.BeginArray();
+    if (metrics_only) {
+      for (const auto* m : metrics) WriteMetricJson(*m, &json);
+    } else {
+      for (const Row& row : rows) WriteRowJson(row, &json);
+    }
+    json.EndArray();
+    fmt::print(out, "{}\n", json.str());
+    return kExitOk;
+  }
+
+  std::string text;
+  if (!metrics_only) {
+    const BoxDescriptor* current = nullptr;
+    for (const Row& row : rows) {
+      const BoxDescriptor& box = ivytown::Box(row.event->box);
+      if (&box != current) {
+        current = &box;
+        text += fmt::format(
+            "\n{} ({}): {} space, {} instance(s), {} x {}-bit counters{}\n",
+            box.name, box.manual_name,
+            box.space == ivytown::AccessSpace::kMsr ? "MSR" : "PCI-config",
+            box.num_instances(), box.num_counters, box.counter_width,
+            box.fixed_counter
+                ? fmt::format(", fixed counter {}/{} ({}-bit)", box.name,
+                              box.fixed_counter->name, box.fixed_counter->width)
+                : std::string());
+        text += fmt::format("  {:<48} {:>5} {:>6} {:>11} {:>8}  {}\n",
+                            "EVENT.UMASK", "code", "umask", "control",
+                            "counters", "filters");
+      }
+      std::string filters(row.event->filters);
+      if (row.umask != nullptr && !row.umask->filters.empty()) {
+        filters +=
+            (filters.empty() ? "" : ",") + std::string(row.umask->filters);
+      }
+      text += fmt::format("  {:<48} {:>5} {:>6} {:>11} {:>8}  {}\n",
+                          RowName(row).substr(box.name.size() + 1),
+                          fmt::format("0x{:02x}{}", row.event->code,
+                                      row.event->extended ? "+" : ""),
+                          row.umask != nullptr
+                              ? fmt::format("0x{:02x}", row.umask->value)
+                              : std::string("-"),
+                          fmt::format("0x{:08x}", DefaultControl(box, row)),
+                          CounterList(row.event->counter_mask), filters);
+    }
+    if (!rows.empty()) {
+      text +=
+          "\n  code+: needs the extended select bit; control: the counter "
+          "control value with en set\n";
+    }
+  }
+  if (!metrics.empty()) {
+    text +=
+        fmt::format("\nmetrics (uncore describe metric/NAME for details)\n");
+    for (const auto* m : metrics) {
+      text +=
+          fmt::format("  {:<40} {:<7} {}\n",
+                      fmt::format("{}.{}", ivytown::Box(m->box).name, m->name),
+                      m->unit, m->expression);
+    }
+  }
+  if (rows.empty() && metrics.empty()) {
+    fmt::print(err, "uncore list: nothing matches '{}'\n", pattern);
+    return kExitUsage;
+  }
+  fmt::print(out, "{}", text);
+  return kExitOk;
+}
+
+}  // namespace uncore::cli
