@@ -22,6 +22,7 @@
 #ifndef UNCORE_EVENTS_H_
 #define UNCORE_EVENTS_H_
 
+#include "sdk/common/status_macros.h"
 #include "sdk/ivytown/box_descriptors.h"
 #include "sdk/ivytown/event_catalog.h"
 #include "sdk/ivytown/metrics.h"

@@ -10,8 +10,20 @@
 #ifndef UNCORE_SDK_COMMON_STATUS_MACROS_H_
 #define UNCORE_SDK_COMMON_STATUS_MACROS_H_
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+
+namespace uncore {
+
+// The status message as a std::string (Debian's Abseil returns its own
+// absl::string_view, which std::string_view and fmt do not take).
+inline std::string StatusMessage(const absl::Status& status) {
+  return std::string(status.message().data(), status.message().size());
+}
+
+}  // namespace uncore
 
 #define UNCORE_RETURN_IF_ERROR(expr)                 \
   do {                                               \
@@ -26,9 +38,11 @@
   UNCORE_ASSIGN_OR_RETURN_IMPL_(           \
       UNCORE_STATUS_CONCAT_(uncore_statusor_, __LINE__), lhs, expr)
 
+// NOLINTBEGIN(bugprone-macro-parentheses): `lhs` is a declaration.
 #define UNCORE_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr) \
   auto statusor = (expr);                                  \
   if (!statusor.ok()) return std::move(statusor).status(); \
   lhs = *std::move(statusor)
+// NOLINTEND(bugprone-macro-parentheses)
 
 #endif  // UNCORE_SDK_COMMON_STATUS_MACROS_H_

@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "fmt/format.h"
+#include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
 
 namespace uncore::spec {
@@ -180,13 +181,13 @@ absl::StatusOr<EventSpec> DecodeEvent(const BoxDescriptor& box,
   for (const FieldDescriptor& f : box.fields) {
     if (f.reg != FieldRegister::kControl) continue;
     const uint64_t v = f.bits.Extract(control);
-    if (f.name == "event")
+    if (f.name == "event") {
       spec.code = static_cast<uint8_t>(v);
-    else if (f.name == "ext")
+    } else if (f.name == "ext") {
       spec.extended = v != 0;
-    else if (f.name == "umask")
+    } else if (f.name == "umask") {
       spec.umask = static_cast<uint8_t>(v);
-    else if (f.name == "en") {
+    } else if (f.name == "en") {
       if (v == 0) {
         return absl::InvalidArgumentError(fmt::format(
             "control {} does not set the enable bit", Hex(control)));

@@ -401,8 +401,9 @@ class Parser {
                                           "range",
                                           box.name, max, hi));
       }
-      for (uint64_t i = lo; i <= hi; ++i)
+      for (uint64_t i = lo; i <= hi; ++i) {
         set->ids.push_back(static_cast<int>(i));
+      }
       cur_.SkipSpaces();
     } while (cur_.Consume(','));
     if (!cur_.Consume(']')) {
@@ -661,8 +662,9 @@ class Parser {
     for (const UmaskDescriptor* u : spec.umasks) add_needed(u->filters);
     if (!needed.empty()) {
       bool any = false;
-      for (std::string_view f : needed)
+      for (std::string_view f : needed) {
         any = any || spec.Modifier(f).has_value();
+      }
       if (!any) {
         std::vector<std::string> names(needed.begin(), needed.end());
         std::sort(names.begin(), names.end());
@@ -833,20 +835,19 @@ std::vector<std::string> SplitSpecList(std::string_view list) {
     while (i < rest.size() && IsIdentChar(rest[i])) ++i;
     if (i == 0) return false;
     if (i < rest.size() && (rest[i] == '/' || rest[i] == '[')) return true;
-    // A bare metric name.
-    std::string_view name = rest.substr(0, i);
+    // A metric name, bare or box-qualified ("r2pcie.CYC_USED_UPODD").
     size_t j = i;
     while (j < rest.size() && (IsIdentChar(rest[j]) || rest[j] == '.')) ++j;
     bool ambiguous = false;
     return ivytown::FindMetric(rest.substr(0, j), &ambiguous) != nullptr ||
-           ambiguous || (name.size() > 0 && j > i);
+           ambiguous || j > i;
   };
   for (size_t i = 0; i < list.size(); ++i) {
     const char c = list[i];
-    if (c == ';' || c == '\n') {
-      flush();
-    } else if (c == ',' && !in_kernel_body() &&
-               starts_spec(list.substr(i + 1))) {
+    const bool ends_spec =
+        c == ';' || c == '\n' ||
+        (c == ',' && !in_kernel_body() && starts_spec(list.substr(i + 1)));
+    if (ends_spec) {
       flush();
     } else {
       current += c;

@@ -124,12 +124,13 @@ class ExpressionCompiler {
     UNCORE_ASSIGN_OR_RETURN(int lhs, ParseProduct(f));
     while (true) {
       Op op;
-      if (Consume(f, '+'))
+      if (Consume(f, '+')) {
         op = Op::kAdd;
-      else if (Consume(f, '-'))
+      } else if (Consume(f, '-')) {
         op = Op::kSub;
-      else
+      } else {
         return lhs;
+      }
       UNCORE_ASSIGN_OR_RETURN(int rhs, ParseProduct(f));
       lhs = Add({op, 0, -1, lhs, rhs});
     }
@@ -139,12 +140,13 @@ class ExpressionCompiler {
     UNCORE_ASSIGN_OR_RETURN(int lhs, ParseUnary(f));
     while (true) {
       Op op;
-      if (Consume(f, '*'))
+      if (Consume(f, '*')) {
         op = Op::kMul;
-      else if (Consume(f, '/'))
+      } else if (Consume(f, '/')) {
         op = Op::kDiv;
-      else
+      } else {
         return lhs;
+      }
       UNCORE_ASSIGN_OR_RETURN(int rhs, ParseUnary(f));
       lhs = Add({op, 0, -1, lhs, rhs});
     }
@@ -234,7 +236,7 @@ class ExpressionCompiler {
     if (!spec.ok()) {
       return ExprError(f.text, open + 1,
                        fmt::format("in event {{{}}}: {}", text,
-                                   std::string(spec.status().message())));
+                                   StatusMessage(spec.status())));
     }
     const std::string canonical = spec->Canonical();
     for (size_t i = 0; i < out_->events.size(); ++i) {
@@ -291,7 +293,7 @@ class ExpressionCompiler {
     if (!inner.ok()) {
       return ExprError(f.text, start,
                        fmt::format("in metric {}: {}", ref->name,
-                                   std::string(inner.status().message())));
+                                   StatusMessage(inner.status())));
     }
     return *inner;
   }
@@ -381,8 +383,8 @@ absl::StatusOr<CompiledMetric> CompileMetric(const MetricSpec& spec) {
   absl::StatusOr<int> root =
       compiler.Compile(out.expression, m.box, &m, spec.params, 1);
   if (!root.ok()) {
-    return absl::InvalidArgumentError(fmt::format(
-        "metric {}: {}", m.name, std::string(root.status().message())));
+    return absl::InvalidArgumentError(
+        fmt::format("metric {}: {}", m.name, StatusMessage(root.status())));
   }
   out.root = *root;
   return out;

@@ -198,8 +198,9 @@ void DescribeEventText(const spec::EventSpec& spec, const spec::Encoding& enc,
           fmt::format("max inc    {} per cycle\n", spec.event->max_increment);
     }
   }
-  for (const std::string& note : enc.notes)
+  for (const std::string& note : enc.notes) {
     *out += fmt::format("note       {}\n", note);
+  }
   *out += enc.fixed_counter
               ? "registers  per instance\n"
               : "registers  per instance; the control value goes to one of the "

@@ -2,6 +2,7 @@
 
 #include "fmt/format.h"
 #include "sdk/common/json.h"
+#include "sdk/common/status_macros.h"
 #include "sdk/spec/encoder.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/spec/metric_expression.h"
@@ -16,8 +17,7 @@ int DescribeMetric(const spec::MetricSpec& metric_spec, bool json_output,
   absl::StatusOr<spec::CompiledMetric> compiled =
       spec::CompileMetric(metric_spec);
   if (!compiled.ok()) {
-    fmt::print(err, "uncore describe: {}\n",
-               std::string(compiled.status().message()));
+    fmt::print(err, "uncore describe: {}\n", StatusMessage(compiled.status()));
     return kExitUsage;
   }
   const ivytown::MetricDescriptor& m = *metric_spec.metric;
@@ -30,7 +30,7 @@ int DescribeMetric(const spec::MetricSpec& metric_spec, bool json_output,
     absl::StatusOr<spec::Encoding> enc = spec::EncodeEvent(e);
     if (!enc.ok()) {
       fmt::print(err, "uncore describe: metric {}: {}\n", m.name,
-                 std::string(enc.status().message()));
+                 StatusMessage(enc.status()));
       return kExitUsage;
     }
     encodings.push_back(*std::move(enc));
@@ -148,8 +148,7 @@ int DescribeCommand(std::span<const std::string_view> args, std::FILE* out,
   }
   absl::StatusOr<spec::Spec> parsed = spec::ParseSpec(spec_text);
   if (!parsed.ok()) {
-    fmt::print(err, "uncore describe: {}\n",
-               std::string(parsed.status().message()));
+    fmt::print(err, "uncore describe: {}\n", StatusMessage(parsed.status()));
     return kExitUsage;
   }
   if (parsed->is_metric()) {
@@ -180,8 +179,7 @@ int DescribeCommand(std::span<const std::string_view> args, std::FILE* out,
   }
   absl::StatusOr<spec::Encoding> enc = spec::EncodeEvent(event);
   if (!enc.ok()) {
-    fmt::print(err, "uncore describe: {}\n",
-               std::string(enc.status().message()));
+    fmt::print(err, "uncore describe: {}\n", StatusMessage(enc.status()));
     return kExitUsage;
   }
   if (json_output) {

@@ -8,6 +8,7 @@
 #include "sdk/ivytown/box_descriptors.h"
 #include "sdk/ivytown/event_catalog.h"
 #include "sdk/ivytown/metrics.h"
+#include "sdk/spec/encoder.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/describe.h"
 
@@ -31,21 +32,20 @@ std::string RowName(const Row& row) {
   return name;
 }
 
+// The counter control value of the row's event (enable bit set), from the
+// same encoder `describe` uses.
 uint64_t DefaultControl(const BoxDescriptor& box, const Row& row) {
-  uint64_t control = 0;
-  if (const auto* f = box.FindField("event"))
-    control = f->bits.Insert(control, row.event->code);
-  if (row.event->extended) {
-    if (const auto* f = box.FindField("ext"))
-      control = f->bits.Insert(control, 1);
-  }
+  spec::EventSpec spec;
+  spec.box = &box;
+  spec.event = row.event;
+  spec.code = row.event->code;
+  spec.extended = row.event->extended;
   if (row.umask != nullptr) {
-    if (const auto* f = box.FindField("umask")) {
-      control = f->bits.Insert(control, row.umask->value);
-    }
+    spec.umasks.push_back(row.umask);
+    spec.umask = row.umask->value;
   }
-  if (const auto* f = box.FindField("en")) control = f->bits.Insert(control, 1);
-  return control;
+  absl::StatusOr<spec::Encoding> enc = spec::EncodeEvent(spec);
+  return enc.ok() ? enc->control : 0;
 }
 
 std::vector<std::string> SplitList(std::string_view list, char sep) {
