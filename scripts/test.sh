@@ -20,6 +20,13 @@ cmake --build build-asan -j "$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --output-on-failure -j "$jobs" -LE install)
 
+echo "=== TSan build: the concurrent parts (regions, sessions, devices, simulator)"
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DUNCORE_SANITIZE=thread
+cmake --build build-tsan -j "$jobs" --target regions_test devices_test sim_test
+(cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+  ctest --output-on-failure -j "$jobs" -R '^(RegionTest|DirectDevice|Sim|SimulatedUncore|DemoTraffic)')
+
 echo "=== libFuzzer: spec parser (${UNCORE_FUZZ_SECONDS:-60}s)"
 CXX=clang++ CC=clang cmake -S . -B build-fuzz -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUNCORE_BUILD_TESTS=OFF \

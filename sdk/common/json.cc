@@ -5,10 +5,8 @@
 #include "fmt/format.h"
 
 namespace uncore {
-namespace {
 
-// Length of the valid UTF-8 sequence starting at s[i], or 0 if invalid.
-size_t Utf8SequenceLength(std::string_view s, size_t i) {
+size_t ValidUtf8Length(std::string_view s, size_t i) {
   const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
   const unsigned char c = byte(i);
   size_t len = 0;
@@ -32,8 +30,6 @@ size_t Utf8SequenceLength(std::string_view s, size_t i) {
   if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
   return len;
 }
-
-}  // namespace
 
 void AppendJsonString(std::string_view value, std::string* out) {
   out->push_back('"');
@@ -76,7 +72,7 @@ void AppendJsonString(std::string_view value, std::string* out) {
       ++i;
       continue;
     }
-    const size_t len = Utf8SequenceLength(value, i);
+    const size_t len = ValidUtf8Length(value, i);
     if (len == 0) {
       *out += fmt::format("\\u{:04x}", c);  // the byte, read as Latin-1
       ++i;

@@ -7,18 +7,26 @@
 //   w.EndObject();
 //   std::string text = w.Take();   // {"box":"imc","code":4}
 //
-// Strings are escaped per RFC 8259; bytes that are not valid UTF-8 are
-// written as \u00XX escapes of each byte's Latin-1 reading, so the output is
-// always valid JSON and no byte is silently dropped.  Non-finite numbers are
-// written as null.
+// Strings are escaped per RFC 8259: '"' and '\\' are escaped; \b \f \n \r \t
+// get their short escapes; other control characters (U+0000-U+001F) and DEL
+// are written as \u00XX; valid UTF-8 (overlong forms, surrogates and code
+// points above U+10FFFF are invalid) is copied as is; each byte that is not
+// part of valid UTF-8 is written as \u00XX, the byte read as Latin-1 (so
+// "\xff" becomes "\u00ff", i.e. U+00FF).  The output is thus always valid
+// JSON in valid UTF-8 and no byte is silently dropped; a reader cannot tell
+// such a byte from the same code point written as real UTF-8.  Non-finite
+// numbers are written as null; doubles use the shortest text that reads back
+// exactly.
 //
 // Guarantees: output is well-formed as long as Begin/End calls pair up.
 #ifndef UNCORE_SDK_COMMON_JSON_H_
 #define UNCORE_SDK_COMMON_JSON_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace uncore {
@@ -55,6 +63,10 @@ class JsonWriter {
 
 // Appends `value` to `out` as a quoted, escaped JSON string.
 void AppendJsonString(std::string_view value, std::string* out);
+
+// Length (1-4) of the valid UTF-8 sequence starting at text[i], or 0 when the
+// byte there does not start one.  Requires i < text.size().
+size_t ValidUtf8Length(std::string_view text, size_t i);
 
 }  // namespace uncore
 

@@ -6,6 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sdk/ivytown/event_catalog.h"
+#include "tests/testing/catalog_specs.h"
 
 namespace uncore::spec {
 namespace {
@@ -160,72 +161,30 @@ TEST(EncoderTest, ControlNeverSetsReservedBits) {
 // that encodes identically.
 TEST(EncoderTest, EveryCatalogEntryEncodesAndRoundTrips) {
   int checked = 0;
-  for (const ivytown::EventDescriptor& e : ivytown::AllEvents()) {
-    const ivytown::BoxDescriptor& box = ivytown::Box(e.box);
-    std::vector<std::string> texts;
-    auto with_filters = [&](std::string text, std::string_view filters) {
-      std::vector<std::string> mods;
-      for (std::string_view f : {std::string_view(e.filters), filters}) {
-        size_t start = 0;
-        while (start < f.size()) {
-          size_t end = f.find(',', start);
-          if (end == std::string_view::npos) end = f.size();
-          std::string_view name = f.substr(start, end - start);
-          start = end + 1;
-          const ivytown::FieldDescriptor* field = box.FindField(name);
-          if (field == nullptr) continue;
-          // The lowest bit of the field that is not reserved.
-          const uint64_t writable =
-              field->bits.mask() & box.filters[field->filter].writable_mask;
-          EXPECT_NE(writable, 0u) << name;
-          if (writable == 0) continue;
-          const int bit = __builtin_ctzll(writable) - field->bits.lo;
-          const std::string mod =
-              fmt::format("{}=0x{:x}", name, uint64_t{1} << bit);
-          if (std::find(mods.begin(), mods.end(), mod) == mods.end()) {
-            mods.push_back(mod);
-          }
-        }
-      }
-      if (!mods.empty()) {
-        text += ":";
-        for (size_t i = 0; i < mods.size(); ++i) {
-          text += (i ? "," : "") + mods[i];
-        }
-      }
-      return text;
-    };
-    const std::string base = fmt::format("{}/{}", box.name, e.name);
-    if (!e.has_umasks()) texts.push_back(with_filters(base, ""));
-    for (const auto& u : e.umasks) {
-      texts.push_back(
-          with_filters(fmt::format("{}.{}", base, u.name), u.filters));
-    }
-    for (const std::string& text : texts) {
-      absl::StatusOr<EventSpec> spec = ParseEventSpec(text);
-      ASSERT_TRUE(spec.ok()) << text << ": " << spec.status();
-      absl::StatusOr<Encoding> enc = EncodeEvent(*spec);
-      ASSERT_TRUE(enc.ok()) << text << ": " << enc.status();
-      EXPECT_EQ(enc->control & ~box.control_writable_mask, 0u) << text;
-      EXPECT_NE(enc->counter_mask, 0) << text;
-      // Canonical spelling parses back to the same encoding.
-      absl::StatusOr<EventSpec> again = ParseEventSpec(spec->Canonical());
-      ASSERT_TRUE(again.ok()) << spec->Canonical() << ": " << again.status();
-      absl::StatusOr<Encoding> enc2 = EncodeEvent(*again);
-      ASSERT_TRUE(enc2.ok()) << enc2.status();
-      EXPECT_EQ(enc2->control, enc->control) << text;
-      EXPECT_EQ(enc2->filters, enc->filters) << text;
-      // Register values decode back to the same event.
-      absl::StatusOr<EventSpec> decoded =
-          DecodeEvent(box, false, enc->control, enc->filters);
-      ASSERT_TRUE(decoded.ok()) << text << ": " << decoded.status();
-      EXPECT_EQ(decoded->event, spec->event) << text;
-      absl::StatusOr<Encoding> enc3 = EncodeEvent(*decoded);
-      ASSERT_TRUE(enc3.ok()) << decoded->Canonical() << ": " << enc3.status();
-      EXPECT_EQ(enc3->control, enc->control) << text;
-      EXPECT_EQ(enc3->filters, enc->filters) << text;
-      ++checked;
-    }
+  for (const std::string& text : testing::EveryCatalogSpec()) {
+    absl::StatusOr<EventSpec> spec = ParseEventSpec(text);
+    ASSERT_TRUE(spec.ok()) << text << ": " << spec.status();
+    absl::StatusOr<Encoding> enc = EncodeEvent(*spec);
+    ASSERT_TRUE(enc.ok()) << text << ": " << enc.status();
+    EXPECT_EQ(enc->control & ~enc->box->control_writable_mask, 0u) << text;
+    EXPECT_NE(enc->counter_mask, 0) << text;
+    // Canonical spelling parses back to the same encoding.
+    absl::StatusOr<EventSpec> again = ParseEventSpec(spec->Canonical());
+    ASSERT_TRUE(again.ok()) << spec->Canonical() << ": " << again.status();
+    absl::StatusOr<Encoding> enc2 = EncodeEvent(*again);
+    ASSERT_TRUE(enc2.ok()) << enc2.status();
+    EXPECT_EQ(enc2->control, enc->control) << text;
+    EXPECT_EQ(enc2->filters, enc->filters) << text;
+    // Register values decode back to the same event.
+    absl::StatusOr<EventSpec> decoded =
+        DecodeEvent(*enc->box, false, enc->control, enc->filters);
+    ASSERT_TRUE(decoded.ok()) << text << ": " << decoded.status();
+    EXPECT_EQ(decoded->event, spec->event) << text;
+    absl::StatusOr<Encoding> enc3 = EncodeEvent(*decoded);
+    ASSERT_TRUE(enc3.ok()) << decoded->Canonical() << ": " << enc3.status();
+    EXPECT_EQ(enc3->control, enc->control) << text;
+    EXPECT_EQ(enc3->filters, enc->filters) << text;
+    ++checked;
   }
   EXPECT_GT(checked, 1000);
 }

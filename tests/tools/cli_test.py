@@ -100,6 +100,48 @@ class DescribeTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("perf backend", r.stdout)
 
+    def test_describe_registers_llc_victims(self):
+        r = run("describe", "--registers", "cbo[3]/LLC_VICTIMS.M_STATE")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("step  register", r.stdout)
+        self.assertIn("0x00400137  b/c: event [0]", r.stdout)
+        j = run("describe", "--registers", "--json",
+                "cbo[3]/LLC_VICTIMS.M_STATE")
+        got = [(x["register"], x["location"], x["value"])
+               for x in json.loads(j.stdout)]
+        self.assertEqual(got, [
+            ("U_MSR_PMON_GLOBAL_CTL (socket 0)", "MSR 0x0c00", "0x80000000"),
+            ("Cn_MSR_PMON_BOX_CTL (CBo3)", "MSR 0x0d64", "0x00030003"),
+            ("Cn_MSR_PMON_BOX_FILTER (CBo3)", "MSR 0x0d74", "0x00000000"),
+            ("Cn_MSR_PMON_BOX_FILTER1 (CBo3)", "MSR 0x0d7a", "0x00000000"),
+            ("Cn_MSR_PMON_CTL0 (CBo3)", "MSR 0x0d70", "0x00400137"),
+            ("Cn_MSR_PMON_CTR0 (CBo3)", "MSR 0x0d76", "0x00000000"),
+            ("U_MSR_PMON_GLOBAL_CTL (socket 0)", "MSR 0x0c00", "0x20000000"),
+        ])
+
+    def test_describe_registers_json_pci_and_metric(self):
+        r = run("describe", "--registers", "--json", "imc[0]/CAS_COUNT.RD")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        steps = json.loads(r.stdout)
+        self.assertEqual([s["step"] for s in steps],
+                         list(range(1, len(steps) + 1)))
+        ctl = [s for s in steps if s["register"].startswith(
+            "MC_CHy_PCI_PMON_CTL0 (iMC0 channel 0)")]
+        self.assertEqual(len(ctl), 1)
+        self.assertEqual(ctl[0]["value"], "0x00400304")
+        self.assertIn("0000:7f:10.4", ctl[0]["location"])
+        # A 48-bit PCI counter is cleared as two dwords.
+        ctr = [s["register"] for s in steps if "CTR0" in s["register"]]
+        self.assertEqual(ctr, ["MC_CHy_PCI_PMON_CTR0 low (iMC0 channel 0)",
+                               "MC_CHy_PCI_PMON_CTR0 high (iMC0 channel 0)"])
+        m = run("describe", "--registers", "metric/MEM_BW_READS")
+        self.assertEqual(m.returncode, 0, m.stderr)
+        # 2 controllers x 4 channels.
+        self.assertEqual(m.stdout.count("0x00400304"), 8)
+        bad = run("describe", "--registers", "msr/tsc/")
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("perf backend", bad.stderr)
+
     def test_bad_spec_fails_with_position_and_suggestion(self):
         r = run("describe", "cbo/LLC_LOKUP.DATA_READ")
         self.assertEqual(r.returncode, 2)

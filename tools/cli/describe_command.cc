@@ -3,6 +3,8 @@
 #include "fmt/format.h"
 #include "sdk/common/json.h"
 #include "sdk/common/status_macros.h"
+#include "sdk/devices/direct/program_plan.h"
+#include "sdk/registers/topology.h"
 #include "sdk/spec/encoder.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/spec/metric_expression.h"
@@ -118,16 +120,72 @@ int DescribeMetric(const spec::MetricSpec& metric_spec, bool json_output,
   return kExitOk;
 }
 
+// `--registers`: the exact ordered writes the direct backend performs to
+// program `events`, on a simulated one-socket machine (PCI bus 0x7f).
+int DescribeRegisters(std::string_view spec_text,
+                      const std::vector<spec::EventSpec>& events,
+                      bool json_output, std::FILE* out, std::FILE* err) {
+  devices::ProgramRequest request;
+  request.events = events;
+  absl::StatusOr<std::vector<devices::direct::RegisterWrite>> writes =
+      devices::direct::PlanWrites(request, registers::SimulatedTopology(1));
+  if (!writes.ok()) {
+    fmt::print(err, "uncore describe --registers: {}\n",
+               StatusMessage(writes.status()));
+    return kExitUsage;
+  }
+  if (json_output) {
+    JsonWriter json(/*pretty=*/true);
+    json.BeginArray();
+    for (size_t i = 0; i < writes->size(); ++i) {
+      const devices::direct::RegisterWrite& w = (*writes)[i];
+      json.BeginObject();
+      json.Key("step");
+      json.Int(static_cast<int64_t>(i + 1));
+      json.Key("register");
+      json.String(w.name);
+      json.Key("location");
+      json.String(w.reg.Location());
+      json.Key("value");
+      json.String(fmt::format("0x{:08x}", w.value));
+      json.Key("why");
+      json.String(w.why);
+      json.EndObject();
+    }
+    json.EndArray();
+    fmt::print(out, "{}\n", json.str());
+    return kExitOk;
+  }
+  std::string text = fmt::format(
+      "register writes that program {} with the direct backend, in order\n"
+      "(a simulated 1-socket IvyTown, PCI bus 7f; Program first reads every\n"
+      "register it changes, refuses if another agent uses them, and Release\n"
+      "writes them all back; pmi_core_sel/wk_on_pmi are kept as found)\n",
+      spec_text);
+  text += fmt::format("{:>4}  {:<44} {:<38} {:<10}  {}\n", "step", "register",
+                      "location", "value", "why");
+  for (size_t i = 0; i < writes->size(); ++i) {
+    const devices::direct::RegisterWrite& w = (*writes)[i];
+    text += fmt::format("{:>4}  {:<44} {:<38} 0x{:08x}  {}\n", i + 1, w.name,
+                        w.reg.Location(), w.value, w.why);
+  }
+  fmt::print(out, "{}", text);
+  return kExitOk;
+}
+
 }  // namespace
 
 int DescribeCommand(std::span<const std::string_view> args, std::FILE* out,
                     std::FILE* err) {
   bool json_output = false;
+  bool registers_output = false;
   std::string_view spec_text;
   bool have_spec = false;
   for (std::string_view arg : args) {
     if (arg == "--json") {
       json_output = true;
+    } else if (arg == "--registers") {
+      registers_output = true;
     } else if (!arg.empty() && arg[0] == '-' && arg.size() > 1 &&
                arg[1] == '-') {
       fmt::print(err, "uncore describe: unknown option '{}'\n", arg);
@@ -143,13 +201,29 @@ int DescribeCommand(std::span<const std::string_view> args, std::FILE* out,
     }
   }
   if (!have_spec) {
-    fmt::print(err, "usage: uncore describe SPEC [--json]\n");
+    fmt::print(err, "usage: uncore describe SPEC [--json] [--registers]\n");
     return kExitUsage;
   }
   absl::StatusOr<spec::Spec> parsed = spec::ParseSpec(spec_text);
   if (!parsed.ok()) {
     fmt::print(err, "uncore describe: {}\n", StatusMessage(parsed.status()));
     return kExitUsage;
+  }
+  if (registers_output) {
+    std::vector<spec::EventSpec> events;
+    if (parsed->is_metric()) {
+      absl::StatusOr<spec::CompiledMetric> compiled =
+          spec::CompileMetric(std::get<spec::MetricSpec>(parsed->value));
+      if (!compiled.ok()) {
+        fmt::print(err, "uncore describe: {}\n",
+                   StatusMessage(compiled.status()));
+        return kExitUsage;
+      }
+      events = compiled->events;
+    } else {
+      events.push_back(std::get<spec::EventSpec>(parsed->value));
+    }
+    return DescribeRegisters(spec_text, events, json_output, out, err);
   }
   if (parsed->is_metric()) {
     return DescribeMetric(std::get<spec::MetricSpec>(parsed->value),

@@ -1,7 +1,7 @@
 // uncore: list the IvyTown uncore catalog and describe event encodings.
 //
 //   uncore list [PATTERN] [--json] [--metrics]
-//   uncore describe SPEC [--json]
+//   uncore describe SPEC [--json] [--registers]
 #include <cstdio>
 #include <string_view>
 #include <vector>
@@ -18,16 +18,19 @@ constexpr std::string_view kUsage =
     "  list [PATTERN] [--json] [--metrics]\n"
     "      the event catalog (and derived metrics); PATTERN is a box name\n"
     "      (cbo, imc, ...) or a case-insensitive substring of BOX/EVENT.UMASK\n"
-    "  describe SPEC [--json]\n"
+    "  describe SPEC [--json] [--registers]\n"
     "      how SPEC is encoded: control value, filter values, allowed\n"
-    "      counters and the registers it would write; SPEC may be a metric\n"
+    "      counters and the registers it would write; SPEC may be a metric;\n"
+    "      --registers: the direct backend's exact ordered write sequence\n"
+    "      (step, register, location, value, why) on a simulated socket\n"
     "  help\n"
     "      this text\n"
     "\n"
     "examples:\n"
     "  uncore list imc\n"
     "  uncore describe 'cbo/LLC_LOOKUP.DATA_READ:filter_state=0x1f'\n"
-    "  uncore describe metric/MEM_BW_TOTAL\n";
+    "  uncore describe metric/MEM_BW_TOTAL\n"
+    "  uncore describe --registers 'cbo[3]/LLC_VICTIMS.M_STATE'\n";
 
 }  // namespace
 

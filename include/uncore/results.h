@@ -1,0 +1,99 @@
+// uncore/results.h: what a session measured, as plain data, ready to print
+// (sdk/report: table, JSON, CSV) or to inspect in code.
+//
+//   uncore::Results r = session->Collect();
+//   for (const uncore::RegionResult& region : r.regions) {
+//     const uncore::EventCounts& reads = region.inclusive[0];
+//     fmt::print("{} {}: {} reads on {} sockets\n", region.path,
+//                region.calls, reads.total, reads.per_socket.size());
+//   }
+//
+// Counts are socket-wide: an event counts everything its box saw while the
+// region was open on some thread, whichever thread did the work.  Inclusive
+// counts are the region's own brackets; exclusive counts subtract the
+// inclusive counts of the child regions opened inside it on the same thread.
+//
+// Guarantees: plain values; no references into the session.
+#ifndef UNCORE_RESULTS_H_
+#define UNCORE_RESULTS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace uncore {
+
+// One event of the session, as programmed.
+struct EventInfo {
+  std::string spec;          // as the user wrote it (or a metric needed it)
+  std::string canonical;     // the normalised spelling
+  std::string encoding;      // "ctl=0x00400304" / "config=0x304,config1=0x0"
+  std::string unit;          // "" (a count), "cycles", "bytes", "Joules", ...
+  double scale = 1.0;        // multiply counts by this to get `unit`
+  bool from_metric = false;  // requested only because a metric needs it
+};
+
+// A count on one box instance of one socket.
+struct InstanceCount {
+  int socket = 0;
+  std::string instance;  // "CBo3", "iMC0 channel 1", "uncore_imc_2"
+  uint64_t value = 0;
+};
+
+// One event's counts in one region.
+struct EventCounts {
+  uint64_t total = 0;                // summed over sockets and instances
+  std::vector<uint64_t> per_socket;  // indexed like RunInfo::sockets
+  std::vector<InstanceCount> per_instance;
+  bool estimated = false;  // scaled from a multiplexed (partial) count
+};
+
+struct MetricInfo {
+  std::string name;        // "MEM_BW_READS"
+  std::string expression;  // as compiled
+  std::string unit;        // "bytes/s"
+};
+
+struct MetricValue {
+  double value = 0;
+  bool valid = false;  // false: a division by zero or missing event
+};
+
+struct RegionResult {
+  std::string name;  // the name given to the region
+  std::string path;  // enclosing regions and the name: "solve/assemble"
+  int depth = 0;     // 0 for an outermost region
+  uint64_t calls = 0;
+  uint64_t wall_ns = 0;  // total over calls
+  uint64_t min_ns = 0;
+  uint64_t max_ns = 0;
+  std::vector<EventCounts> inclusive;  // indexed like Results::events
+  std::vector<EventCounts> exclusive;
+  std::vector<MetricValue> metrics;  // indexed like Results::metrics, from
+                                     // the inclusive counts and wall time
+};
+
+struct RunInfo {
+  std::string backend;     // "direct", "perf", "sim", "off"
+  bool simulated = false;  // every count is made up by the simulator
+  std::string host;
+  std::string cpu;  // "GenuineIntel family 6 model 0x3e"
+  std::vector<int> sockets;
+  uint64_t start_unix_ns = 0;
+  uint64_t duration_ns = 0;
+  uint64_t frozen_ns = 0;  // time the counters were held frozen (direct)
+  std::vector<std::string> errors;    // misuse, failed snapshots, ...
+  std::vector<std::string> warnings;  // e.g. "no session: regions not measured"
+};
+
+struct Results {
+  static constexpr int kSchemaVersion = 1;
+  RunInfo run;
+  std::vector<EventInfo> events;
+  std::vector<MetricInfo> metrics;
+  std::vector<RegionResult> regions;  // in order of first entry
+};
+
+}  // namespace uncore
+
+#endif  // UNCORE_RESULTS_H_

@@ -1,0 +1,122 @@
+// uncore/session.h: choose what to count and where, start counting, and get
+// the per-region results.
+//
+//   uncore::SessionOptions options;
+//   options.events = {"imc/CAS_COUNT.RD", "imc/CAS_COUNT.WR"};
+//   options.metrics = {"MEM_BW_TOTAL"};
+//   options.backend = "auto";          // auto | perf | direct | sim | off
+//   options.output = "report.json";    // "-": a table on stderr; .csv; ""
+//   absl::StatusOr<std::unique_ptr<uncore::Session>> session =
+//       uncore::Session::Start(std::move(options));
+//   if (!session.ok()) { /* says what is wrong and how to fix it */ }
+//   { UNCORE_REGION("solve"); Solve(); }
+//   uncore::Results results = (*session)->Collect();
+//   (*session)->Stop();                // writes `output`; restores registers
+//
+// Or with no code beyond the region annotations: set UNCORE_EVENTS (and
+// optionally UNCORE_METRICS, UNCORE_BACKEND, UNCORE_OUTPUT, UNCORE_SOCKETS,
+// UNCORE_FORCE=1) and the program starts a session when it loads and writes
+// the report when it exits (UNCORE_OUTPUT, default "-").
+//
+// Backends: `direct` programs the IvyTown registers itself (root or
+// CAP_SYS_RAWIO; see README "Backends and permissions"); `perf` uses the
+// kernel's uncore PMUs; `sim` runs a simulated IvyTown socket driven by a
+// made-up traffic model, and every report says SIMULATED; `off` measures
+// nothing; `auto` takes the first of perf and direct that opens here, and
+// else runs as `off` with a warning that says why (it never picks `sim`).
+//
+// One session is active at a time.  Counts are socket-wide (uncore/region.h).
+//
+// Guarantees: Start either returns an active session or an error, with no
+// register left programmed.  Stop the session after every thread's regions
+// have ended.  Nothing is printed except the report asked for, and, for a
+// session started from the environment, one message on stderr when its
+// configuration is wrong.
+#ifndef UNCORE_SESSION_H_
+#define UNCORE_SESSION_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "sdk/devices/device.h"
+#include "uncore/region.h"
+#include "uncore/results.h"
+
+namespace uncore {
+
+namespace sim {
+class SimulatedUncore;
+class DemoTrafficModel;
+}  // namespace sim
+
+struct SessionOptions {
+  // Event specs (README "Event specs"); a metric spec here is a metric.
+  std::vector<std::string> events;
+  // Metric names or specs: "MEM_BW_TOTAL", "metric/PCT_...:x=3".
+  std::vector<std::string> metrics;
+  std::string backend = "auto";
+  std::vector<int> sockets;  // empty: every socket
+  // Where Stop writes the report: "" nowhere, "-" a table on stderr,
+  // "FILE.json", "FILE.csv", any other FILE a table.
+  std::string output;
+  // Program registers that another agent appears to use (direct backend).
+  bool force = false;
+  // sim backend: sockets to simulate (0: enough for `sockets`, at least 1)
+  // and whether the demo traffic model drives it from the wall clock.
+  int sim_sockets = 0;
+  bool sim_demo_traffic = true;
+  // Tests and integrations: count on this device instead of opening a
+  // backend (it is programmed by Start).  `device_name` names it.
+  std::unique_ptr<devices::Device> device;
+  std::string device_name = "custom";
+  bool device_simulated = false;
+};
+
+class Session {
+ public:
+  // Validates the options, opens and programs the backend, and makes the
+  // session the active one.  FailedPrecondition when one is already active.
+  static absl::StatusOr<std::unique_ptr<Session>> Start(SessionOptions options);
+  // The options the UNCORE_* environment variables describe; NotFound when
+  // neither UNCORE_EVENTS nor UNCORE_METRICS is set.
+  static absl::StatusOr<SessionOptions> OptionsFromEnvironment();
+  // The active session, or nullptr.
+  static Session* Active();
+
+  ~Session();  // Stop()
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // The results so far (regions that have ended); safe while counting.
+  Results Collect() const;
+  // Deactivates, releases the device (registers restored), and writes the
+  // report to `output` when set.  The results stay readable with Collect.
+  // Safe to call twice.
+  absl::Status Stop();
+  // Writes the report of Collect() to `output` ("-", FILE.json, ...).
+  absl::Status WriteReport(std::string_view output) const;
+
+  std::string_view backend() const { return backend_; }
+  bool measuring() const { return recorder_ != nullptr; }
+  // The simulator behind the `sim` backend (nullptr for others): tests and
+  // demos inject traffic into it.
+  sim::SimulatedUncore* simulator() const;
+  sim::DemoTrafficModel* demo_traffic() const;
+
+ private:
+  struct Impl;
+  explicit Session(std::unique_ptr<Impl> impl);
+
+  std::unique_ptr<Impl> impl_;
+  std::string backend_;
+  internal::Recorder* recorder_ = nullptr;
+};
+
+}  // namespace uncore
+
+#endif  // UNCORE_SESSION_H_

@@ -1,0 +1,403 @@
+#include "sdk/registers/allowlist_guard.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "fmt/format.h"
+#include "sdk/ivytown/box_descriptors.h"
+
+namespace uncore::registers {
+namespace {
+
+using ivytown::AccessSpace;
+using ivytown::BoxDescriptor;
+using ivytown::BoxType;
+using ivytown::FieldDescriptor;
+using ivytown::FieldRegister;
+using ivytown::FieldUse;
+using ivytown::kGlobal;
+
+constexpr uint64_t kLow32 = 0xFFFFFFFF;
+
+uint64_t WidthMask(int width) {
+  return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+}
+
+// The counter control bits software may set: the descriptor's mask plus the
+// bits of the engine-owned fields (en, rst, ov_en, q_occ_rst).
+uint64_t ControlMask(const BoxDescriptor& box) {
+  uint64_t mask = box.control_writable_mask;
+  for (const FieldDescriptor& f : box.fields) {
+    if (f.reg == FieldRegister::kControl && f.use == FieldUse::kEngine) {
+      mask |= f.bits.mask();
+    }
+  }
+  return mask;
+}
+
+uint64_t BoxControlMask(const BoxDescriptor& box) {
+  const ivytown::BoxControlLayout& c = box.box_control;
+  return c.frz.mask() | c.rst_ctrs.mask() | c.rst_ctrl.mask() |
+         c.must_write_one;
+}
+
+std::string MsrWhere(int cpu, uint32_t msr) {
+  return fmt::format("MSR 0x{:x} on CPU {}", msr, cpu);
+}
+
+std::string PciWhere(const PciAddress& fn, uint32_t offset) {
+  return fmt::format("PCI {} offset 0x{:x}", fn.ToString(), offset);
+}
+
+constexpr const char* kReadHint =
+    " (reads of unlisted registers are refused too; set "
+    "AllowListGuard::Options::allow_unlisted_reads to let them through)";
+
+}  // namespace
+
+std::string AllowedRegister::Name() const {
+  switch (role) {
+    case RegisterRole::kGlobalControl:
+      return "U_MSR_PMON_GLOBAL_CTL";
+    case RegisterRole::kGlobalStatus:
+      return "U_MSR_PMON_GLOBAL_STATUS";
+    case RegisterRole::kGlobalConfig:
+      return "U_MSR_PMON_GLOBAL_CONFIG";
+    default:
+      break;
+  }
+  const BoxDescriptor& desc = ivytown::Box(box);
+  const std::string_view in = desc.instances[instance].name;
+  const bool pci = space == AccessSpace::kPci;
+  switch (role) {
+    case RegisterRole::kBoxControl:
+      return fmt::format("{} box control", in);
+    case RegisterRole::kBoxStatus:
+      return fmt::format("{} box status", in);
+    case RegisterRole::kCounterControl:
+      return fmt::format("{} counter control {}", in, index);
+    case RegisterRole::kCounter:
+      return fmt::format("{} counter {}{}", in, index,
+                         pci ? " (low dword)" : "");
+    case RegisterRole::kCounterHigh:
+      return fmt::format("{} counter {} (high dword)", in, index);
+    case RegisterRole::kFilter:
+      return fmt::format("{} filter {}", in, desc.filters[index].name);
+    case RegisterRole::kFixedControl:
+      return fmt::format("{} fixed counter control {}", in,
+                         desc.fixed_counter->manual_control_name);
+    case RegisterRole::kFixedCounter:
+      return fmt::format("{} fixed counter {}{}", in,
+                         desc.fixed_counter->manual_counter_name,
+                         pci ? " (low dword)" : "");
+    case RegisterRole::kFixedCounterHigh:
+      return fmt::format("{} fixed counter {} (high dword)", in,
+                         desc.fixed_counter->manual_counter_name);
+    default:
+      return std::string(in);
+  }
+}
+
+std::string AllowedRegister::Describe() const {
+  if (space == AccessSpace::kMsr) {
+    return fmt::format("{} (MSR 0x{:x}, socket {})", Name(), address, socket);
+  }
+  return fmt::format("{} (PCI {} offset 0x{:x}, socket {})", Name(),
+                     function.ToString(), address, socket);
+}
+
+AllowListGuard::AllowListGuard(RegisterSpace* wrapped, const Topology& topology)
+    : AllowListGuard(wrapped, topology, Options{}) {}
+
+AllowListGuard::AllowListGuard(RegisterSpace* wrapped, const Topology& topology,
+                               Options options)
+    : wrapped_(wrapped), options_(options) {
+  Build(topology);
+}
+
+AllowListGuard::AllowListGuard(std::unique_ptr<RegisterSpace> wrapped,
+                               const Topology& topology)
+    : AllowListGuard(std::move(wrapped), topology, Options{}) {}
+
+AllowListGuard::AllowListGuard(std::unique_ptr<RegisterSpace> wrapped,
+                               const Topology& topology, Options options)
+    : owned_(std::move(wrapped)), wrapped_(owned_.get()), options_(options) {
+  Build(topology);
+}
+
+void AllowListGuard::AddMsr(const AllowedRegister& reg) {
+  msrs_.emplace(MsrKey{reg.socket, reg.address}, reg);
+}
+
+void AllowListGuard::AddPci(const AllowedRegister& reg) {
+  pci_.emplace(PciKey{reg.function, reg.address}, reg);
+}
+
+void AllowListGuard::Build(const Topology& topology) {
+  for (int s = 0; s < static_cast<int>(topology.sockets.size()); ++s) {
+    const SocketTopology& socket = topology.sockets[s];
+    socket_of_cpu_.emplace(socket.msr_cpu, s);
+    for (int cpu : socket.cpus) socket_of_cpu_.emplace(cpu, s);
+
+    auto global = [&](RegisterRole role, uint32_t msr, uint64_t mask) {
+      AllowedRegister reg;
+      reg.space = AccessSpace::kMsr;
+      reg.socket = s;
+      reg.address = msr;
+      reg.role = role;
+      reg.writable_mask = mask;
+      AddMsr(reg);
+    };
+    global(RegisterRole::kGlobalControl, kGlobal.global_control,
+           kGlobal.global_control_writable_mask);
+    global(RegisterRole::kGlobalStatus, kGlobal.global_status,
+           kGlobal.global_status_writable_mask);
+    // The manual's U_MSR_PMON_GLOBAL_CONFIG field table is missing: any
+    // 32-bit value (the register is 32 bits wide, Table 2-2).
+    global(RegisterRole::kGlobalConfig, kGlobal.global_config, kLow32);
+
+    for (const BoxDescriptor& box : ivytown::AllBoxes()) {
+      for (int n = 0; n < box.num_instances(); ++n) {
+        const bool pci = box.space == AccessSpace::kPci;
+        std::optional<PciAddress> pmon;
+        std::optional<PciAddress> aux;
+        if (pci) {
+          const SocketTopology::PciInstance* p = socket.FindPci(box.type, n);
+          if (p == nullptr || !p->pmon) continue;
+          pmon = p->pmon;
+          aux = p->aux;
+        } else if (!socket.HasInstance(box.type, n)) {
+          continue;
+        }
+        auto add = [&](RegisterRole role, uint32_t address, uint64_t mask,
+                       int index = 0, bool in_aux = false) {
+          AllowedRegister reg;
+          reg.space = box.space;
+          reg.socket = s;
+          reg.address = address;
+          reg.role = role;
+          reg.box = box.type;
+          reg.instance = n;
+          reg.index = index;
+          reg.writable_mask = mask;
+          if (!pci) {
+            AddMsr(reg);
+            return;
+          }
+          if (in_aux && !aux) return;  // the function was not identified
+          reg.function = in_aux ? *aux : *pmon;
+          AddPci(reg);
+        };
+        // A counter: one MSR, or two PCI dwords.
+        auto add_counter = [&](RegisterRole low, RegisterRole high,
+                               uint32_t address, int width, int index) {
+          const uint64_t mask = WidthMask(width);
+          if (!pci) {
+            add(low, address, mask, index);
+            return;
+          }
+          add(low, address, mask & kLow32, index);
+          add(high, address + 4, mask >> 32, index);
+        };
+
+        if (auto a = box.BoxControlAddress(n)) {
+          add(RegisterRole::kBoxControl, *a, BoxControlMask(box));
+        }
+        if (auto a = box.BoxStatusAddress(n)) {
+          add(RegisterRole::kBoxStatus, *a, box.box_status_writable_mask);
+        }
+        for (int i = 0; i < box.num_counters; ++i) {
+          add(RegisterRole::kCounterControl, box.CounterControlAddress(n, i),
+              ControlMask(box), i);
+          add_counter(RegisterRole::kCounter, RegisterRole::kCounterHigh,
+                      box.CounterAddress(n, i), box.counter_width, i);
+        }
+        for (int f = 0; f < static_cast<int>(box.filters.size()); ++f) {
+          const ivytown::FilterRegisterDescriptor& filter = box.filters[f];
+          if (filter.in_aux_function) {
+            add(RegisterRole::kFilter, filter.offset, filter.writable_mask, f,
+                /*in_aux=*/true);
+          } else {
+            add(RegisterRole::kFilter, box.FilterAddress(n, f),
+                filter.writable_mask, f);
+          }
+        }
+        if (box.fixed_counter) {
+          const ivytown::FixedCounterDescriptor& x = *box.fixed_counter;
+          add(RegisterRole::kFixedControl,
+              box.RegisterAddress(n, x.control_offset),
+              x.control_writable_mask);
+          add_counter(RegisterRole::kFixedCounter,
+                      RegisterRole::kFixedCounterHigh,
+                      box.RegisterAddress(n, x.counter_offset), x.width, 0);
+        }
+      }
+    }
+  }
+}
+
+const AllowedRegister* AllowListGuard::FindMsr(int cpu, uint32_t msr) const {
+  auto socket = socket_of_cpu_.find(cpu);
+  if (socket == socket_of_cpu_.end()) return nullptr;
+  auto it = msrs_.find(MsrKey{socket->second, msr});
+  return it == msrs_.end() ? nullptr : &it->second;
+}
+
+const AllowedRegister* AllowListGuard::FindPci(const PciAddress& fn,
+                                               uint32_t offset) const {
+  auto it = pci_.find(PciKey{fn, offset});
+  return it == pci_.end() ? nullptr : &it->second;
+}
+
+absl::Status AllowListGuard::CheckMsrWrite(int cpu, uint32_t msr,
+                                           uint64_t value) const {
+  const AllowedRegister* reg = FindMsr(cpu, msr);
+  if (reg == nullptr) {
+    if (!socket_of_cpu_.contains(cpu)) {
+      return absl::PermissionDeniedError(fmt::format(
+          "allow-list guard refused writing 0x{:x} to {}: CPU {} belongs to "
+          "no socket of the topology; address a socket's MSRs through one of "
+          "its CPUs (Topology::sockets[].cpus)",
+          value, MsrWhere(cpu, msr), cpu));
+    }
+    return absl::PermissionDeniedError(fmt::format(
+        "allow-list guard refused writing 0x{:x} to {}: not an uncore PMON "
+        "register the IvyTown box descriptors name for socket {}; only those "
+        "can be written",
+        value, MsrWhere(cpu, msr), socket_of_cpu_.at(cpu)));
+  }
+  if ((value & ~reg->writable_mask) != 0) {
+    return absl::PermissionDeniedError(fmt::format(
+        "allow-list guard refused writing 0x{:x} to {} on CPU {}: bits 0x{:x} "
+        "are reserved or beyond the register (writable bits 0x{:x}); write "
+        "them as 0",
+        value, reg->Describe(), cpu, value & ~reg->writable_mask,
+        reg->writable_mask));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AllowListGuard::CheckPciWrite(const PciAddress& fn,
+                                           uint32_t offset,
+                                           uint32_t value) const {
+  const AllowedRegister* reg = FindPci(fn, offset);
+  if (reg == nullptr) {
+    return absl::PermissionDeniedError(fmt::format(
+        "allow-list guard refused writing 0x{:x} to {}: not an uncore PMON "
+        "register the IvyTown box descriptors name in a PCI function of the "
+        "topology; only those can be written",
+        value, PciWhere(fn, offset)));
+  }
+  if ((value & ~reg->writable_mask) != 0) {
+    return absl::PermissionDeniedError(fmt::format(
+        "allow-list guard refused writing 0x{:x} to {}: bits 0x{:x} are "
+        "reserved or beyond the register (writable bits 0x{:x}); write them "
+        "as 0",
+        value, reg->Describe(), value & ~reg->writable_mask,
+        reg->writable_mask));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AllowListGuard::CheckMsrRead(int cpu, uint32_t msr) const {
+  if (options_.allow_unlisted_reads || FindMsr(cpu, msr) != nullptr) {
+    return absl::OkStatus();
+  }
+  return absl::PermissionDeniedError(fmt::format(
+      "allow-list guard refused reading {}: not an uncore PMON register the "
+      "IvyTown box descriptors name for a socket of the topology{}",
+      MsrWhere(cpu, msr), kReadHint));
+}
+
+absl::Status AllowListGuard::CheckPciRead(const PciAddress& fn,
+                                          uint32_t offset) const {
+  if (options_.allow_unlisted_reads || FindPci(fn, offset) != nullptr) {
+    return absl::OkStatus();
+  }
+  return absl::PermissionDeniedError(fmt::format(
+      "allow-list guard refused reading {}: not an uncore PMON register the "
+      "IvyTown box descriptors name in a PCI function of the topology{}",
+      PciWhere(fn, offset), kReadHint));
+}
+
+absl::Status AllowListGuard::ReadMsr(int cpu, uint32_t msr, uint64_t* value) {
+  absl::Status status = CheckMsrRead(cpu, msr);
+  if (!status.ok()) return status;
+  return wrapped_->ReadMsr(cpu, msr, value);
+}
+
+absl::Status AllowListGuard::WriteMsr(int cpu, uint32_t msr, uint64_t value) {
+  absl::Status status = CheckMsrWrite(cpu, msr, value);
+  if (!status.ok()) return status;
+  return wrapped_->WriteMsr(cpu, msr, value);
+}
+
+absl::Status AllowListGuard::ReadPci(const PciAddress& fn, uint32_t offset,
+                                     uint32_t* value) {
+  absl::Status status = CheckPciRead(fn, offset);
+  if (!status.ok()) return status;
+  return wrapped_->ReadPci(fn, offset, value);
+}
+
+absl::Status AllowListGuard::WritePci(const PciAddress& fn, uint32_t offset,
+                                      uint32_t value) {
+  absl::Status status = CheckPciWrite(fn, offset, value);
+  if (!status.ok()) return status;
+  return wrapped_->WritePci(fn, offset, value);
+}
+
+absl::Status AllowListGuard::ReadMsrBatch(std::span<MsrRead> reads) {
+  bool all_allowed = true;
+  for (const MsrRead& read : reads) {
+    if (!CheckMsrRead(read.cpu, read.msr).ok()) {
+      all_allowed = false;
+      break;
+    }
+  }
+  if (all_allowed) return wrapped_->ReadMsrBatch(reads);
+
+  // Some are refused: pass the others on, then report in the caller's order.
+  std::vector<MsrRead> allowed;
+  std::vector<size_t> where;
+  for (size_t i = 0; i < reads.size(); ++i) {
+    reads[i].status = CheckMsrRead(reads[i].cpu, reads[i].msr);
+    if (reads[i].status.ok()) {
+      allowed.push_back(reads[i]);
+      where.push_back(i);
+    }
+  }
+  if (!allowed.empty()) {
+    (void)wrapped_->ReadMsrBatch(std::span<MsrRead>(allowed));
+    for (size_t k = 0; k < allowed.size(); ++k) {
+      reads[where[k]].value = allowed[k].value;
+      reads[where[k]].status = allowed[k].status;
+    }
+  }
+  for (const MsrRead& read : reads) {
+    if (!read.status.ok()) return read.status;
+  }
+  return absl::OkStatus();
+}
+
+std::vector<AllowedRegister> AllowListGuard::AllowedRegisters() const {
+  std::vector<AllowedRegister> out;
+  out.reserve(msrs_.size() + pci_.size());
+  for (const auto& [key, reg] : msrs_) out.push_back(reg);
+  for (const auto& [key, reg] : pci_) out.push_back(reg);
+  std::sort(out.begin(), out.end(),
+            [](const AllowedRegister& a, const AllowedRegister& b) {
+              return std::tie(a.socket, a.space, a.function, a.address) <
+                     std::tie(b.socket, b.space, b.function, b.address);
+            });
+  return out;
+}
+
+}  // namespace uncore::registers

@@ -1,0 +1,152 @@
+// AllowListGuard: a RegisterSpace that lets through only the registers the
+// IvyTown box descriptors name, on the CPUs and PCI functions the topology
+// gives each socket.  It sits in the register layer, below everything else.
+//
+//   RecordingRegisterSpace raw;                     // or LinuxRegisterSpace
+//   AllowListGuard guard(&raw, SimulatedTopology(2));
+//   guard.WriteMsr(0, 0x0D10, 0x00400137);          // CBo0 CTL0: ok
+//   guard.WriteMsr(0, 0x0010, 0);                   // TSC: PermissionDenied
+//   guard.WriteMsr(0, 0x0D10, 0x00100000);          // rsv bit 20: refused
+//
+// The allow-list, per socket: U_MSR_PMON_GLOBAL_CTL/STATUS/CONFIG; for every
+// present box instance its box control and box status, counter controls,
+// counter data (PCI: both dwords), filter registers (QPI: in the mask/match
+// function, when the topology has it) and fixed counter control and data.
+// MSRs are allowed on every CPU of the socket (and its msr_cpu); PCI
+// registers only in the socket's own functions.
+//
+// Writes are checked against the register's writable bits too:
+//   counter control      BoxDescriptor::control_writable_mask (engine bits
+//                        en, rst, ov_en, q_occ_rst included)
+//   filter               FilterRegisterDescriptor::writable_mask
+//   box control          frz | rst_ctrs | rst_ctrl | must_write_one
+//   box status           box_status_writable_mask (RW1C overflow bits)
+//   global control       kGlobal.global_control_writable_mask
+//   global status        kGlobal.global_status_writable_mask
+//   global config        bits 31:0 (the manual's field table is missing)
+//   fixed control        FixedCounterDescriptor::control_writable_mask
+//   counter data         any value below 2^width (PCI: low dword any 32-bit
+//                        value, high dword the bits above 32 of the width)
+// A refused write returns PermissionDenied and never reaches the wrapped
+// space.  Reads of registers not on the list are refused too (strict by
+// default: nothing the SDK needs lies outside it); Options::
+// allow_unlisted_reads lets them through.
+//
+// Guarantees: the allow-list is built once, at construction; every check is
+// an O(1) hash lookup, with no allocation and no lock unless it fails.
+// Thread-safe when the wrapped space is.
+#ifndef UNCORE_SDK_REGISTERS_ALLOWLIST_GUARD_H_
+#define UNCORE_SDK_REGISTERS_ALLOWLIST_GUARD_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/registers/register_space.h"
+#include "sdk/registers/topology.h"
+
+namespace uncore::registers {
+
+// What an allowed register is.
+enum class RegisterRole : uint8_t {
+  kGlobalControl,
+  kGlobalStatus,
+  kGlobalConfig,
+  kBoxControl,
+  kBoxStatus,
+  kCounterControl,
+  kCounter,      // MSR counter, or the low dword of a PCI counter
+  kCounterHigh,  // the high dword of a PCI counter
+  kFilter,
+  kFixedControl,
+  kFixedCounter,      // MSR fixed counter, or the low dword of a PCI one
+  kFixedCounterHigh,  // the high dword of a PCI fixed counter
+};
+
+struct AllowedRegister {
+  ivytown::AccessSpace space = ivytown::AccessSpace::kMsr;
+  int socket = 0;
+  PciAddress function;   // PCI registers: the function holding it
+  uint32_t address = 0;  // MSR number or PCI config offset
+  RegisterRole role = RegisterRole::kCounter;
+  ivytown::BoxType box = ivytown::BoxType::kUbox;  // U-Box for global roles
+  int instance = 0;
+  int index = 0;               // counter or filter index
+  uint64_t writable_mask = 0;  // bits a write may set
+
+  // "CBo3 counter control 0", "U_MSR_PMON_GLOBAL_CTL",
+  // "QPI port 0 filter Q_Py_PCI_PMON_PKT_MATCH0".
+  std::string Name() const;
+  // Name() plus where: "CBo3 counter control 0 (MSR 0xd70, socket 0)".
+  std::string Describe() const;
+};
+
+class AllowListGuard : public RegisterSpace {
+ public:
+  struct Options {
+    // Let reads of registers not on the allow-list through.
+    bool allow_unlisted_reads = false;
+  };
+
+  // `wrapped` must outlive the guard.
+  AllowListGuard(RegisterSpace* wrapped, const Topology& topology);
+  AllowListGuard(RegisterSpace* wrapped, const Topology& topology,
+                 Options options);
+  // The guard owns `wrapped`.
+  AllowListGuard(std::unique_ptr<RegisterSpace> wrapped,
+                 const Topology& topology, Options options);
+  AllowListGuard(std::unique_ptr<RegisterSpace> wrapped,
+                 const Topology& topology);
+  AllowListGuard(const AllowListGuard&) = delete;
+  AllowListGuard& operator=(const AllowListGuard&) = delete;
+
+  absl::Status ReadMsr(int cpu, uint32_t msr, uint64_t* value) override;
+  absl::Status WriteMsr(int cpu, uint32_t msr, uint64_t value) override;
+  absl::Status ReadPci(const PciAddress& fn, uint32_t offset,
+                       uint32_t* value) override;
+  absl::Status WritePci(const PciAddress& fn, uint32_t offset,
+                        uint32_t value) override;
+  // Checks every read, then hands the allowed ones to the wrapped space's
+  // ReadMsrBatch (one system call where it has one).
+  absl::Status ReadMsrBatch(std::span<MsrRead> reads) override;
+
+  // The verdicts, without touching the wrapped space.
+  absl::Status CheckMsrWrite(int cpu, uint32_t msr, uint64_t value) const;
+  absl::Status CheckPciWrite(const PciAddress& fn, uint32_t offset,
+                             uint32_t value) const;
+  absl::Status CheckMsrRead(int cpu, uint32_t msr) const;
+  absl::Status CheckPciRead(const PciAddress& fn, uint32_t offset) const;
+
+  // The allow-list: MSRs once per socket (they hold on every CPU of it),
+  // sorted by socket, space, function and address.
+  std::vector<AllowedRegister> AllowedRegisters() const;
+
+  RegisterSpace* wrapped() const { return wrapped_; }
+
+ private:
+  using PciKey = std::pair<PciAddress, uint32_t>;
+  using MsrKey = std::pair<int, uint32_t>;  // (socket, msr)
+
+  void Build(const Topology& topology);
+  void AddMsr(const AllowedRegister& reg);
+  void AddPci(const AllowedRegister& reg);
+  const AllowedRegister* FindMsr(int cpu, uint32_t msr) const;
+  const AllowedRegister* FindPci(const PciAddress& fn, uint32_t offset) const;
+
+  std::unique_ptr<RegisterSpace> owned_;
+  RegisterSpace* wrapped_;
+  Options options_;
+  absl::flat_hash_map<int, int> socket_of_cpu_;
+  absl::flat_hash_map<MsrKey, AllowedRegister> msrs_;
+  absl::flat_hash_map<PciKey, AllowedRegister> pci_;
+};
+
+}  // namespace uncore::registers
+
+#endif  // UNCORE_SDK_REGISTERS_ALLOWLIST_GUARD_H_

@@ -1,0 +1,482 @@
+#include "sdk/registers/topology.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fmt/format.h"
+#include "sdk/common/text.h"
+#include "sdk/ivytown/box_descriptors.h"
+
+namespace uncore::registers {
+namespace {
+
+namespace fs = std::filesystem;
+using ivytown::AccessSpace;
+using ivytown::BoxDescriptor;
+using ivytown::BoxType;
+using ivytown::InstanceDescriptor;
+
+constexpr uint16_t kIntelVendor = 0x8086;
+constexpr uint16_t kUboxDeviceId = 0x0e1e;  // bus-to-node registers
+constexpr uint32_t kUboxNodeIdOffset = 0x40;
+constexpr uint32_t kUboxNodeMapOffset = 0x54;
+constexpr int kMaxCbos = 15;
+
+std::optional<uint64_t> ParseUnsigned(std::string_view text, int base) {
+  text = StripWhitespace(text);
+  if (base == 16 && text.size() > 2 && text[0] == '0' &&
+      (text[1] == 'x' || text[1] == 'X')) {
+    text.remove_prefix(2);
+  }
+  if (text.empty()) return std::nullopt;
+  uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value, base);
+  if (ec != std::errc() || ptr != end) return std::nullopt;
+  return value;
+}
+
+// The whole of a file, or nullopt (with errno in *error) when it cannot be
+// read.  /proc and /sys files report size 0, so read until EOF.
+std::optional<std::string> ReadSmallFile(const fs::path& path,
+                                         int* error = nullptr) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (error != nullptr) *error = errno;
+    return std::nullopt;
+  }
+  std::string text;
+  char buffer[4096];
+  while (true) {
+    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      if (error != nullptr) *error = errno;
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
+std::optional<uint64_t> ReadNumber(const fs::path& path, int base) {
+  std::optional<std::string> text = ReadSmallFile(path);
+  if (!text) return std::nullopt;
+  return ParseUnsigned(*text, base);
+}
+
+// "0-3,8,10-11" -> {0,1,2,3,8,10,11}; nullopt when malformed.
+std::optional<std::set<int>> ParseCpuList(std::string_view text) {
+  std::set<int> cpus;
+  for (std::string_view piece : Split(StripWhitespace(text), ',', true)) {
+    std::vector<std::string_view> range = Split(piece, '-');
+    if (range.size() > 2) return std::nullopt;
+    std::optional<uint64_t> lo = ParseUnsigned(range[0], 10);
+    std::optional<uint64_t> hi =
+        range.size() == 2 ? ParseUnsigned(range[1], 10) : lo;
+    if (!lo || !hi || *lo > *hi || *hi > 1'000'000) return std::nullopt;
+    for (uint64_t c = *lo; c <= *hi; ++c) cpus.insert(static_cast<int>(c));
+  }
+  return cpus;
+}
+
+// "SSSS:BB:DD.F" -> PciAddress.
+std::optional<PciAddress> ParsePciName(std::string_view name) {
+  std::vector<std::string_view> parts = Split(name, ':');
+  if (parts.size() != 3) return std::nullopt;
+  std::vector<std::string_view> devfn = Split(parts[2], '.');
+  if (devfn.size() != 2) return std::nullopt;
+  std::optional<uint64_t> segment = ParseUnsigned(parts[0], 16);
+  std::optional<uint64_t> bus = ParseUnsigned(parts[1], 16);
+  std::optional<uint64_t> device = ParseUnsigned(devfn[0], 16);
+  std::optional<uint64_t> function = ParseUnsigned(devfn[1], 16);
+  if (!segment || !bus || !device || !function || *segment > 0xffff ||
+      *bus > 0xff || *device > 0x1f || *function > 7) {
+    return std::nullopt;
+  }
+  return PciAddress{.segment = static_cast<uint16_t>(*segment),
+                    .bus = static_cast<uint8_t>(*bus),
+                    .device = static_cast<uint8_t>(*device),
+                    .function = static_cast<uint8_t>(*function)};
+}
+
+// A PCI box function of the descriptors, identified by its device id.
+struct KnownFunction {
+  BoxType box;
+  int instance;
+  bool aux;
+};
+
+std::optional<KnownFunction> IdentifyFunction(uint16_t device_id) {
+  for (const BoxDescriptor& box : ivytown::AllBoxes()) {
+    if (box.space != AccessSpace::kPci) continue;
+    for (int n = 0; n < box.num_instances(); ++n) {
+      const InstanceDescriptor& in = box.instances[n];
+      if (in.pmon.present() && in.pmon.device_id == device_id) {
+        return KnownFunction{box.type, n, false};
+      }
+      if (in.aux.present() && in.aux.device_id == device_id) {
+        return KnownFunction{box.type, n, true};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// Every PCI box instance of the descriptors, with no function found yet.
+std::vector<SocketTopology::PciInstance> EmptyPciInstances() {
+  std::vector<SocketTopology::PciInstance> out;
+  for (const BoxDescriptor& box : ivytown::AllBoxes()) {
+    if (box.space != AccessSpace::kPci) continue;
+    for (int n = 0; n < box.num_instances(); ++n) {
+      out.push_back(SocketTopology::PciInstance{
+          .box = box.type, .instance = n, .pmon = {}, .aux = {}});
+    }
+  }
+  return out;
+}
+
+// One dword of a PCI function's config file, or nullopt (non-root users see
+// only the first 64 bytes).
+std::optional<uint32_t> ReadConfigDword(const fs::path& config,
+                                        uint32_t offset) {
+  const int fd = ::open(config.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  uint32_t value = 0;
+  const ssize_t n = ::pread(fd, &value, sizeof(value), offset);
+  ::close(fd);
+  if (n != static_cast<ssize_t>(sizeof(value))) return std::nullopt;
+  return value;
+}
+
+// The package id a U-Box's node-id registers name, or nullopt.
+std::optional<int> UboxPackage(const fs::path& function_dir) {
+  const fs::path config = function_dir / "config";
+  std::optional<uint32_t> node = ReadConfigDword(config, kUboxNodeIdOffset);
+  std::optional<uint32_t> map = ReadConfigDword(config, kUboxNodeMapOffset);
+  if (!node || !map) return std::nullopt;
+  const uint32_t local = *node & 0x7;
+  for (int i = 0; i < 8; ++i) {
+    if (((*map >> (3 * i)) & 0x7) == local) return i;
+  }
+  return std::nullopt;
+}
+
+struct CpuFacts {
+  int cpu;
+  int package;
+  int core;
+};
+
+absl::StatusOr<std::vector<CpuFacts>> ReadCpus(const fs::path& cpu_root) {
+  std::optional<std::set<int>> online;
+  if (std::optional<std::string> text = ReadSmallFile(cpu_root / "online")) {
+    online = ParseCpuList(*text);
+  }
+  std::vector<CpuFacts> cpus;
+  std::error_code ec;
+  for (fs::directory_iterator it(cpu_root, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() < 4 || name.compare(0, 3, "cpu") != 0) continue;
+    std::optional<uint64_t> cpu =
+        ParseUnsigned(std::string_view(name).substr(3), 10);
+    if (!cpu || *cpu > 1'000'000) continue;
+    if (online && !online->contains(static_cast<int>(*cpu))) continue;
+    const fs::path topology = it->path() / "topology";
+    std::optional<uint64_t> package =
+        ReadNumber(topology / "physical_package_id", 10);
+    std::optional<uint64_t> core = ReadNumber(topology / "core_id", 10);
+    if (!package) continue;  // offline, or no topology exported
+    cpus.push_back(CpuFacts{static_cast<int>(*cpu), static_cast<int>(*package),
+                            core ? static_cast<int>(*core) : -1});
+  }
+  if (ec) {
+    return absl::NotFoundError(fmt::format(
+        "cannot list CPUs in {}: {}; pass the sysfs mount point (normally "
+        "/sys) as the sysfs root",
+        cpu_root.string(), ec.message()));
+  }
+  if (cpus.empty()) {
+    return absl::NotFoundError(fmt::format(
+        "no online CPU with a topology/physical_package_id under {}; pass the "
+        "sysfs mount point (normally /sys) as the sysfs root",
+        cpu_root.string()));
+  }
+  std::sort(cpus.begin(), cpus.end(),
+            [](const CpuFacts& a, const CpuFacts& b) { return a.cpu < b.cpu; });
+  return cpus;
+}
+
+// The uncore PCI functions of one bus.
+struct BusGroup {
+  std::vector<std::pair<KnownFunction, PciAddress>> functions;
+  std::optional<fs::path> ubox_dir;
+};
+
+std::map<std::pair<uint16_t, uint8_t>, BusGroup> ReadPciFunctions(
+    const fs::path& pci_root) {
+  std::map<std::pair<uint16_t, uint8_t>, BusGroup> buses;
+  std::error_code ec;
+  for (fs::directory_iterator it(pci_root, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    std::optional<PciAddress> address =
+        ParsePciName(it->path().filename().string());
+    if (!address) continue;
+    std::optional<uint64_t> vendor = ReadNumber(it->path() / "vendor", 16);
+    std::optional<uint64_t> device = ReadNumber(it->path() / "device", 16);
+    if (!vendor || !device || *vendor != kIntelVendor || *device > 0xffff) {
+      continue;
+    }
+    const auto key = std::make_pair(address->segment, address->bus);
+    if (*device == kUboxDeviceId) {
+      buses[key].ubox_dir = it->path();
+      continue;
+    }
+    if (std::optional<KnownFunction> known =
+            IdentifyFunction(static_cast<uint16_t>(*device))) {
+      buses[key].functions.emplace_back(*known, *address);
+    }
+  }
+  return buses;
+}
+
+// The socket of each bus (-1: none), in `buses` order.  Like the kernel's
+// snbep_pci2phy_map_init: a bus with a U-Box gets the package its node-id
+// registers name, when every U-Box's can be read and they are distinct;
+// otherwise U-Box buses go to sockets in ascending (segment, bus) order.  A
+// bus without a U-Box (the IRP, D5:F6, lives on the socket's IIO bus, e.g.
+// 0x00 or 0x80) takes the socket of the nearest U-Box bus above it in its
+// segment.  With no U-Box at all, buses go to sockets in ascending order.
+std::vector<int> MapBusesToSockets(
+    const std::map<std::pair<uint16_t, uint8_t>, BusGroup>& buses,
+    const std::map<int, int>& socket_of_package, int num_sockets) {
+  std::vector<const BusGroup*> groups;
+  std::vector<uint16_t> segments;
+  for (const auto& [key, group] : buses) {
+    groups.push_back(&group);
+    segments.push_back(key.first);
+  }
+  std::vector<int> socket(groups.size(), -1);
+  std::vector<size_t> anchors;  // groups with a U-Box, ascending
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (groups[g]->ubox_dir) anchors.push_back(g);
+  }
+  if (anchors.empty()) {
+    for (size_t g = 0;
+         g < groups.size() && g < static_cast<size_t>(num_sockets); ++g) {
+      socket[g] = static_cast<int>(g);
+    }
+    return socket;
+  }
+  bool by_node_id = true;
+  std::set<int> packages;
+  for (size_t a : anchors) {
+    std::optional<int> package = UboxPackage(*groups[a]->ubox_dir);
+    if (!package || !packages.insert(*package).second) {
+      by_node_id = false;
+      break;
+    }
+    auto it = socket_of_package.find(*package);
+    // A package with no online CPU has no socket: its buses are ignored.
+    socket[a] = it == socket_of_package.end() ? -1 : it->second;
+  }
+  if (!by_node_id) {
+    for (size_t i = 0; i < anchors.size(); ++i) {
+      socket[anchors[i]] = i < static_cast<size_t>(num_sockets)
+                               ? static_cast<int>(i)
+                               : -1;  // more U-Boxes than sockets: ignored
+    }
+  }
+  // Buses without a U-Box, from the top down within each segment.
+  int above = -1;  // the socket of the nearest U-Box bus above, -1: none
+  for (size_t g = groups.size(); g-- > 0;) {
+    if (g + 1 < groups.size() && segments[g + 1] != segments[g]) above = -1;
+    if (groups[g]->ubox_dir) {
+      above = socket[g];
+    } else {
+      socket[g] = above;
+    }
+  }
+  return socket;
+}
+
+}  // namespace
+
+const SocketTopology::PciInstance* SocketTopology::FindPci(ivytown::BoxType box,
+                                                           int instance) const {
+  for (const PciInstance& p : pci) {
+    if (p.box == box && p.instance == instance) return &p;
+  }
+  return nullptr;
+}
+
+bool SocketTopology::HasInstance(ivytown::BoxType box, int instance) const {
+  const BoxDescriptor& desc = ivytown::Box(box);
+  if (instance < 0 || instance >= desc.num_instances()) return false;
+  if (desc.space == AccessSpace::kMsr) {
+    return box != BoxType::kCbo || instance < num_cbos;
+  }
+  const PciInstance* p = FindPci(box, instance);
+  return p != nullptr && p->pmon.has_value();
+}
+
+std::string CpuIdentity::ToString() const {
+  return fmt::format("{} family {} model 0x{:x}", vendor, family, model);
+}
+
+bool CpuIdentity::is_ivytown() const {
+  return vendor == "GenuineIntel" && family == 6 && model == 0x3e;
+}
+
+absl::StatusOr<CpuIdentity> ReadCpuIdentity(std::string_view cpuinfo_path) {
+  int error = 0;
+  std::optional<std::string> text =
+      ReadSmallFile(fs::path(std::string(cpuinfo_path)), &error);
+  if (!text) {
+    return absl::NotFoundError(
+        fmt::format("cannot read {}: {}; pass the path of /proc/cpuinfo",
+                    cpuinfo_path, std::strerror(error)));
+  }
+  CpuIdentity id;
+  bool seen_any = false;
+  for (std::string_view line : Split(*text, '\n')) {
+    line = StripWhitespace(line);
+    if (line.empty()) {
+      if (seen_any) break;  // the end of the first CPU's block
+      continue;
+    }
+    const size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    const std::string_view key = StripWhitespace(line.substr(0, colon));
+    const std::string_view value = StripWhitespace(line.substr(colon + 1));
+    seen_any = true;
+    if (key == "vendor_id" && id.vendor.empty()) {
+      id.vendor = std::string(value);
+    } else if (key == "cpu family") {
+      if (std::optional<uint64_t> v = ParseUnsigned(value, 10)) {
+        id.family = static_cast<int>(std::min<uint64_t>(*v, 1 << 20));
+      }
+    } else if (key == "model") {
+      if (std::optional<uint64_t> v = ParseUnsigned(value, 10)) {
+        id.model = static_cast<int>(std::min<uint64_t>(*v, 1 << 20));
+      }
+    }
+  }
+  if (id.vendor.empty()) id.vendor = "unknown";
+  return id;
+}
+
+PciAddress SimulatedPciAddress(int socket, uint8_t device, uint8_t function) {
+  static constexpr uint8_t kBuses[] = {0x7f, 0xff, 0x3f, 0xbf};
+  const int s = std::max(socket, 0);
+  return PciAddress{.segment = static_cast<uint16_t>(s / 4),
+                    .bus = kBuses[s % 4],
+                    .device = device,
+                    .function = function};
+}
+
+Topology SimulatedTopology(int sockets, int cpus_per_socket) {
+  cpus_per_socket = std::max(cpus_per_socket, 1);
+  Topology t;
+  t.cpu_model = CpuIdentity{"GenuineIntel", 6, 0x3e}.ToString();
+  t.is_ivytown = true;
+  for (int s = 0; s < sockets; ++s) {
+    SocketTopology socket;
+    socket.socket = s;
+    socket.msr_cpu = s * cpus_per_socket;
+    for (int c = 0; c < cpus_per_socket; ++c) {
+      socket.cpus.push_back(s * cpus_per_socket + c);
+    }
+    socket.num_cbos = kMaxCbos;
+    socket.pci = EmptyPciInstances();
+    for (SocketTopology::PciInstance& p : socket.pci) {
+      const InstanceDescriptor& in = ivytown::Box(p.box).instances[p.instance];
+      p.pmon = SimulatedPciAddress(s, in.pmon.device, in.pmon.function);
+      // Every aux function is present in the simulator, QPI port 2's
+      // (D24:F6, no known device id) included.
+      if (in.aux.device != 0) {
+        p.aux = SimulatedPciAddress(s, in.aux.device, in.aux.function);
+      }
+    }
+    t.sockets.push_back(std::move(socket));
+  }
+  return t;
+}
+
+absl::StatusOr<Topology> DiscoverTopology(std::string_view sysfs_root,
+                                          std::string_view cpuinfo_path) {
+  const fs::path root{std::string(sysfs_root)};
+  absl::StatusOr<CpuIdentity> id = ReadCpuIdentity(cpuinfo_path);
+  if (!id.ok()) return id.status();
+  absl::StatusOr<std::vector<CpuFacts>> cpus =
+      ReadCpus(root / "devices" / "system" / "cpu");
+  if (!cpus.ok()) return cpus.status();
+
+  Topology t;
+  t.cpu_model = id->ToString();
+  t.is_ivytown = id->is_ivytown();
+
+  // Sockets, in package-id order.
+  std::map<int, int> socket_of_package;
+  for (const CpuFacts& c : *cpus) socket_of_package.emplace(c.package, 0);
+  for (auto& [package, socket] : socket_of_package) {
+    socket = static_cast<int>(t.sockets.size());
+    SocketTopology s;
+    s.socket = socket;
+    s.pci = EmptyPciInstances();
+    t.sockets.push_back(std::move(s));
+  }
+  std::vector<std::set<int>> cores(t.sockets.size());
+  for (const CpuFacts& c : *cpus) {
+    const int s = socket_of_package.at(c.package);
+    t.sockets[s].cpus.push_back(c.cpu);  // ascending: cpus are sorted
+    cores[s].insert(c.core >= 0 ? c.core : c.cpu);
+  }
+  for (size_t s = 0; s < t.sockets.size(); ++s) {
+    t.sockets[s].msr_cpu = t.sockets[s].cpus.front();
+    t.sockets[s].num_cbos =
+        std::min(static_cast<int>(cores[s].size()), kMaxCbos);
+  }
+
+  // PCI functions: the socket's uncore bus and its IIO bus (IRP).
+  const std::map<std::pair<uint16_t, uint8_t>, BusGroup> buses =
+      ReadPciFunctions(root / "bus" / "pci" / "devices");
+  std::vector<const BusGroup*> groups;
+  for (const auto& [key, group] : buses) groups.push_back(&group);
+  const std::vector<int> socket_of_group = MapBusesToSockets(
+      buses, socket_of_package, static_cast<int>(t.sockets.size()));
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (socket_of_group[g] < 0) continue;
+    SocketTopology& socket = t.sockets[socket_of_group[g]];
+    for (const auto& [known, address] : groups[g]->functions) {
+      for (SocketTopology::PciInstance& p : socket.pci) {
+        if (p.box != known.box || p.instance != known.instance) continue;
+        (known.aux ? p.aux : p.pmon) = address;
+      }
+    }
+  }
+  return t;
+}
+
+}  // namespace uncore::registers

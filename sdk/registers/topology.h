@@ -1,0 +1,101 @@
+// Topology: the discovered facts about a machine's uncore: which sockets
+// exist, one CPU per socket to address its MSRs, and each socket's PCI
+// functions for every PCI box instance.  Never written into the box
+// descriptors, which stay pure data.
+//
+//   absl::StatusOr<Topology> t = DiscoverTopology(sysfs_root);   // Linux
+//   Topology sim = SimulatedTopology(/*sockets=*/2);             // simulator
+//   const SocketTopology::PciInstance* imc0 =
+//       t->sockets[0].FindPci(BoxType::kImc, 0);   // imc0->pmon: 0000:7f:10.4
+//
+// Guarantees: discovery only reads files; it never writes.
+#ifndef UNCORE_SDK_REGISTERS_TOPOLOGY_H_
+#define UNCORE_SDK_REGISTERS_TOPOLOGY_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/registers/register_space.h"
+
+namespace uncore::registers {
+
+struct SocketTopology {
+  int socket = 0;
+  int msr_cpu = 0;        // a CPU of this socket, for its MSRs
+  std::vector<int> cpus;  // every online CPU of the socket
+  int num_cbos = 0;       // CBos present (<= 15)
+  // PCI functions found on this socket: per box type, per instance, the PMON
+  // function and the auxiliary function (QPI mask/match); absent ones are
+  // nullopt.
+  struct PciInstance {
+    ivytown::BoxType box;
+    int instance = 0;
+    std::optional<PciAddress> pmon;
+    std::optional<PciAddress> aux;
+  };
+  std::vector<PciInstance> pci;
+
+  const PciInstance* FindPci(ivytown::BoxType box, int instance) const;
+  // Whether instance `instance` of `box` exists on this socket: MSR boxes
+  // by the descriptors (CBos: instance < num_cbos), PCI boxes when their PMON
+  // function was found.
+  bool HasInstance(ivytown::BoxType box, int instance) const;
+};
+
+struct Topology {
+  std::vector<SocketTopology> sockets;
+  std::string cpu_model;  // "GenuineIntel family 6 model 0x3e", from cpuinfo
+  bool is_ivytown = false;
+};
+
+// The processor as /proc/cpuinfo names it (its first CPU).
+struct CpuIdentity {
+  std::string vendor;  // "GenuineIntel"; "unknown" when cpuinfo has none
+  int family = 0;
+  int model = 0;
+
+  // "GenuineIntel family 6 model 0x3e".
+  std::string ToString() const;
+  // GenuineIntel family 6 model 0x3e (Xeon E5 v2 / E7 v2).
+  bool is_ivytown() const;
+};
+
+// Reads vendor_id, cpu family and model of the first CPU listed in
+// `cpuinfo_path`.  NotFound when the file cannot be read.
+absl::StatusOr<CpuIdentity> ReadCpuIdentity(
+    std::string_view cpuinfo_path = "/proc/cpuinfo");
+
+// The PCI address SimulatedTopology gives device:function on `socket`:
+// segment socket / 4, bus 0x7f, 0xff, 0x3f, 0xbf for socket % 4 = 0..3.
+PciAddress SimulatedPciAddress(int socket, uint8_t device, uint8_t function);
+
+// A machine with `sockets` IvyTown sockets, every box instance present, PCI
+// bus 0x7f for socket 0, 0xff for socket 1, ... (what SimulatedUncore
+// answers to).
+Topology SimulatedTopology(int sockets, int cpus_per_socket = 2);
+
+// Reads /proc/cpuinfo-equivalent facts and PCI devices under `sysfs_root`
+// (normally "/sys"): sockets from devices/system/cpu/cpu*/topology/
+// physical_package_id (online CPUs only), uncore PCI functions by vendor
+// 0x8086 and the device ids of the box descriptors, grouped by bus.  A
+// U-Box bus (device 0x0e1e) is given to a socket by the U-Box's node-id
+// registers (config 0x40 and 0x54, readable by root only) when every U-Box's
+// can be read and they are distinct; otherwise U-Box buses go to sockets in
+// ascending (segment, bus) order.  A bus without a U-Box (the IRP lives on
+// the socket's IIO bus, 0x00 / 0x80) takes the socket of the nearest U-Box
+// bus above it in the same segment.  num_cbos is the number of distinct
+// cores of the socket, at most 15.  Sockets are numbered 0..n-1 in
+// physical_package_id order.  A machine that is not IvyTown gives a topology
+// with is_ivytown == false (and usually no PCI functions), not an error.
+absl::StatusOr<Topology> DiscoverTopology(
+    std::string_view sysfs_root = "/sys",
+    std::string_view cpuinfo_path = "/proc/cpuinfo");
+
+}  // namespace uncore::registers
+
+#endif  // UNCORE_SDK_REGISTERS_TOPOLOGY_H_

@@ -1,0 +1,381 @@
+// The human table (see report.h for the layout rules).
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "fmt/format.h"
+#include "sdk/report/report.h"
+
+namespace uncore::report {
+namespace {
+
+constexpr std::string_view kSimulatedBanner =
+    "SIMULATED — every count below is made up by the simulator, not measured";
+constexpr std::string_view kColumnGap = "  ";
+
+// A region as the table shows it.
+struct Row {
+  const RegionResult* region = nullptr;
+  std::string label;  // indented, escaped name (or path)
+};
+
+// Regions in tree order: each right after its parent, siblings in Results
+// order.  A region's parent is the one whose path is the region's path
+// without "/name" and whose depth is one less.
+std::vector<Row> TreeOrder(const std::vector<RegionResult>& regions) {
+  const size_t n = regions.size();
+  std::unordered_map<std::string_view, size_t> by_path;  // first with a path
+  for (size_t i = 0; i < n; ++i) by_path.try_emplace(regions[i].path, i);
+  std::vector<int> parent(n, -1);
+  for (size_t i = 0; i < n; ++i) {
+    const RegionResult& r = regions[i];
+    if (r.depth <= 0 || r.path.size() <= r.name.size() ||
+        !r.path.ends_with(r.name) ||
+        r.path[r.path.size() - r.name.size() - 1] != '/') {
+      continue;
+    }
+    const std::string_view path = r.path;
+    const std::string_view parent_path =
+        path.substr(0, path.size() - r.name.size() - 1);
+    const auto it = by_path.find(parent_path);
+    if (it != by_path.end() && regions[it->second].depth == r.depth - 1) {
+      parent[i] = static_cast<int>(it->second);
+    }
+  }
+  std::vector<std::vector<size_t>> children(n);
+  std::vector<size_t> roots;
+  for (size_t i = 0; i < n; ++i) {
+    if (parent[i] < 0) {
+      roots.push_back(i);
+    } else {
+      children[static_cast<size_t>(parent[i])].push_back(i);
+    }
+  }
+  std::vector<Row> rows;
+  rows.reserve(n);
+  // Depth-first, with an explicit stack: no recursion however deep the nesting.
+  std::vector<size_t> stack(roots.rbegin(), roots.rend());
+  while (!stack.empty()) {
+    const size_t i = stack.back();
+    stack.pop_back();
+    const RegionResult& r = regions[i];
+    const std::string indent(2 * static_cast<size_t>(std::max(r.depth, 0)),
+                             ' ');
+    const std::string& shown = parent[i] < 0 && r.depth > 0 ? r.path : r.name;
+    rows.push_back({&r, indent + EscapeForTable(shown)});
+    stack.insert(stack.end(), children[i].rbegin(), children[i].rend());
+  }
+  return rows;
+}
+
+// Columns of text, padded to their widths.
+class Grid {
+ public:
+  // One column per call; `left` aligns its cells left.
+  void AddColumn(std::string header, bool left) {
+    widths_.push_back(DisplayWidth(header));
+    columns_.push_back({std::move(header), left});
+  }
+  void AddRow(std::vector<std::string> cells) {
+    cells.resize(columns_.size());
+    for (size_t c = 0; c < cells.size(); ++c) {
+      widths_[c] = std::max(widths_[c], DisplayWidth(cells[c]));
+    }
+    rows_.push_back(std::move(cells));
+  }
+
+  size_t Width() const {
+    size_t width = 0;
+    for (size_t c = 0; c < widths_.size(); ++c) {
+      width += widths_[c] + (c > 0 ? kColumnGap.size() : 0);
+    }
+    return width;
+  }
+
+  void Render(std::string* out) const {
+    std::vector<std::string> headers;
+    for (const Column& column : columns_) headers.push_back(column.header);
+    RenderLine(headers, out);
+    *out += std::string(Width(), '-') + "\n";
+    for (const auto& row : rows_) RenderLine(row, out);
+  }
+
+ private:
+  struct Column {
+    std::string header;
+    bool left = false;
+  };
+
+  void RenderLine(const std::vector<std::string>& cells,
+                  std::string* out) const {
+    std::string line;
+    for (size_t c = 0; c < columns_.size(); ++c) {
+      if (c > 0) line += kColumnGap;
+      const std::string pad(widths_[c] - DisplayWidth(cells[c]), ' ');
+      line += columns_[c].left ? cells[c] + pad : pad + cells[c];
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    *out += line + "\n";
+  }
+
+  std::vector<Column> columns_;
+  std::vector<size_t> widths_;  // display width of each column
+  std::vector<std::vector<std::string>> rows_;
+};
+
+std::string Banner() {
+  const size_t width = DisplayWidth(kSimulatedBanner) + 8;
+  const std::string rule(width, '#');
+  return fmt::format("{}\n### {} ###\n{}\n", rule, kSimulatedBanner, rule);
+}
+
+std::string ShownOrUnknown(const std::string& text) {
+  return text.empty() ? "?" : EscapeForTable(text);
+}
+
+std::string SocketsText(const std::vector<int>& sockets) {
+  if (sockets.empty()) return "none";
+  std::string text;
+  for (size_t i = 0; i < sockets.size(); ++i) {
+    text += fmt::format("{}{}", i > 0 ? "," : "", sockets[i]);
+  }
+  return text;
+}
+
+std::string EventLabel(const EventInfo& event) {
+  return EscapeForTable(event.canonical.empty() ? event.spec : event.canonical);
+}
+
+struct Layout {
+  const Results& results;
+  std::vector<size_t> events;  // shown: not from_metric
+  size_t sockets = 0;          // columns of the per-socket breakdown
+  bool any_estimated = false;
+};
+
+// Socket `s` of the per-socket vectors: its id when known.
+std::string SocketName(const Layout& layout, size_t s) {
+  const std::vector<int>& ids = layout.results.run.sockets;
+  return s < ids.size() ? fmt::format("{}", ids[s]) : fmt::format("#{}", s);
+}
+
+const EventCounts* Counts(const RegionResult& region, size_t e) {
+  return e < region.inclusive.size() ? &region.inclusive[e] : nullptr;
+}
+
+std::string TotalCell(Layout* layout, const RegionResult& region, size_t e) {
+  const EventCounts* counts = Counts(region, e);
+  if (counts == nullptr) return "-";
+  const EventInfo& event = layout->results.events[e];
+  layout->any_estimated |= counts->estimated;
+  return FormatEventValue(counts->total, event.scale, event.unit,
+                          counts->estimated);
+}
+
+std::string SocketCell(Layout* layout, const RegionResult& region, size_t e,
+                       size_t s) {
+  const EventCounts* counts = Counts(region, e);
+  if (counts == nullptr || s >= counts->per_socket.size()) return "-";
+  const EventInfo& event = layout->results.events[e];
+  layout->any_estimated |= counts->estimated;
+  return FormatEventValue(counts->per_socket[s], event.scale, event.unit,
+                          counts->estimated);
+}
+
+std::string MetricCell(const Results& results, const RegionResult& region,
+                       size_t m) {
+  if (m >= region.metrics.size() || !region.metrics[m].valid) return "n/a";
+  return FormatMetricValue(region.metrics[m].value, results.metrics[m].unit);
+}
+
+Grid MainGrid(Layout* layout, const std::vector<Row>& rows) {
+  const Results& results = layout->results;
+  Grid grid;
+  grid.AddColumn("region", /*left=*/true);
+  grid.AddColumn("calls", false);
+  grid.AddColumn("wall", false);
+  for (size_t e : layout->events) {
+    grid.AddColumn(EventLabel(results.events[e]), false);
+  }
+  for (const MetricInfo& metric : results.metrics) {
+    grid.AddColumn(EscapeForTable(metric.name), false);
+  }
+  for (const Row& row : rows) {
+    const RegionResult& region = *row.region;
+    std::vector<std::string> cells = {row.label, GroupDigits(region.calls),
+                                      FormatDuration(region.wall_ns)};
+    for (size_t e : layout->events) {
+      cells.push_back(TotalCell(layout, region, e));
+    }
+    for (size_t m = 0; m < results.metrics.size(); ++m) {
+      cells.push_back(MetricCell(results, region, m));
+    }
+    grid.AddRow(std::move(cells));
+  }
+  return grid;
+}
+
+Grid SocketGrid(Layout* layout, const std::vector<Row>& rows) {
+  Grid grid;
+  grid.AddColumn("region", /*left=*/true);
+  grid.AddColumn("socket", false);
+  for (size_t e : layout->events) {
+    grid.AddColumn(EventLabel(layout->results.events[e]), false);
+  }
+  for (const Row& row : rows) {
+    for (size_t s = 0; s < layout->sockets; ++s) {
+      std::vector<std::string> cells = {s == 0 ? row.label : "",
+                                        SocketName(*layout, s)};
+      for (size_t e : layout->events) {
+        cells.push_back(SocketCell(layout, *row.region, e, s));
+      }
+      grid.AddRow(std::move(cells));
+    }
+  }
+  return grid;
+}
+
+// One block per region: a line with calls and times, then one line per event
+// (total, then per socket) and per metric, values aligned across regions.
+void RenderVertical(Layout* layout, const std::vector<Row>& rows,
+                    std::string* out) {
+  const Results& results = layout->results;
+  struct Line {
+    std::string label;
+    std::string value;
+    std::string breakdown;
+  };
+  size_t label_width = 0;
+  size_t value_width = 0;
+  std::vector<std::vector<Line>> blocks;
+  for (const Row& row : rows) {
+    const RegionResult& region = *row.region;
+    std::vector<Line>& lines = blocks.emplace_back();
+    for (size_t e : layout->events) {
+      Line line{EventLabel(results.events[e]), TotalCell(layout, region, e),
+                ""};
+      for (size_t s = 0; layout->sockets > 1 && s < layout->sockets; ++s) {
+        line.breakdown += fmt::format("{}socket {}: {}", s > 0 ? "; " : "",
+                                      SocketName(*layout, s),
+                                      SocketCell(layout, region, e, s));
+      }
+      lines.push_back(std::move(line));
+    }
+    for (size_t m = 0; m < results.metrics.size(); ++m) {
+      lines.push_back({EscapeForTable(results.metrics[m].name),
+                       MetricCell(results, region, m), ""});
+    }
+    for (const Line& line : lines) {
+      // Deeper regions indent their lines more: count that in the label.
+      label_width = std::max(
+          label_width, 2 * static_cast<size_t>(std::max(region.depth, 0)) +
+                           DisplayWidth(line.label));
+      value_width = std::max(value_width, DisplayWidth(line.value));
+    }
+  }
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const RegionResult& region = *rows[r].region;
+    *out += fmt::format(
+        "{}  calls {}, wall {} (min {}, max {})\n", rows[r].label,
+        GroupDigits(region.calls), FormatDuration(region.wall_ns),
+        FormatDuration(region.min_ns), FormatDuration(region.max_ns));
+    const size_t indent = 2 * static_cast<size_t>(std::max(region.depth, 0));
+    for (const Line& line : blocks[r]) {
+      std::string text = fmt::format(
+          "{}{}{}  {}{}", std::string(indent + 4, ' '), line.label,
+          std::string(label_width - indent - DisplayWidth(line.label), ' '),
+          std::string(value_width - DisplayWidth(line.value), ' '), line.value);
+      if (!line.breakdown.empty()) text += "  (" + line.breakdown + ")";
+      *out += text + "\n";
+    }
+  }
+}
+
+void RenderMessages(std::string_view title,
+                    const std::vector<std::string>& messages,
+                    std::string* out) {
+  if (messages.empty()) return;
+  *out += fmt::format("{} ({}):\n", title, messages.size());
+  for (const std::string& message : messages) {
+    *out += fmt::format("  - {}\n", EscapeForTable(message));
+  }
+}
+
+}  // namespace
+
+std::string FormatTable(const Results& results) {
+  const RunInfo& run = results.run;
+  std::string out;
+  out += fmt::format("uncore report: backend {}, host {}, CPU {}, sockets {}\n",
+                     ShownOrUnknown(run.backend), ShownOrUnknown(run.host),
+                     ShownOrUnknown(run.cpu), SocketsText(run.sockets));
+  out += fmt::format("duration {}, time frozen {}",
+                     FormatDuration(run.duration_ns),
+                     FormatDuration(run.frozen_ns));
+  if (run.duration_ns > 0) {
+    out += fmt::format(" ({:.2g}% of the run)",
+                       100.0 * static_cast<double>(run.frozen_ns) /
+                           static_cast<double>(run.duration_ns));
+  }
+  out += "\n";
+  out +=
+      "counts are socket-wide (everything the sockets' boxes saw while a "
+      "region was open) and include child regions\n";
+  if (run.simulated) out += Banner();
+
+  Layout layout{results, {}, 0, false};
+  size_t hidden = 0;
+  for (size_t e = 0; e < results.events.size(); ++e) {
+    if (results.events[e].from_metric) {
+      ++hidden;
+    } else {
+      layout.events.push_back(e);
+    }
+  }
+  layout.sockets = run.sockets.size();
+  for (const RegionResult& region : results.regions) {
+    for (const EventCounts& counts : region.inclusive) {
+      layout.sockets = std::max(layout.sockets, counts.per_socket.size());
+    }
+  }
+
+  const std::vector<Row> rows = TreeOrder(results.regions);
+  out += "\n";
+  if (rows.empty()) {
+    out += "(no regions were recorded)\n";
+  } else {
+    Grid main = MainGrid(&layout, rows);
+    if (main.Width() <= static_cast<size_t>(kMaxTableWidth)) {
+      main.Render(&out);
+      if (layout.sockets > 1 && !layout.events.empty()) {
+        out += "\nper socket:\n";
+        SocketGrid(&layout, rows).Render(&out);
+      }
+    } else {
+      RenderVertical(&layout, rows, &out);
+    }
+  }
+
+  std::string notes;
+  if (layout.any_estimated) {
+    notes += "~ estimated: scaled up from a multiplexed (partial) count\n";
+  }
+  if (hidden > 0) {
+    notes += fmt::format(
+        "{} event{} needed only by metrics not shown (see the JSON or CSV "
+        "report)\n",
+        hidden, hidden == 1 ? "" : "s");
+  }
+  if (!notes.empty()) out += "\n" + notes;
+  if (run.simulated) out += "\n" + Banner();
+  if (!run.errors.empty() || !run.warnings.empty()) out += "\n";
+  RenderMessages("errors", run.errors, &out);
+  RenderMessages("warnings", run.warnings, &out);
+  return out;
+}
+
+}  // namespace uncore::report

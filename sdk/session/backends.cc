@@ -1,0 +1,193 @@
+#include "sdk/session/backends.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fmt/format.h"
+#include "sdk/common/status_macros.h"
+#include "sdk/devices/direct/direct_device.h"
+#include "sdk/devices/direct/open_direct_device.h"
+#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/sim/demo_traffic.h"
+#include "sdk/sim/simulated_uncore.h"
+
+namespace uncore::session {
+namespace {
+
+// No device: regions are not measured.
+class OffBackend : public Backend {
+ public:
+  std::string_view name() const override { return "off"; }
+  devices::Device* device() const override { return nullptr; }
+  absl::Status Stop() override { return absl::OkStatus(); }
+};
+
+// A programmed device the backend owns.
+class DeviceBackend : public Backend {
+ public:
+  DeviceBackend(std::string name, std::unique_ptr<devices::Device> device,
+                bool simulated)
+      : name_(std::move(name)),
+        device_(std::move(device)),
+        simulated_(simulated) {}
+  ~DeviceBackend() override { Stop().IgnoreError(); }
+  std::string_view name() const override { return name_; }
+  bool simulated() const override { return simulated_; }
+  devices::Device* device() const override { return device_.get(); }
+  absl::Status Stop() override {
+    return device_ == nullptr ? absl::OkStatus() : device_->Release();
+  }
+
+ private:
+  std::string name_;
+  std::unique_ptr<devices::Device> device_;
+  bool simulated_;
+};
+
+// The simulator, its demo traffic, and the direct engine on top.
+class SimBackend : public Backend {
+ public:
+  SimBackend(int sockets, bool demo_traffic)
+      : sim_(std::make_unique<sim::SimulatedUncore>(sockets)) {
+    if (demo_traffic) {
+      demo_ = std::make_unique<sim::DemoTrafficModel>(sim_.get());
+      // A memory-bound phase on every socket: 10 GB/s, 500 M LLC lookups/s.
+      demo_->SetActivity(10e9, 500e6);
+    }
+    devices::DirectDevice::Options o;
+    device_ = std::make_unique<devices::DirectDevice>(sim_.get(),
+                                                      sim_->topology(), o);
+  }
+  ~SimBackend() override {
+    Stop().IgnoreError();
+    device_.reset();  // before the simulator it programs
+    demo_.reset();
+  }
+
+  absl::Status Program(const devices::ProgramRequest& request) {
+    UNCORE_RETURN_IF_ERROR(device_->Program(request));
+    if (demo_ != nullptr) demo_->Start();
+    return absl::OkStatus();
+  }
+
+  std::string_view name() const override { return "sim"; }
+  bool simulated() const override { return true; }
+  devices::Device* device() const override { return device_.get(); }
+  absl::Status Stop() override {
+    if (demo_ != nullptr) demo_->Stop();
+    return device_->Release();
+  }
+  sim::SimulatedUncore* simulator() const override { return sim_.get(); }
+  sim::DemoTrafficModel* demo_traffic() const override { return demo_.get(); }
+
+ private:
+  std::unique_ptr<sim::SimulatedUncore> sim_;
+  std::unique_ptr<sim::DemoTrafficModel> demo_;
+  std::unique_ptr<devices::DirectDevice> device_;
+};
+
+int SimSockets(const BackendRequest& request) {
+  int n = std::max(request.sim_sockets, 1);
+  for (int s : request.program.sockets) n = std::max(n, s + 1);
+  return n;
+}
+
+absl::StatusOr<std::unique_ptr<Backend>> OpenDirect(
+    const devices::ProgramRequest& program) {
+  UNCORE_ASSIGN_OR_RETURN(std::unique_ptr<devices::DirectDevice> device,
+                          devices::OpenDirectDevice());
+  UNCORE_RETURN_IF_ERROR(device->Program(program));
+  return std::unique_ptr<Backend>(
+      std::make_unique<DeviceBackend>("direct", std::move(device), false));
+}
+
+absl::StatusOr<std::unique_ptr<Backend>> OpenPerf(
+    const devices::ProgramRequest&) {
+  return absl::UnimplementedError(
+      "the perf backend is not part of this build yet; use "
+      "UNCORE_BACKEND=direct on IvyTown, or sim to try the SDK");
+}
+
+}  // namespace
+
+std::string Backend::InstanceName(const devices::CounterPlacement& p) const {
+  const ivytown::BoxDescriptor& box = ivytown::Box(p.box);
+  if (p.instance >= 0 && p.instance < box.num_instances()) {
+    return std::string(box.instances[p.instance].name);
+  }
+  return fmt::format("{}{}", box.name, p.instance);
+}
+
+EventScale Backend::ScaleOf(int) const { return {}; }
+
+bool Backend::Estimated(int) const { return false; }
+
+absl::StatusOr<OpenedBackend> OpenBackend(BackendRequest request) {
+  OpenedBackend out;
+  const std::string& name = request.name;
+  if (request.device != nullptr) {
+    UNCORE_RETURN_IF_ERROR(request.device->Program(request.program));
+    out.backend = std::make_unique<DeviceBackend>(request.device_name,
+                                                  std::move(request.device),
+                                                  request.device_simulated);
+    return out;
+  }
+  if (request.program.events.empty() && name != "off" &&
+      (name == "sim" || name == "direct" || name == "perf" || name == "auto")) {
+    // Nothing to count: regions get calls and wall time only.
+    out.backend = std::make_unique<DeviceBackend>(name, nullptr, false);
+    return out;
+  }
+  if (name == "off") {
+    out.backend = std::make_unique<OffBackend>();
+    out.warnings.push_back(
+        "backend off: regions were not measured (UNCORE_BACKEND=off)");
+    return out;
+  }
+  if (name == "sim") {
+    auto sim = std::make_unique<SimBackend>(SimSockets(request),
+                                            request.sim_demo_traffic);
+    UNCORE_RETURN_IF_ERROR(sim->Program(request.program));
+    out.backend = std::move(sim);
+    out.warnings.push_back(
+        "backend sim: every count is SIMULATED (a made-up traffic model on a "
+        "simulated IvyTown), not measured on this machine");
+    return out;
+  }
+  if (name == "direct") {
+    UNCORE_ASSIGN_OR_RETURN(out.backend, OpenDirect(request.program));
+    return out;
+  }
+  if (name == "perf") {
+    UNCORE_ASSIGN_OR_RETURN(out.backend, OpenPerf(request.program));
+    return out;
+  }
+  if (name == "auto") {
+    std::vector<std::string> reasons;
+    for (auto open : {&OpenPerf, &OpenDirect}) {
+      absl::StatusOr<std::unique_ptr<Backend>> b = open(request.program);
+      if (b.ok()) {
+        out.backend = *std::move(b);
+        return out;
+      }
+      reasons.push_back(StatusMessage(b.status()));
+    }
+    out.backend = std::make_unique<OffBackend>();
+    out.warnings.push_back(fmt::format(
+        "no backend could count here, so regions were not measured: perf: "
+        "{}; direct: {} (run `uncore doctor`; UNCORE_BACKEND=sim tries the "
+        "SDK on a simulated socket)",
+        reasons[0], reasons[1]));
+    return out;
+  }
+  return absl::InvalidArgumentError(fmt::format(
+      "unknown backend '{}': use auto, perf, direct, sim or off", name));
+}
+
+}  // namespace uncore::session

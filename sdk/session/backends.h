@@ -1,0 +1,86 @@
+// Backends: what a Session counts on.  Opens the device the backend name
+// asks for (auto, perf, direct, sim, off, or a device given in code),
+// programs it, and answers the per-backend questions a report needs
+// (instance names, scale and unit, whether a count is an estimate).
+//
+//   session::BackendRequest request;
+//   request.name = "sim";
+//   request.program.events = {...};
+//   absl::StatusOr<session::OpenedBackend> b = session::OpenBackend(
+//       std::move(request));
+//   devices::Device* device = b->backend->device();   // programmed
+//
+// `auto` tries perf, then direct; when neither opens it gives the `off`
+// backend and a warning naming every reason.  It never picks `sim`.
+//
+// Guarantees: OpenBackend returns a programmed backend or an error with
+// nothing left programmed.
+#ifndef UNCORE_SDK_SESSION_BACKENDS_H_
+#define UNCORE_SDK_SESSION_BACKENDS_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "sdk/devices/device.h"
+
+namespace uncore::sim {
+class SimulatedUncore;
+class DemoTrafficModel;
+}  // namespace uncore::sim
+
+namespace uncore::session {
+
+struct EventScale {
+  double scale = 1.0;
+  std::string unit;      // "" for a plain count
+  std::string encoding;  // backend-specific encoding text, or "" to keep
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+  // Every count is made up by the simulator.
+  virtual bool simulated() const { return false; }
+  // The programmed device, or nullptr (`off`).
+  virtual devices::Device* device() const = 0;
+  // "CBo3", "iMC0 channel 1": the box instance of a read-plan entry.
+  virtual std::string InstanceName(const devices::CounterPlacement& p) const;
+  virtual EventScale ScaleOf(int event) const;
+  // Whether read-plan entry `entry` was ever scaled from a partial count.
+  virtual bool Estimated(int entry) const;
+  // Releases the device (registers restored).  Safe to call twice.
+  virtual absl::Status Stop() = 0;
+  virtual sim::SimulatedUncore* simulator() const { return nullptr; }
+  virtual sim::DemoTrafficModel* demo_traffic() const { return nullptr; }
+};
+
+struct BackendRequest {
+  std::string name = "auto";
+  devices::ProgramRequest program;
+  int sim_sockets = 0;
+  bool sim_demo_traffic = true;
+  // A device given in code (tests, integrations); programmed here.
+  std::unique_ptr<devices::Device> device;
+  std::string device_name = "custom";
+  bool device_simulated = false;
+};
+
+struct OpenedBackend {
+  std::unique_ptr<Backend> backend;
+  std::vector<std::string> warnings;
+};
+
+absl::StatusOr<OpenedBackend> OpenBackend(BackendRequest request);
+
+// The backend names OpenBackend accepts.
+inline constexpr std::string_view kBackendNames[] = {"auto", "perf", "direct",
+                                                     "sim", "off"};
+
+}  // namespace uncore::session
+
+#endif  // UNCORE_SDK_SESSION_BACKENDS_H_

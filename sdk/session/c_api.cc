@@ -1,0 +1,147 @@
+// The C API (include/uncore/uncore_c.h) over uncore::Session.
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "sdk/common/status_macros.h"
+#include "sdk/spec/event_spec.h"
+#include "uncore/region.h"
+#include "uncore/session.h"
+#include "uncore/uncore_c.h"
+
+namespace uncore::internal {
+void StopEnvironmentSession();  // sdk/session/session.cc
+}  // namespace uncore::internal
+
+namespace {
+
+struct CState {
+  std::mutex mu;
+  std::unique_ptr<uncore::Session> session;  // started by uncore_init*
+};
+
+CState& State() {
+  static auto* state = new CState();
+  return *state;
+}
+
+thread_local std::string t_last_error;
+
+int Fail(const absl::Status& status) {
+  t_last_error = uncore::StatusMessage(status);
+  return -1;
+}
+
+int StartLocked(CState& state, absl::StatusOr<uncore::SessionOptions> o) {
+  if (!o.ok()) return Fail(o.status());
+  absl::StatusOr<std::unique_ptr<uncore::Session>> s =
+      uncore::Session::Start(*std::move(o));
+  if (!s.ok()) return Fail(s.status());
+  state.session = *std::move(s);
+  return 0;
+}
+
+}  // namespace
+
+extern "C" {
+
+int uncore_init(void) {
+  t_last_error.clear();
+  if (uncore::Session::Active() != nullptr) return 0;
+  CState& state = State();
+  std::lock_guard<std::mutex> lock(state.mu);
+  absl::StatusOr<uncore::SessionOptions> o =
+      uncore::Session::OptionsFromEnvironment();
+  if (!o.ok() && o.status().code() == absl::StatusCode::kNotFound) return 0;
+  return StartLocked(state, std::move(o));
+}
+
+int uncore_init_with(const char* events, const char* metrics,
+                     const char* backend, const char* output) {
+  t_last_error.clear();
+  uncore::SessionOptions o;
+  if (events != nullptr) o.events = uncore::spec::SplitSpecList(events);
+  if (metrics != nullptr) o.metrics = uncore::spec::SplitSpecList(metrics);
+  o.backend = backend != nullptr ? backend : "auto";
+  o.output = output != nullptr ? output : "-";
+  CState& state = State();
+  std::lock_guard<std::mutex> lock(state.mu);
+  return StartLocked(state, std::move(o));
+}
+
+int uncore_region_register(const char* name) {
+  if (name != nullptr) (void)uncore::InternRegionName(name);
+  return 0;
+}
+
+void uncore_region_begin(const char* name) {
+  uncore::internal::Recorder* r =
+      uncore::internal::g_active_recorder.load(std::memory_order_acquire);
+  if (r == nullptr) return;
+  uncore::internal::BeginRegion(r, uncore::internal::NameIdOf(name));
+}
+
+void uncore_region_end(const char* name) {
+  uncore::internal::Recorder* r =
+      uncore::internal::g_active_recorder.load(std::memory_order_acquire);
+  if (r == nullptr) return;
+  uncore::internal::EndRegion(r, uncore::internal::NameIdOf(name),
+                              /*exception=*/false);
+}
+
+int uncore_region_get(const char* name, int* nevents, double* events,
+                      double* seconds, int* calls) {
+  uncore::Session* session = uncore::Session::Active();
+  if (session == nullptr || name == nullptr) {
+    if (nevents != nullptr) *nevents = 0;
+    return Fail(absl::FailedPreconditionError("no active uncore session"));
+  }
+  const uncore::Results results = session->Collect();
+  const uncore::RegionResult* found = nullptr;
+  for (const uncore::RegionResult& r : results.regions) {
+    if (r.name == name) {
+      found = &r;  // the first (outermost) path with that name
+      break;
+    }
+  }
+  if (found == nullptr) {
+    if (nevents != nullptr) *nevents = 0;
+    return Fail(absl::NotFoundError(std::string("no region named ") + name +
+                                    " has ended yet"));
+  }
+  if (nevents != nullptr) {
+    int n = 0;
+    for (size_t i = 0; i < found->inclusive.size() && n < *nevents; ++i) {
+      if (events != nullptr) {
+        events[n] = static_cast<double>(found->inclusive[i].total) *
+                    results.events[i].scale;
+      }
+      ++n;
+    }
+    *nevents = n;
+  }
+  if (seconds != nullptr) *seconds = static_cast<double>(found->wall_ns) * 1e-9;
+  if (calls != nullptr) *calls = static_cast<int>(found->calls);
+  return 0;
+}
+
+int uncore_finalize(void) {
+  t_last_error.clear();
+  CState& state = State();
+  std::lock_guard<std::mutex> lock(state.mu);
+  if (state.session == nullptr) {
+    // A session started from UNCORE_* when the program loaded: report now.
+    uncore::internal::StopEnvironmentSession();
+    return 0;
+  }
+  absl::Status s = state.session->Stop();
+  state.session.reset();
+  return s.ok() ? 0 : Fail(s);
+}
+
+const char* uncore_last_error(void) { return t_last_error.c_str(); }
+
+}  // extern "C"

@@ -1,0 +1,493 @@
+#include "uncore/session.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fmt/format.h"
+#include "sdk/common/status_macros.h"
+#include "sdk/common/text.h"
+#include "sdk/devices/device.h"
+#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/regions/recorder.h"
+#include "sdk/registers/topology.h"
+#include "sdk/report/report.h"
+#include "sdk/session/backends.h"
+#include "sdk/spec/encoder.h"
+#include "sdk/spec/event_spec.h"
+#include "sdk/spec/metric_expression.h"
+
+namespace uncore {
+namespace {
+
+uint64_t UnixNowNs() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count());
+}
+
+uint64_t SteadyNowNs() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "unknown";
+  return name;
+}
+
+std::string CpuName() {
+  absl::StatusOr<registers::CpuIdentity> id = registers::ReadCpuIdentity();
+  return id.ok() ? id->ToString() : "unknown";
+}
+
+// "0,2-3" -> {0, 2, 3}.
+absl::StatusOr<std::vector<int>> ParseSocketList(std::string_view text) {
+  std::vector<int> sockets;
+  for (std::string_view part : Split(text, ',')) {
+    part = StripWhitespace(part);
+    if (part.empty()) continue;
+    const size_t dash = part.find('-');
+    auto number = [](std::string_view s) -> std::optional<int> {
+      s = StripWhitespace(s);
+      if (s.empty() || s.size() > 4) return std::nullopt;
+      int v = 0;
+      for (char c : s) {
+        if (c < '0' || c > '9') return std::nullopt;
+        v = v * 10 + (c - '0');
+      }
+      return v;
+    };
+    std::optional<int> lo =
+        number(dash == std::string_view::npos ? part : part.substr(0, dash));
+    std::optional<int> hi =
+        dash == std::string_view::npos ? lo : number(part.substr(dash + 1));
+    if (!lo || !hi || *hi < *lo) {
+      return absl::InvalidArgumentError(fmt::format(
+          "UNCORE_SOCKETS: '{}' is not a socket number or range; write e.g. "
+          "\"0\", \"0,1\" or \"0-3\"",
+          part));
+    }
+    for (int s = *lo; s <= *hi; ++s) sockets.push_back(s);
+  }
+  std::sort(sockets.begin(), sockets.end());
+  sockets.erase(std::unique(sockets.begin(), sockets.end()), sockets.end());
+  return sockets;
+}
+
+std::string EncodingText(const spec::EventSpec& e) {
+  if (e.kind == spec::EventSpec::Kind::kGenericPerf) return e.Canonical();
+  absl::StatusOr<spec::Encoding> enc = spec::EncodeEvent(e);
+  if (!enc.ok()) return "";
+  std::string text = fmt::format(
+      "{}=0x{:08x}", enc->fixed_counter ? "fixed_ctl" : "ctl", enc->control);
+  for (const spec::FilterValue& f : enc->filters) {
+    text +=
+        fmt::format(",{}=0x{:x}", enc->box->filters[f.filter].name, f.value);
+  }
+  return text;
+}
+
+// A metric reported per second of region time ("bytes" -> "bytes/s").
+bool IsRate(const spec::CompiledMetric& m) {
+  return m.metric != nullptr && m.metric->rate_per_second;
+}
+
+// Retired recorders: regions still open on other threads may touch them
+// after Stop, so they live until the process exits.
+std::vector<std::unique_ptr<internal::Recorder>>& RetiredRecorders() {
+  static auto* retired = new std::vector<std::unique_ptr<internal::Recorder>>;
+  return *retired;
+}
+
+std::mutex& ActiveMutex() {
+  static auto* mu = new std::mutex;
+  return *mu;
+}
+
+Session* g_active_session = nullptr;  // guarded by ActiveMutex()
+
+}  // namespace
+
+struct Session::Impl {
+  SessionOptions options;
+  std::vector<spec::EventSpec> events;
+  std::vector<EventInfo> event_infos;
+  struct Metric {
+    spec::CompiledMetric compiled;
+    std::vector<int> event_index;  // per compiled.events: session event
+  };
+  std::vector<Metric> metrics;
+  std::unique_ptr<session::Backend> backend;
+  std::unique_ptr<internal::Recorder> recorder;  // moved to retired on Stop
+  internal::Recorder* recorder_view = nullptr;   // stays valid (retired)
+  std::vector<std::string> warnings;
+  std::vector<std::string> setup_errors;
+  uint64_t start_unix_ns = 0;
+  uint64_t start_steady_ns = 0;
+  uint64_t stop_steady_ns = 0;  // 0 while running
+  std::string cpu;
+  std::string host;
+  bool stopped = false;
+  std::vector<std::string> open_at_stop;
+  // The device's read plan as programmed (the device forgets it on
+  // release) and the box instance of each entry.
+  std::vector<devices::CounterPlacement> plan;
+  std::vector<std::string> instance_names;
+  std::vector<bool> estimated;  // per entry, refreshed at Stop
+  uint64_t frozen_ns_at_stop = 0;
+};
+
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Session::~Session() { Stop().IgnoreError(); }
+
+Session* Session::Active() {
+  std::lock_guard<std::mutex> lock(ActiveMutex());
+  return g_active_session;
+}
+
+absl::StatusOr<SessionOptions> Session::OptionsFromEnvironment() {
+  auto env = [](const char* name) -> std::optional<std::string> {
+    const char* v = std::getenv(name);
+    if (v == nullptr) return std::nullopt;
+    return std::string(v);
+  };
+  std::optional<std::string> events = env("UNCORE_EVENTS");
+  std::optional<std::string> metrics = env("UNCORE_METRICS");
+  if ((!events || StripWhitespace(*events).empty()) &&
+      (!metrics || StripWhitespace(*metrics).empty())) {
+    return absl::NotFoundError(
+        "neither UNCORE_EVENTS nor UNCORE_METRICS is set");
+  }
+  SessionOptions o;
+  if (events) o.events = spec::SplitSpecList(*events);
+  if (metrics) o.metrics = spec::SplitSpecList(*metrics);
+  if (std::optional<std::string> b = env("UNCORE_BACKEND")) {
+    o.backend = ToLower(StripWhitespace(*b));
+  }
+  o.output = env("UNCORE_OUTPUT").value_or("-");
+  if (std::optional<std::string> s = env("UNCORE_SOCKETS")) {
+    UNCORE_ASSIGN_OR_RETURN(o.sockets, ParseSocketList(*s));
+  }
+  if (std::optional<std::string> f = env("UNCORE_FORCE")) {
+    o.force = *f == "1" || EqualsIgnoreCase(*f, "true") ||
+              EqualsIgnoreCase(*f, "yes");
+  }
+  return o;
+}
+
+absl::StatusOr<std::unique_ptr<Session>> Session::Start(
+    SessionOptions options) {
+  auto impl = std::make_unique<Impl>();
+  impl->start_unix_ns = UnixNowNs();
+  impl->start_steady_ns = SteadyNowNs();
+  impl->host = HostName();
+  impl->cpu = CpuName();
+
+  // Events and metrics, deduplicated by their canonical spelling.
+  auto add_event = [&](const spec::EventSpec& e, std::string_view text,
+                       bool from_metric) -> int {
+    const std::string canonical = e.Canonical();
+    for (size_t i = 0; i < impl->events.size(); ++i) {
+      if (impl->event_infos[i].canonical == canonical)
+        return static_cast<int>(i);
+    }
+    impl->events.push_back(e);
+    EventInfo info;
+    info.spec = std::string(text);
+    info.canonical = canonical;
+    info.encoding = EncodingText(e);
+    info.from_metric = from_metric;
+    impl->event_infos.push_back(std::move(info));
+    return static_cast<int>(impl->events.size() - 1);
+  };
+  auto add_metric = [&](spec::CompiledMetric compiled) {
+    Impl::Metric m;
+    for (const spec::EventSpec& e : compiled.events) {
+      m.event_index.push_back(add_event(e, e.Canonical(), true));
+    }
+    m.compiled = std::move(compiled);
+    impl->metrics.push_back(std::move(m));
+  };
+  for (const std::string& text : options.events) {
+    absl::StatusOr<spec::Spec> s = spec::ParseSpec(text);
+    if (!s.ok()) return s.status();
+    if (s->is_metric()) {
+      UNCORE_ASSIGN_OR_RETURN(
+          spec::CompiledMetric m,
+          spec::CompileMetric(std::get<spec::MetricSpec>(s->value)));
+      add_metric(std::move(m));
+    } else {
+      const int i = add_event(std::get<spec::EventSpec>(s->value), text, false);
+      impl->event_infos[i].from_metric = false;
+    }
+  }
+  for (const std::string& text : options.metrics) {
+    const std::string full =
+        StartsWithIgnoreCase(text, "metric/") ? text : "metric/" + text;
+    absl::StatusOr<spec::Spec> s = spec::ParseSpec(full);
+    if (!s.ok()) return s.status();
+    if (!s->is_metric()) {
+      return absl::InvalidArgumentError(
+          fmt::format("'{}' is not a metric", text));
+    }
+    UNCORE_ASSIGN_OR_RETURN(
+        spec::CompiledMetric m,
+        spec::CompileMetric(std::get<spec::MetricSpec>(s->value)));
+    add_metric(std::move(m));
+  }
+
+  // The backend.
+  session::BackendRequest request;
+  request.name = ToLower(options.backend.empty() ? "auto" : options.backend);
+  request.program.events = impl->events;
+  request.program.sockets = options.sockets;
+  request.program.force = options.force;
+  request.sim_sockets = options.sim_sockets;
+  request.sim_demo_traffic = options.sim_demo_traffic;
+  request.device = std::move(options.device);
+  request.device_name = options.device_name;
+  request.device_simulated = options.device_simulated;
+  UNCORE_ASSIGN_OR_RETURN(session::OpenedBackend opened,
+                          session::OpenBackend(std::move(request)));
+  impl->backend = std::move(opened.backend);
+  impl->warnings = std::move(opened.warnings);
+  impl->options = std::move(options);
+  impl->options.device = nullptr;
+
+  std::unique_ptr<Session> session(new Session(std::move(impl)));
+  Impl& s = *session->impl_;
+  session->backend_ = s.backend->name();
+  if (devices::Device* device = s.backend->device()) {
+    s.plan = device->read_plan();
+    for (const devices::CounterPlacement& p : s.plan) {
+      s.instance_names.push_back(s.backend->InstanceName(p));
+    }
+    for (size_t i = 0; i < s.event_infos.size(); ++i) {
+      const session::EventScale scale = s.backend->ScaleOf(static_cast<int>(i));
+      s.event_infos[i].scale = scale.scale;
+      s.event_infos[i].unit = scale.unit;
+      if (!scale.encoding.empty()) s.event_infos[i].encoding = scale.encoding;
+    }
+  }
+  if (session->backend_ != "off") {
+    s.recorder = std::make_unique<internal::Recorder>(s.backend->device());
+    s.recorder_view = s.recorder.get();
+    session->recorder_ = s.recorder_view;
+  }
+  {
+    std::lock_guard<std::mutex> lock(ActiveMutex());
+    if (g_active_session != nullptr) {
+      return absl::FailedPreconditionError(
+          "another uncore::Session is active: Stop it first (one session at "
+          "a time; an UNCORE_EVENTS environment session counts too)");
+    }
+    g_active_session = session.get();
+    internal::g_active_recorder.store(session->recorder_,
+                                      std::memory_order_release);
+  }
+  return session;
+}
+
+absl::Status Session::Stop() {
+  Impl& s = *impl_;
+  if (s.stopped) return absl::OkStatus();
+  s.stopped = true;
+  {
+    std::lock_guard<std::mutex> lock(ActiveMutex());
+    if (g_active_session == this) {
+      g_active_session = nullptr;
+      internal::g_active_recorder.store(nullptr, std::memory_order_release);
+    }
+  }
+  s.stop_steady_ns = SteadyNowNs();
+  if (s.recorder_view != nullptr)
+    s.open_at_stop = s.recorder_view->OpenRegions();
+  absl::Status status;
+  if (s.backend != nullptr) {
+    if (const devices::Device* device = s.backend->device()) {
+      s.frozen_ns_at_stop = device->frozen_ns();
+    }
+    s.estimated.clear();
+    for (size_t i = 0; i < s.plan.size(); ++i) {
+      s.estimated.push_back(s.backend->Estimated(static_cast<int>(i)));
+    }
+    status = s.backend->Stop();
+  }
+  if (s.recorder != nullptr) {
+    std::lock_guard<std::mutex> lock(ActiveMutex());
+    RetiredRecorders().push_back(std::move(s.recorder));
+  }
+  if (!s.options.output.empty()) {
+    absl::Status written = WriteReport(s.options.output);
+    if (status.ok()) status = written;
+  }
+  return status;
+}
+
+absl::Status Session::WriteReport(std::string_view output) const {
+  return report::WriteReport(Collect(), output);
+}
+
+sim::SimulatedUncore* Session::simulator() const {
+  return impl_->backend == nullptr ? nullptr : impl_->backend->simulator();
+}
+
+sim::DemoTrafficModel* Session::demo_traffic() const {
+  return impl_->backend == nullptr ? nullptr : impl_->backend->demo_traffic();
+}
+
+Results Session::Collect() const {
+  const Impl& s = *impl_;
+  Results r;
+  r.run.backend = std::string(backend_);
+  r.run.host = s.host;
+  r.run.cpu = s.cpu;
+  r.run.start_unix_ns = s.start_unix_ns;
+  const uint64_t end = s.stop_steady_ns != 0 ? s.stop_steady_ns : SteadyNowNs();
+  r.run.duration_ns = end - s.start_steady_ns;
+  r.run.warnings = s.warnings;
+  r.events = s.event_infos;
+  for (const Impl::Metric& m : s.metrics) {
+    r.metrics.push_back({m.compiled.name, m.compiled.expression,
+                         m.compiled.unit + (IsRate(m.compiled) ? "/s" : "")});
+  }
+  r.run.simulated = s.backend != nullptr && s.backend->simulated();
+  const devices::Device* device =
+      s.backend == nullptr ? nullptr : s.backend->device();
+  if (s.recorder_view == nullptr) {
+    r.run.sockets = s.options.sockets;
+    return r;
+  }
+  r.run.frozen_ns = s.stopped || device == nullptr ? s.frozen_ns_at_stop
+                                                   : device->frozen_ns();
+  const std::vector<devices::CounterPlacement>& plan = s.plan;
+  for (const devices::CounterPlacement& p : plan) {
+    r.run.sockets.push_back(p.socket);
+  }
+  if (plan.empty()) r.run.sockets = s.options.sockets;
+  std::sort(r.run.sockets.begin(), r.run.sockets.end());
+  r.run.sockets.erase(std::unique(r.run.sockets.begin(), r.run.sockets.end()),
+                      r.run.sockets.end());
+  auto socket_index = [&](int socket) {
+    return static_cast<size_t>(
+        std::lower_bound(r.run.sockets.begin(), r.run.sockets.end(), socket) -
+        r.run.sockets.begin());
+  };
+  auto estimated = [&](size_t entry) {
+    if (s.stopped) return entry < s.estimated.size() && s.estimated[entry];
+    return s.backend->Estimated(static_cast<int>(entry));
+  };
+
+  r.run.errors = s.recorder_view->Errors();
+  for (const std::string& open : s.open_at_stop) {
+    r.run.errors.push_back(fmt::format(
+        "region {} was still open when the session stopped: not counted",
+        open));
+  }
+  for (internal::Recorder::RegionTotals& t : s.recorder_view->Collect()) {
+    RegionResult region;
+    region.name = std::move(t.name);
+    region.path = std::move(t.path);
+    region.depth = t.depth;
+    region.calls = t.calls;
+    region.wall_ns = t.wall_ns;
+    region.min_ns = t.min_ns;
+    region.max_ns = t.max_ns;
+    auto fold = [&](const std::vector<uint64_t>& values) {
+      std::vector<EventCounts> counts(s.events.size());
+      for (EventCounts& c : counts)
+        c.per_socket.assign(r.run.sockets.size(), 0);
+      for (size_t i = 0; i < plan.size(); ++i) {
+        EventCounts& c = counts[plan[i].event];
+        c.total += values[i];
+        c.per_socket[socket_index(plan[i].socket)] += values[i];
+        c.per_instance.push_back(
+            {plan[i].socket, s.instance_names[i], values[i]});
+        c.estimated = c.estimated || estimated(i);
+      }
+      return counts;
+    };
+    region.inclusive = fold(t.inclusive);
+    region.exclusive = fold(t.exclusive);
+    const double seconds = static_cast<double>(region.wall_ns) * 1e-9;
+    for (const Impl::Metric& m : s.metrics) {
+      std::vector<double> values;
+      for (int e : m.event_index) {
+        values.push_back(static_cast<double>(region.inclusive[e].total) *
+                         r.events[e].scale);
+      }
+      double v = m.compiled.Evaluate(values, seconds);
+      // Bandwidth-like metrics are totals the manual divides by time.
+      if (IsRate(m.compiled)) v /= seconds;
+      region.metrics.push_back({v, std::isfinite(v)});
+    }
+    r.regions.push_back(std::move(region));
+  }
+  return r;
+}
+
+}  // namespace uncore
+
+namespace uncore::internal {
+namespace {
+
+std::unique_ptr<Session>& EnvironmentSession() {
+  static auto* session = new std::unique_ptr<Session>();
+  return *session;
+}
+
+}  // namespace
+
+void StopEnvironmentSession() {
+  std::unique_ptr<Session>& session = EnvironmentSession();
+  if (session == nullptr) return;
+  absl::Status s = session->Stop();
+  if (!s.ok()) {
+    std::fprintf(stderr, "uncore: writing the report failed: %s\n",
+                 StatusMessage(s).c_str());
+  }
+}
+
+bool StartEnvironmentSession() {
+  absl::StatusOr<SessionOptions> options = Session::OptionsFromEnvironment();
+  if (!options.ok()) {
+    if (options.status().code() != absl::StatusCode::kNotFound) {
+      std::fprintf(stderr, "uncore: regions will not be measured: %s\n",
+                   StatusMessage(options.status()).c_str());
+    }
+    return false;
+  }
+  absl::StatusOr<std::unique_ptr<Session>> session =
+      Session::Start(*std::move(options));
+  if (!session.ok()) {
+    std::fprintf(stderr,
+                 "uncore: regions will not be measured: the session "
+                 "UNCORE_EVENTS asks for cannot start: %s\n",
+                 StatusMessage(session.status()).c_str());
+    return false;
+  }
+  EnvironmentSession() = *std::move(session);
+  std::atexit(&StopEnvironmentSession);
+  return true;
+}
+
+}  // namespace uncore::internal

@@ -1,0 +1,163 @@
+// Region enter+exit cost, as differences against a baseline in one run:
+//   BM_EmptyLoop            the floor of a benchmark loop
+//   BM_RegionNoSession      UNCORE_REGION with no session (one pointer test)
+//   BM_RegionBackendOff     ... with a session whose backend is off
+//   BM_TwoSnapshotsSim8     two bare TakeSnapshot calls, 8 sim counters
+//   BM_RegionSim8           a region pair on the same device
+//   BM_TwoSnapshotsMemory8  two snapshots of an in-memory 8-counter device
+//   BM_RegionMemory8        a region pair on it
+// The bookkeeping of a region is BM_RegionMemory8 - BM_TwoSnapshotsMemory8
+// (and, drowned in the simulator's cost, BM_RegionSim8 -
+// BM_TwoSnapshotsSim8); the cost of an unmeasured region is
+// BM_RegionBackendOff - BM_EmptyLoop.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "sdk/devices/device.h"
+#include "sdk/devices/direct/direct_device.h"
+#include "sdk/sim/simulated_uncore.h"
+#include "sdk/spec/event_spec.h"
+#include "uncore/region.h"
+#include "uncore/session.h"
+
+namespace uncore {
+namespace {
+
+const std::vector<std::string> kEightCounters = {
+    "cbo[0]/LLC_VICTIMS.M_STATE", "cbo[0]/RxR_OCCUPANCY.IRQ",
+    "cbo[0]/RING_AD_USED.CW",     "cbo[0]/RING_AK_USED.CW",
+    "imc[0]/CAS_COUNT.RD",        "imc[0]/CAS_COUNT.WR",
+    "imc[0]/ACT_COUNT.RD",        "imc[0]/PRE_COUNT.RD"};
+
+// An in-memory device with 8 counters: snapshots cost almost nothing, so
+// BM_RegionMemory8 - BM_TwoSnapshotsMemory8 isolates the bookkeeping.
+class MemoryDevice : public devices::Device {
+ public:
+  std::string_view name() const override { return "memory"; }
+  absl::Status Program(const devices::ProgramRequest& request) override {
+    plan_.resize(request.events.size());
+    return absl::OkStatus();
+  }
+  const std::vector<devices::CounterPlacement>& read_plan() const override {
+    return plan_;
+  }
+  absl::Status TakeSnapshot(devices::Snapshot* out) override {
+    ++tick_;
+    for (size_t i = 0; i < plan_.size(); ++i) out->values[i] = tick_ * i;
+    out->timestamp_ns = tick_;
+    out->valid = true;
+    return absl::OkStatus();
+  }
+  absl::Status Release() override { return absl::OkStatus(); }
+  uint64_t frozen_ns() const override { return 0; }
+
+ private:
+  std::vector<devices::CounterPlacement> plan_;
+  uint64_t tick_ = 0;
+};
+
+// Two snapshots of `device` per iteration: the floor of a measured region.
+void TwoSnapshotsLoop(benchmark::State& state, devices::Device& device) {
+  devices::Snapshot a(device.read_plan().size());
+  devices::Snapshot b(device.read_plan().size());
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(device.TakeSnapshot(&a));
+    benchmark::DoNotOptimize(device.TakeSnapshot(&b));
+    benchmark::ClobberMemory();
+  }
+}
+
+// One region enter+exit per iteration, in a session made of `options`.
+void RegionLoop(benchmark::State& state, SessionOptions options) {
+  auto session = Session::Start(std::move(options));
+  if (!session.ok()) {
+    state.SkipWithError("session");
+    return;
+  }
+  int x = 0;
+  for (auto _ : state) {
+    UNCORE_REGION("bench");
+    benchmark::DoNotOptimize(x);
+    benchmark::ClobberMemory();
+  }
+}
+
+void BM_TwoSnapshotsMemory8(benchmark::State& state) {
+  MemoryDevice device;
+  devices::ProgramRequest request;
+  request.events.resize(8);
+  (void)device.Program(request);
+  TwoSnapshotsLoop(state, device);
+}
+BENCHMARK(BM_TwoSnapshotsMemory8);
+
+void BM_RegionMemory8(benchmark::State& state) {
+  SessionOptions o;
+  o.events = kEightCounters;
+  o.device = std::make_unique<MemoryDevice>();
+  RegionLoop(state, std::move(o));
+}
+BENCHMARK(BM_RegionMemory8);
+
+void BM_EmptyLoop(benchmark::State& state) {
+  int x = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(x);
+    benchmark::ClobberMemory();
+  }
+}
+BENCHMARK(BM_EmptyLoop);
+
+void BM_RegionNoSession(benchmark::State& state) {
+  int x = 0;
+  for (auto _ : state) {
+    UNCORE_REGION("bench");
+    benchmark::DoNotOptimize(x);
+    benchmark::ClobberMemory();
+  }
+}
+BENCHMARK(BM_RegionNoSession);
+
+void BM_RegionBackendOff(benchmark::State& state) {
+  SessionOptions o;
+  o.events = {"imc/CAS_COUNT.RD"};
+  o.backend = "off";
+  RegionLoop(state, std::move(o));
+}
+BENCHMARK(BM_RegionBackendOff);
+
+void BM_TwoSnapshotsSim8(benchmark::State& state) {
+  sim::SimulatedUncore sim(1);
+  // As the sim backend has it: with the background extender thread (a
+  // second thread makes every uncontended mutex of the simulator dearer).
+  devices::DirectDevice::Options options;
+  options.background_extender = true;
+  devices::DirectDevice device(&sim, sim.topology(), options);
+  devices::ProgramRequest request;
+  for (const std::string& s : kEightCounters) {
+    request.events.push_back(*spec::ParseEventSpec(s));
+  }
+  if (!device.Program(request).ok()) {
+    state.SkipWithError("program");
+    return;
+  }
+  TwoSnapshotsLoop(state, device);
+}
+BENCHMARK(BM_TwoSnapshotsSim8);
+
+void BM_RegionSim8(benchmark::State& state) {
+  SessionOptions o;
+  o.events = kEightCounters;
+  o.backend = "sim";
+  o.sim_demo_traffic = false;
+  RegionLoop(state, std::move(o));
+}
+BENCHMARK(BM_RegionSim8);
+
+}  // namespace
+}  // namespace uncore
+
+BENCHMARK_MAIN();

@@ -1,0 +1,411 @@
+// Regions end to end through uncore::Session: exact counts on the simulator,
+// inclusive and exclusive values, many threads, misuse.
+#include "sdk/regions/recorder.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sdk/common/status_macros.h"
+#include "sdk/devices/device.h"
+#include "sdk/sim/simulated_uncore.h"
+#include "uncore/region.h"
+#include "uncore/session.h"
+
+namespace uncore {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// A device whose counters belong to the calling thread: counter i of a
+// thread is what that thread added with Bump.  It makes per-region totals
+// exactly predictable with many threads.
+thread_local uint64_t t_counters[2] = {0, 0};
+
+class PerThreadDevice : public devices::Device {
+ public:
+  std::string_view name() const override { return "per-thread"; }
+  absl::Status Program(const devices::ProgramRequest& request) override {
+    plan_.clear();
+    for (size_t e = 0; e < request.events.size() && e < 2; ++e) {
+      devices::CounterPlacement p;
+      p.event = static_cast<int>(e);
+      p.box = ivytown::BoxType::kCbo;
+      p.instance = static_cast<int>(e);
+      plan_.push_back(p);
+    }
+    return absl::OkStatus();
+  }
+  const std::vector<devices::CounterPlacement>& read_plan() const override {
+    return plan_;
+  }
+  absl::Status TakeSnapshot(devices::Snapshot* out) override {
+    for (size_t i = 0; i < plan_.size(); ++i) out->values[i] = t_counters[i];
+    out->timestamp_ns = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::steady_clock::now().time_since_epoch())
+            .count());
+    out->valid = true;
+    return absl::OkStatus();
+  }
+  absl::Status Release() override { return absl::OkStatus(); }
+  uint64_t frozen_ns() const override { return 0; }
+
+  static void Bump(int counter, uint64_t n) { t_counters[counter] += n; }
+
+ private:
+  std::vector<devices::CounterPlacement> plan_;
+};
+
+std::unique_ptr<Session> StartPerThread() {
+  SessionOptions o;
+  o.events = {"cbo[0]/CLOCKTICKS", "cbo[1]/CLOCKTICKS"};
+  o.device = std::make_unique<PerThreadDevice>();
+  o.device_name = "per-thread";
+  absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(std::move(o));
+  EXPECT_TRUE(s.ok()) << StatusMessage(s.status());
+  return s.ok() ? *std::move(s) : nullptr;
+}
+
+const RegionResult* Find(const Results& r, std::string_view path) {
+  for (const RegionResult& region : r.regions) {
+    if (region.path == path) return &region;
+  }
+  return nullptr;
+}
+
+std::unique_ptr<Session> StartSim(std::vector<std::string> events) {
+  SessionOptions o;
+  o.events = std::move(events);
+  o.backend = "sim";
+  o.sim_sockets = 2;
+  o.sim_demo_traffic = false;
+  absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(std::move(o));
+  EXPECT_TRUE(s.ok()) << StatusMessage(s.status());
+  return s.ok() ? *std::move(s) : nullptr;
+}
+
+sim::SimulatedUncore::Traffic CasReads(int channel) {
+  return {.box = ivytown::BoxType::kImc,
+          .instance = channel,
+          .code = 0x04,
+          .umask = 0x03};
+}
+
+TEST(RegionTest, ExactCountsPerRegionOnTheSimulator) {
+  std::unique_ptr<Session> session =
+      StartSim({"imc/CAS_COUNT.RD", "cbo[2]/LLC_VICTIMS.M_STATE"});
+  ASSERT_NE(session, nullptr);
+  sim::SimulatedUncore* sim = session->simulator();
+  ASSERT_NE(sim, nullptr);
+  const sim::SimulatedUncore::Traffic victims{.box = ivytown::BoxType::kCbo,
+                                              .instance = 2,
+                                              .code = 0x37,
+                                              .umask = 0x01};
+  ASSERT_TRUE(sim->Inject(0, CasReads(0), 5, 10).ok());  // outside: ignored
+  for (int call = 0; call < 3; ++call) {
+    UNCORE_REGION("load");
+    ASSERT_TRUE(sim->Inject(0, CasReads(1), 2, 100).ok());  // 200
+    ASSERT_TRUE(sim->Inject(1, CasReads(7), 1, 30).ok());   // 30, socket 1
+    ASSERT_TRUE(sim->Inject(1, victims, 1, 4).ok());        // 4
+  }
+  { uncore::UncoreRegion r("idle"); }
+  const Results results = session->Collect();
+  EXPECT_TRUE(results.run.simulated);
+  EXPECT_EQ(results.run.backend, "sim");
+  EXPECT_THAT(results.run.sockets, ElementsAre(0, 1));
+  const RegionResult* load = Find(results, "load");
+  ASSERT_NE(load, nullptr);
+  EXPECT_EQ(load->calls, 3u);
+  const EventCounts& cas = load->inclusive[0];
+  EXPECT_EQ(cas.total, 3u * 230u);
+  EXPECT_THAT(cas.per_socket, ElementsAre(600u, 90u));
+  ASSERT_EQ(cas.per_instance.size(), 16u);  // 8 channels x 2 sockets
+  EXPECT_EQ(cas.per_instance[1].instance, "iMC0 channel 1");
+  EXPECT_EQ(cas.per_instance[1].value, 600u);
+  EXPECT_EQ(load->inclusive[1].total, 12u);
+  EXPECT_THAT(load->inclusive[1].per_socket, ElementsAre(0u, 12u));
+  EXPECT_EQ(load->exclusive[0].total, load->inclusive[0].total);
+  const RegionResult* idle = Find(results, "idle");
+  ASSERT_NE(idle, nullptr);
+  EXPECT_EQ(idle->inclusive[0].total, 0u);
+  EXPECT_TRUE(session->Stop().ok());
+}
+
+TEST(RegionTest, NestedRegionsAreInclusiveAndExclusive) {
+  std::unique_ptr<Session> session = StartSim({"imc[0]/CAS_COUNT.RD"});
+  ASSERT_NE(session, nullptr);
+  sim::SimulatedUncore* sim = session->simulator();
+  {
+    UNCORE_REGION("outer");
+    ASSERT_TRUE(sim->Inject(0, CasReads(0), 1, 10).ok());
+    for (int i = 0; i < 2; ++i) {
+      UNCORE_REGION("inner");
+      ASSERT_TRUE(sim->Inject(0, CasReads(0), 1, 100).ok());
+      {
+        UNCORE_REGION("leaf");
+        ASSERT_TRUE(sim->Inject(0, CasReads(0), 1, 1000).ok());
+      }
+    }
+    RegionBegin("manual");
+    ASSERT_TRUE(sim->Inject(0, CasReads(0), 1, 7).ok());
+    RegionEnd("manual");
+  }
+  const Results r = session->Collect();
+  const RegionResult* outer = Find(r, "outer");
+  const RegionResult* inner = Find(r, "outer/inner");
+  const RegionResult* leaf = Find(r, "outer/inner/leaf");
+  const RegionResult* manual = Find(r, "outer/manual");
+  ASSERT_TRUE(outer && inner && leaf && manual);
+  EXPECT_EQ(outer->depth, 0);
+  EXPECT_EQ(leaf->depth, 2);
+  EXPECT_EQ(leaf->name, "leaf");
+  EXPECT_EQ(outer->inclusive[0].total, 10u + 2 * 1100u + 7u);
+  EXPECT_EQ(outer->exclusive[0].total, 10u);
+  EXPECT_EQ(inner->calls, 2u);
+  EXPECT_EQ(inner->inclusive[0].total, 2 * 1100u);
+  EXPECT_EQ(inner->exclusive[0].total, 200u);
+  EXPECT_EQ(leaf->inclusive[0].total, 2000u);
+  EXPECT_EQ(leaf->exclusive[0].total, 2000u);
+  EXPECT_EQ(manual->inclusive[0].total, 7u);
+  EXPECT_TRUE(r.run.errors.empty());
+  // Wall time: a region contains its children.
+  EXPECT_GE(outer->wall_ns, inner->wall_ns);
+  EXPECT_LE(inner->min_ns, inner->max_ns);
+}
+
+TEST(RegionTest, SixteenThreadsOfNestedRegionsGiveExactTotals) {
+  std::unique_ptr<Session> session = StartPerThread();
+  ASSERT_NE(session, nullptr);
+  constexpr int kIterations = 100000;
+  constexpr int kThreads = 16;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([t] {
+      for (int i = 0; i < kIterations; ++i) {
+        UNCORE_REGION("outer");
+        PerThreadDevice::Bump(0, 1);
+        {
+          UNCORE_REGION("inner");
+          PerThreadDevice::Bump(0, 2);
+          PerThreadDevice::Bump(1, static_cast<uint64_t>(t));
+        }
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  // The threads have exited: their results stay.
+  const Results r = session->Collect();
+  const RegionResult* outer = Find(r, "outer");
+  const RegionResult* inner = Find(r, "outer/inner");
+  ASSERT_TRUE(outer && inner);
+  const uint64_t n = uint64_t{kThreads} * kIterations;
+  EXPECT_EQ(outer->calls, n);
+  EXPECT_EQ(inner->calls, n);
+  EXPECT_EQ(outer->inclusive[0].total, 3 * n);
+  EXPECT_EQ(outer->exclusive[0].total, n);
+  EXPECT_EQ(inner->inclusive[0].total, 2 * n);
+  const uint64_t sum_t = uint64_t{kThreads} * (kThreads - 1) / 2;
+  EXPECT_EQ(inner->inclusive[1].total, sum_t * kIterations);
+  EXPECT_EQ(outer->exclusive[1].total, 0u);
+  EXPECT_TRUE(r.run.errors.empty());
+}
+
+TEST(RegionTest, CollectWhileThreadsCount) {
+  std::unique_ptr<Session> session = StartPerThread();
+  ASSERT_NE(session, nullptr);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      while (!stop.load()) {
+        UNCORE_REGION("busy");
+        PerThreadDevice::Bump(0, 1);
+      }
+    });
+  }
+  // Collect repeatedly while the threads count, until they have done a
+  // good number of regions.
+  uint64_t last = 0;
+  int collects = 0;
+  while (last < 20000 || collects < 20) {
+    const Results r = session->Collect();
+    ++collects;
+    if (const RegionResult* busy = Find(r, "busy")) {
+      EXPECT_GE(busy->calls, last);
+      EXPECT_GE(busy->inclusive[0].total + 4, busy->calls);
+      last = busy->calls;
+    }
+  }
+  stop = true;
+  for (std::thread& th : threads) th.join();
+  const Results final_results = session->Collect();
+  const RegionResult* busy = Find(final_results, "busy");
+  ASSERT_NE(busy, nullptr);
+  EXPECT_EQ(busy->inclusive[0].total, busy->calls);
+}
+
+TEST(RegionTest, MisuseIsRecordedNeverFatal) {
+  std::unique_ptr<Session> session = StartPerThread();
+  ASSERT_NE(session, nullptr);
+  RegionEnd("never-begun");
+  RegionBegin("a");
+  RegionBegin("b");
+  RegionEnd("a");  // b is still open: closed with a
+  RegionBegin("c");
+  RegionEnd("zzz");  // not open: ignored
+  RegionEnd("c");
+  for (int i = 0; i < kMaxRegionDepth + 3; ++i) RegionBegin("deep");
+  for (int i = 0; i < kMaxRegionDepth + 3; ++i) RegionEnd("deep");
+  try {
+    UNCORE_REGION("throws");
+    throw std::runtime_error("boom");
+  } catch (const std::runtime_error&) {
+  }
+  const Results r = session->Collect();
+  std::string errors;
+  for (const std::string& e : r.run.errors) errors += e + "\n";
+  EXPECT_THAT(errors, HasSubstr("end of region \"never-begun\" on a thread "
+                                "with no open region"));
+  EXPECT_THAT(errors, HasSubstr("region \"b\" was still open when its "
+                                "enclosing region \"a\" ended"));
+  EXPECT_THAT(errors, HasSubstr("\"zzz\" is not open on this thread"));
+  EXPECT_THAT(errors, HasSubstr("deeper than the 32 nesting levels"));
+  EXPECT_THAT(errors, HasSubstr("(x3)"));
+  EXPECT_THAT(errors, HasSubstr("\"throws\" was closed by an exception"));
+  const RegionResult* a = Find(r, "a");
+  const RegionResult* b = Find(r, "a/b");
+  const RegionResult* c = Find(r, "c");
+  const RegionResult* deepest = nullptr;
+  for (const RegionResult& region : r.regions) {
+    if (region.name == "deep" &&
+        (deepest == nullptr || region.depth > deepest->depth)) {
+      deepest = &region;
+    }
+  }
+  ASSERT_TRUE(a && b && c && deepest);
+  EXPECT_EQ(a->calls, 1u);
+  EXPECT_EQ(b->calls, 1u);
+  EXPECT_EQ(c->calls, 1u);
+  EXPECT_EQ(deepest->depth, kMaxRegionDepth - 1);
+  EXPECT_EQ(Find(r, "throws")->calls, 1u);
+  // Everything balanced out: a new region is outermost again.
+  { UNCORE_REGION("after"); }
+  const Results later = session->Collect();
+  const RegionResult* after = Find(later, "after");
+  ASSERT_NE(after, nullptr);
+  EXPECT_EQ(after->depth, 0);
+}
+
+TEST(RegionTest, RegionsOpenAtStopAreReportedAndNotCounted) {
+  std::unique_ptr<Session> session = StartPerThread();
+  ASSERT_NE(session, nullptr);
+  RegionBegin("left-open");
+  ASSERT_TRUE(session->Stop().ok());
+  RegionEnd("left-open");  // after Stop: no session, nothing happens
+  const Results r = session->Collect();
+  EXPECT_EQ(Find(r, "left-open"), nullptr);
+  ASSERT_EQ(r.run.errors.size(), 1u);
+  EXPECT_THAT(r.run.errors[0],
+              HasSubstr("left-open (thread 0) was still open"));
+}
+
+TEST(RegionTest, WithoutASessionRegionsDoNothing) {
+  ASSERT_EQ(Session::Active(), nullptr);
+  ASSERT_EQ(internal::g_active_recorder.load(), nullptr);
+  for (int i = 0; i < 10; ++i) {
+    UNCORE_REGION("nothing");
+    uncore::UncoreRegion r("nothing either");
+    RegionBegin("x");
+    RegionEnd("y");
+  }
+  SUCCEED();
+}
+
+TEST(RegionTest, BackendOffMeasuresNothingAndSaysSoOnce) {
+  SessionOptions o;
+  o.events = {"imc/CAS_COUNT.RD"};
+  o.backend = "off";
+  absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(std::move(o));
+  ASSERT_TRUE(s.ok()) << StatusMessage(s.status());
+  EXPECT_FALSE((*s)->measuring());
+  EXPECT_EQ(internal::g_active_recorder.load(), nullptr);
+  for (int i = 0; i < 1000; ++i) {
+    UNCORE_REGION("unmeasured");
+  }
+  const Results r = (*s)->Collect();
+  EXPECT_TRUE(r.regions.empty());
+  ASSERT_EQ(r.run.warnings.size(), 1u);
+  EXPECT_THAT(r.run.warnings[0], HasSubstr("backend off"));
+}
+
+TEST(RegionTest, OneSessionAtATime) {
+  std::unique_ptr<Session> first = StartPerThread();
+  ASSERT_NE(first, nullptr);
+  SessionOptions o;
+  o.backend = "off";
+  absl::StatusOr<std::unique_ptr<Session>> second =
+      Session::Start(std::move(o));
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Session::Active(), first.get());
+  first.reset();
+  EXPECT_EQ(Session::Active(), nullptr);
+}
+
+TEST(RegionTest, BadOptionsAreClearErrors) {
+  SessionOptions o;
+  o.events = {"imc/CAS_COUNT.RDX"};
+  o.backend = "sim";
+  absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(std::move(o));
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(StatusMessage(s.status()), HasSubstr("RDX"));
+  SessionOptions b;
+  b.events = {"imc/CAS_COUNT.RD"};
+  b.backend = "gpu";
+  s = Session::Start(std::move(b));
+  EXPECT_THAT(StatusMessage(s.status()),
+              HasSubstr("unknown backend 'gpu': use auto, perf, direct, sim "
+                        "or off"));
+  SessionOptions m;
+  m.metrics = {"NO_SUCH_METRIC"};
+  m.backend = "sim";
+  s = Session::Start(std::move(m));
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(Session::Active(), nullptr);
+}
+
+TEST(RegionTest, MetricsAreEvaluatedPerRegion) {
+  SessionOptions o;
+  o.metrics = {"MEM_BW_READS"};
+  o.backend = "sim";
+  o.sim_demo_traffic = false;
+  absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(std::move(o));
+  ASSERT_TRUE(s.ok()) << StatusMessage(s.status());
+  sim::SimulatedUncore* sim = (*s)->simulator();
+  {
+    UNCORE_REGION("read");
+    ASSERT_TRUE(sim->Inject(0, CasReads(3), 1, 1000).ok());
+  }
+  const Results r = (*s)->Collect();
+  ASSERT_EQ(r.metrics.size(), 1u);
+  EXPECT_EQ(r.metrics[0].name, "MEM_BW_READS");
+  ASSERT_EQ(r.events.size(), 1u);
+  EXPECT_TRUE(r.events[0].from_metric);
+  const RegionResult* read = Find(r, "read");
+  ASSERT_NE(read, nullptr);
+  ASSERT_TRUE(read->metrics[0].valid);
+  const double seconds = static_cast<double>(read->wall_ns) * 1e-9;
+  EXPECT_DOUBLE_EQ(read->metrics[0].value, 1000.0 * 64.0 / seconds);
+}
+
+}  // namespace
+}  // namespace uncore

@@ -1,0 +1,82 @@
+/* The C API and the LIKWID-compatible markers, compiled as C.  Exits 0 when
+ * every check passes; prints the failed check otherwise. */
+#define LIKWID_PERFMON
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "uncore/likwid_marker.h"
+#include "uncore/uncore_c.h"
+
+static int failures = 0;
+
+#define CHECK(cond)                                                           \
+  do {                                                                        \
+    if (!(cond)) {                                                            \
+      fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__, \
+              __LINE__, #cond, uncore_last_error());                          \
+      ++failures;                                                             \
+    }                                                                         \
+  } while (0)
+
+static void work(int n) {
+  volatile double x = 0;
+  int i;
+  for (i = 0; i < n; ++i) x += i * 0.5;
+}
+
+int main(void) {
+  int nevents = 4;
+  double events[4] = {0, 0, 0, 0};
+  double seconds = 0;
+  int calls = 0;
+  int i;
+
+  /* No session: regions are no-ops and uncore_region_get says why. */
+  uncore_region_begin("nothing");
+  uncore_region_end("nothing");
+  CHECK(uncore_region_get("nothing", &nevents, events, &seconds, &calls) == -1);
+  CHECK(strstr(uncore_last_error(), "no active uncore session") != NULL);
+
+  /* Bad input is an error with a reason. */
+  CHECK(uncore_init_with("imc/NOT_AN_EVENT", NULL, "sim", "") == -1);
+  CHECK(strstr(uncore_last_error(), "NOT_AN_EVENT") != NULL);
+
+  CHECK(uncore_init_with("imc[0]/CAS_COUNT.RD,ubox/UCLK", "MEM_BW_READS", "sim",
+                         "") == 0);
+  /* uncore_init() with a session active does nothing. */
+  CHECK(uncore_init() == 0);
+  for (i = 0; i < 3; ++i) {
+    uncore_region_begin("c-phase");
+    work(1000);
+    uncore_region_end("c-phase");
+  }
+  nevents = 4;
+  CHECK(uncore_region_get("c-phase", &nevents, events, &seconds, &calls) == 0);
+  CHECK(calls == 3);
+  /* imc[0]/CAS_COUNT.RD, UCLK, and the metric's CAS_COUNT.RD on every
+   * channel. */
+  CHECK(nevents == 3);
+  CHECK(seconds > 0);
+  CHECK(uncore_region_get("never", &nevents, events, &seconds, &calls) == -1);
+
+  /* The LIKWID markers map onto the same regions. */
+  LIKWID_MARKER_THREADINIT;
+  LIKWID_MARKER_REGISTER("likwid-phase");
+  LIKWID_MARKER_START("likwid-phase");
+  work(1000);
+  LIKWID_MARKER_STOP("likwid-phase");
+  nevents = 4;
+  calls = 0;
+  LIKWID_MARKER_GET("likwid-phase", &nevents, events, &seconds, &calls);
+  CHECK(calls == 1);
+  CHECK(nevents == 3);
+  LIKWID_MARKER_RESET("likwid-phase");
+  LIKWID_MARKER_CLOSE;
+  CHECK(uncore_region_get("c-phase", &nevents, events, &seconds, &calls) ==
+        -1);                     /* closed */
+  CHECK(uncore_finalize() == 0); /* twice is fine */
+
+  if (failures == 0) printf("c_api_test: all checks passed\n");
+  return failures == 0 ? 0 : 1;
+}
