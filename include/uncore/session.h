@@ -15,8 +15,8 @@
 //
 // Or with no code beyond the region annotations: set UNCORE_EVENTS (and
 // optionally UNCORE_METRICS, UNCORE_BACKEND, UNCORE_OUTPUT, UNCORE_SOCKETS,
-// UNCORE_FORCE=1) and the program starts a session when it loads and writes
-// the report when it exits (UNCORE_OUTPUT, default "-").
+// UNCORE_FORCE=1, UNCORE_MULTIPLEX=1) and the program starts a session when it
+// loads and writes the report when it exits (UNCORE_OUTPUT, default "-").
 //
 // Backends: `direct` programs the IvyTown registers itself (root or
 // CAP_SYS_RAWIO; see README "Backends and permissions"); `perf` uses the
@@ -66,6 +66,9 @@ struct SessionOptions {
   std::string output;
   // Program registers that another agent appears to use (direct backend).
   bool force = false;
+  // perf: more events than a box has counters are rotated by the kernel and
+  // their counts scaled (marked estimated) instead of refused.
+  bool allow_multiplexing = false;
   // sim backend: sockets to simulate (0: enough for `sockets`, at least 1)
   // and whether the demo traffic model drives it from the wall clock.
   int sim_sockets = 0;

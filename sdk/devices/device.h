@@ -48,8 +48,11 @@ struct CounterPlacement {
 struct ProgramRequest {
   std::vector<spec::EventSpec> events;
   std::vector<int> sockets;  // empty: every socket
-  // Take registers that another agent appears to be using.
+  // Take registers that another agent appears to be using (direct).
   bool force = false;
+  // More events than a box has counters: let the kernel rotate them and
+  // scale the counts (perf), instead of refusing.
+  bool allow_multiplexing = false;
 };
 
 struct Snapshot {

@@ -13,6 +13,7 @@
 #include "sdk/common/status_macros.h"
 #include "sdk/devices/direct/direct_device.h"
 #include "sdk/devices/direct/open_direct_device.h"
+#include "sdk/devices/perf/perf_device.h"
 #include "sdk/ivytown/box_descriptors.h"
 #include "sdk/sim/demo_traffic.h"
 #include "sdk/sim/simulated_uncore.h"
@@ -92,6 +93,40 @@ class SimBackend : public Backend {
   std::unique_ptr<devices::DirectDevice> device_;
 };
 
+// Linux perf_event: instance names are the PMUs, scale and unit come from
+// the PMUs' event aliases, counts may be multiplexing estimates.
+class PerfBackend : public Backend {
+ public:
+  explicit PerfBackend(std::unique_ptr<devices::perf::PerfDevice> device)
+      : device_(std::move(device)) {}
+  ~PerfBackend() override { Stop().IgnoreError(); }
+  std::string_view name() const override { return "perf"; }
+  devices::Device* device() const override { return device_.get(); }
+  std::string InstanceName(size_t entry,
+                           const devices::CounterPlacement&) const override {
+    const auto& counters = device_->counters();
+    return entry < counters.size() ? counters[entry].pmu->name : "?";
+  }
+  EventScale ScaleOf(int event) const override {
+    EventScale out;
+    for (const devices::perf::PerfCounter& c : device_->counters()) {
+      if (c.event != event) continue;
+      out.scale = c.scale;
+      out.unit = c.unit;
+      out.encoding = fmt::format("{}: {}", c.pmu->name, c.config.ToString());
+      break;
+    }
+    return out;
+  }
+  bool Estimated(int entry) const override {
+    return device_->estimated(static_cast<size_t>(entry));
+  }
+  absl::Status Stop() override { return device_->Release(); }
+
+ private:
+  std::unique_ptr<devices::perf::PerfDevice> device_;
+};
+
 int SimSockets(const BackendRequest& request) {
   int n = std::max(request.sim_sockets, 1);
   for (int s : request.program.sockets) n = std::max(n, s + 1);
@@ -108,15 +143,18 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenDirect(
 }
 
 absl::StatusOr<std::unique_ptr<Backend>> OpenPerf(
-    const devices::ProgramRequest&) {
-  return absl::UnimplementedError(
-      "the perf backend is not part of this build yet; use "
-      "UNCORE_BACKEND=direct on IvyTown, or sim to try the SDK");
+    const devices::ProgramRequest& program) {
+  UNCORE_ASSIGN_OR_RETURN(std::unique_ptr<devices::perf::PerfDevice> device,
+                          devices::perf::PerfDevice::Open({}));
+  UNCORE_RETURN_IF_ERROR(device->Program(program));
+  return std::unique_ptr<Backend>(
+      std::make_unique<PerfBackend>(std::move(device)));
 }
 
 }  // namespace
 
-std::string Backend::InstanceName(const devices::CounterPlacement& p) const {
+std::string Backend::InstanceName(size_t,
+                                  const devices::CounterPlacement& p) const {
   const ivytown::BoxDescriptor& box = ivytown::Box(p.box);
   if (p.instance >= 0 && p.instance < box.num_instances()) {
     return std::string(box.instances[p.instance].name);

@@ -49,7 +49,8 @@ class Backend {
   // The programmed device, or nullptr (`off`).
   virtual devices::Device* device() const = 0;
   // "CBo3", "iMC0 channel 1": the box instance of a read-plan entry.
-  virtual std::string InstanceName(const devices::CounterPlacement& p) const;
+  virtual std::string InstanceName(size_t entry,
+                                   const devices::CounterPlacement& p) const;
   virtual EventScale ScaleOf(int event) const;
   // Whether read-plan entry `entry` was ever scaled from a partial count.
   virtual bool Estimated(int entry) const;

@@ -187,10 +187,13 @@ absl::StatusOr<SessionOptions> Session::OptionsFromEnvironment() {
   if (std::optional<std::string> s = env("UNCORE_SOCKETS")) {
     UNCORE_ASSIGN_OR_RETURN(o.sockets, ParseSocketList(*s));
   }
-  if (std::optional<std::string> f = env("UNCORE_FORCE")) {
-    o.force = *f == "1" || EqualsIgnoreCase(*f, "true") ||
-              EqualsIgnoreCase(*f, "yes");
-  }
+  auto flag = [&](const char* name) {
+    std::optional<std::string> f = env(name);
+    return f && (*f == "1" || EqualsIgnoreCase(*f, "true") ||
+                 EqualsIgnoreCase(*f, "yes"));
+  };
+  o.force = flag("UNCORE_FORCE");
+  o.allow_multiplexing = flag("UNCORE_MULTIPLEX");
   return o;
 }
 
@@ -261,6 +264,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Start(
   request.program.events = impl->events;
   request.program.sockets = options.sockets;
   request.program.force = options.force;
+  request.program.allow_multiplexing = options.allow_multiplexing;
   request.sim_sockets = options.sim_sockets;
   request.sim_demo_traffic = options.sim_demo_traffic;
   request.device = std::move(options.device);
@@ -278,8 +282,8 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Start(
   session->backend_ = s.backend->name();
   if (devices::Device* device = s.backend->device()) {
     s.plan = device->read_plan();
-    for (const devices::CounterPlacement& p : s.plan) {
-      s.instance_names.push_back(s.backend->InstanceName(p));
+    for (size_t i = 0; i < s.plan.size(); ++i) {
+      s.instance_names.push_back(s.backend->InstanceName(i, s.plan[i]));
     }
     for (size_t i = 0; i < s.event_infos.size(); ++i) {
       const session::EventScale scale = s.backend->ScaleOf(static_cast<int>(i));

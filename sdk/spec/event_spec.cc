@@ -343,6 +343,23 @@ class Parser {
                       "closing '/')",
                       target, DidYouMean(target, BoxNames()), target, target));
     }
+    // `uncore_imc_0/cas_count_read/`: a kernel event alias, not an IvyTown
+    // event name: the perf backend resolves it from the PMU's events/.
+    if (StartsWithIgnoreCase(target, "uncore_")) {
+      const std::string_view rest = StripWhitespace(text_.substr(cur_.pos()));
+      if (rest.size() > 2 && rest.front() == '/' && rest.back() == '/') {
+        const std::string_view term = rest.substr(1, rest.size() - 2);
+        const bool bare =
+            term.find_first_of("=,.:/[|") == std::string_view::npos;
+        const bool fixed =
+            spec.box->fixed_counter &&
+            EqualsIgnoreCase(spec.box->fixed_counter->name, term);
+        if (bare && !fixed &&
+            ivytown::FindEvent(spec.box->type, term) == nullptr) {
+          return ParseGenericPerf(target);
+        }
+      }
+    }
     if (kernel_instance) {
       if (*kernel_instance < 0 ||
           *kernel_instance >= spec.box->num_instances()) {

@@ -6,10 +6,17 @@
 //   BM_RegionSim8           a region pair on the same device
 //   BM_TwoSnapshotsMemory8  two snapshots of an in-memory 8-counter device
 //   BM_RegionMemory8        a region pair on it
+//   BM_TwoReadsMsrTsc       two read() calls of a perf msr/tsc group (floor)
+//   BM_RegionPerfMsrTsc     a region pair counting msr/tsc/ with perf
 // The bookkeeping of a region is BM_RegionMemory8 - BM_TwoSnapshotsMemory8
 // (and, drowned in the simulator's cost, BM_RegionSim8 -
 // BM_TwoSnapshotsSim8); the cost of an unmeasured region is
 // BM_RegionBackendOff - BM_EmptyLoop.
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -18,6 +25,7 @@
 #include "benchmark/benchmark.h"
 #include "sdk/devices/device.h"
 #include "sdk/devices/direct/direct_device.h"
+#include "sdk/devices/perf/pmu_discovery.h"
 #include "sdk/sim/simulated_uncore.h"
 #include "sdk/spec/event_spec.h"
 #include "uncore/region.h"
@@ -156,6 +164,51 @@ void BM_RegionSim8(benchmark::State& state) {
   RegionLoop(state, std::move(o));
 }
 BENCHMARK(BM_RegionSim8);
+
+// The perf floor: two read() calls of a one-event msr/tsc group, opened
+// the way the perf backend opens it (PERF_FORMAT_GROUP with the times).
+void BM_TwoReadsMsrTsc(benchmark::State& state) {
+  absl::StatusOr<devices::perf::PmuCatalog> pmus =
+      devices::perf::DiscoverPmus("/sys");
+  const devices::perf::Pmu* msr = pmus.ok() ? pmus->Find("msr") : nullptr;
+  if (msr == nullptr || msr->cpus.empty()) {
+    state.SkipWithError("no msr PMU");
+    return;
+  }
+  perf_event_attr attr;
+  std::memset(&attr, 0, sizeof(attr));
+  attr.size = sizeof(attr);
+  attr.type = msr->type;
+  attr.config = 0;  // tsc
+  attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
+                     PERF_FORMAT_TOTAL_TIME_RUNNING;
+  const long fd = syscall(SYS_perf_event_open, &attr, -1, msr->cpus[0], -1,
+                          PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0) {
+    state.SkipWithError("perf_event_open(msr/tsc/) failed");
+    return;
+  }
+  uint64_t buffer[4];
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(
+        read(static_cast<int>(fd), buffer, sizeof(buffer)));
+    benchmark::DoNotOptimize(
+        read(static_cast<int>(fd), buffer, sizeof(buffer)));
+    benchmark::ClobberMemory();
+  }
+  close(static_cast<int>(fd));
+}
+BENCHMARK(BM_TwoReadsMsrTsc);
+
+// A region pair counting msr/tsc/ with the perf backend on one socket.
+void BM_RegionPerfMsrTsc(benchmark::State& state) {
+  SessionOptions o;
+  o.events = {"msr/tsc/"};
+  o.backend = "perf";
+  o.sockets = {0};
+  RegionLoop(state, std::move(o));
+}
+BENCHMARK(BM_RegionPerfMsrTsc);
 
 }  // namespace
 }  // namespace uncore

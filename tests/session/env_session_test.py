@@ -122,6 +122,27 @@ class EnvSessionTest(unittest.TestCase):
         self.assertIn("direct:", report["warnings"][0])
         self.assertIn("uncore doctor", report["warnings"][0])
 
+    def test_perf_msr_tsc_table(self):
+        r = run({"UNCORE_EVENTS": "msr/tsc/", "UNCORE_BACKEND": "perf",
+                 "UNCORE_SOCKETS": "0", "UNCORE_OUTPUT": "-"}, "2", "20")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        if "regions will not be measured" in r.stderr:
+            self.skipTest("perf cannot count msr/tsc/ here: " + r.stderr)
+        self.assertIn("backend perf", r.stderr)
+        self.assertIn("msr/tsc/", r.stderr)
+        self.assertNotIn("SIMULATED", r.stderr)
+        out = self.path("perf.json")
+        r = run({"UNCORE_EVENTS": "msr/tsc/", "UNCORE_BACKEND": "perf",
+                 "UNCORE_SOCKETS": "0", "UNCORE_OUTPUT": out}, "2", "20")
+        with open(out, encoding="utf-8") as f:
+            report = json.load(f)
+        step = {x["path"]: x for x in report["regions"]}['step, "quoted"']
+        tsc = step["events"]["msr/tsc/"]["total"]
+        # The TSC ticks at a GHz-class rate: 40 ms of region is > 10^7.
+        self.assertGreater(tsc / (step["wall_ns"] / 1e9), 1e8)
+        self.assertEqual(step["events"]["msr/tsc/"]["per_instance"][0]
+                         ["instance"], "msr")
+
     def test_backend_off(self):
         out = self.path("off.json")
         r = run({"UNCORE_EVENTS": "imc/CAS_COUNT.RD", "UNCORE_BACKEND": "off",

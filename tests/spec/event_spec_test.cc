@@ -174,6 +174,14 @@ TEST(EventSpecTest, GenericPerfEvents) {
               ElementsAre(PerfTerm{"event", 7}, PerfTerm{"umask", 0x38}));
   EXPECT_EQ(raw.Canonical(), "amd_df/event=0x7,umask=0x38/");
   EXPECT_THAT(ErrorOf("msr/tsc"), HasSubstr("closing '/'"));
+  // A kernel alias of an uncore PMU is a perf event; an IvyTown event name
+  // or a fixed counter in the same place stays an IvyTown event.
+  EventSpec alias = MustParse("uncore_imc_0/cas_count_read/");
+  EXPECT_EQ(alias.kind, EventSpec::Kind::kGenericPerf);
+  EXPECT_EQ(alias.pmu, "uncore_imc_0");
+  EXPECT_EQ(MustParse("uncore_imc/clockticks/").pmu, "uncore_imc");
+  EXPECT_EQ(MustParse("uncore_cbox_3/event=0x37,umask=0x1/").kind,
+            EventSpec::Kind::kBoxEvent);
 }
 
 TEST(EventSpecTest, ErrorsPointAtTheColumnAndSuggest) {

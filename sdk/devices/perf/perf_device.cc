@@ -1,0 +1,520 @@
+#include "sdk/devices/perf/perf_device.h"
+
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fmt/format.h"
+#include "sdk/common/status_macros.h"
+#include "sdk/common/text.h"
+#include "sdk/devices/direct/counter_assignment.h"
+#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/spec/encoder.h"
+
+namespace uncore::devices::perf {
+namespace {
+
+using ivytown::BoxType;
+
+// How the kernel's ivbep uncore driver names and encodes each box type
+// (arch/x86/events/intel/uncore_snbep.c; notes/kernel-ivbep-facts.md).
+enum class FilterRule : uint8_t {
+  kNone,  // no filter registers reachable through perf
+  kCbo,   // config1 = FILTER0 | FILTER1 << 32
+  kPcu,   // config1 = the band filter register
+  kQpi,   // config1 = MATCH0 | MATCH1 << 32, config2 = MASK0 | MASK1 << 32
+};
+
+struct KernelBox {
+  BoxType box;
+  std::string_view name;  // uncore_<name>[_<i>]
+  int boxes;              // PMUs the driver registers (instances)
+  uint64_t event_mask;    // bits of config the driver keeps
+  int counters;           // general counters per box in the driver
+  FilterRule filters;
+};
+
+constexpr KernelBox kKernelBoxes[] = {
+    {BoxType::kUbox, "ubox", 1, 0x1f04ffff, 2, FilterRule::kNone},
+    {BoxType::kCbo, "cbox", 15, 0xff0cffff, 4, FilterRule::kCbo},
+    {BoxType::kHa, "ha", 2, 0xff04ffff, 4, FilterRule::kNone},
+    {BoxType::kImc, "imc", 8, 0xff04ffff, 4, FilterRule::kNone},
+    {BoxType::kIrp, "irp", 1, 0xff04ffff, 4, FilterRule::kNone},
+    {BoxType::kPcu, "pcu", 1, 0xdf04c0ff, 4, FilterRule::kPcu},
+    {BoxType::kQpi, "qpi", 3, 0xff24ffff, 4, FilterRule::kQpi},
+    {BoxType::kR2pcie, "r2pcie", 1, 0xff04ffff, 4, FilterRule::kNone},
+    {BoxType::kR3qpi, "r3qpi", 2, 0xff04ffff, 3, FilterRule::kNone},
+};
+constexpr uint64_t kFixedEvent = 0xff;  // UNCORE_FIXED_EVENT
+constexpr size_t kMaxGroupSize = 32;
+
+const KernelBox& KernelBoxOf(BoxType box) {
+  for (const KernelBox& k : kKernelBoxes) {
+    if (k.box == box) return k;
+  }
+  return kKernelBoxes[0];
+}
+
+std::string KernelPmuName(const KernelBox& k, int instance) {
+  return k.boxes == 1 ? fmt::format("uncore_{}", k.name)
+                      : fmt::format("uncore_{}_{}", k.name, instance);
+}
+
+uint64_t EngineBits(const ivytown::BoxDescriptor& box) {
+  uint64_t bits = 0;
+  for (const ivytown::FieldDescriptor& f : box.fields) {
+    if (f.reg == ivytown::FieldRegister::kControl &&
+        f.use == ivytown::FieldUse::kEngine) {
+      bits |= f.bits.mask();
+    }
+  }
+  return bits;
+}
+
+std::string UncorePmuList(const PmuCatalog& pmus) {
+  const std::vector<std::string> names = pmus.NamesStartingWith("uncore_");
+  return names.empty() ? std::string("none") : Join(names, ", ");
+}
+
+// config/config1/config2 of an IvyTown event on the kernel's driver.
+absl::StatusOr<PerfConfig> KernelConfig(const spec::EventSpec& e,
+                                        const spec::Encoding& enc,
+                                        const KernelBox& k, int instance) {
+  PerfConfig c;
+  const ivytown::BoxDescriptor& box = *enc.box;
+  if (enc.fixed_counter) {
+    c.config = kFixedEvent;
+    return c;
+  }
+  c.config = enc.control & ~EngineBits(box);
+  if (const uint64_t dropped = c.config & ~k.event_mask; dropped != 0) {
+    std::vector<std::string> fields;
+    for (const ivytown::FieldDescriptor& f : box.fields) {
+      if (f.reg == ivytown::FieldRegister::kControl &&
+          (f.bits.mask() & dropped) != 0) {
+        fields.push_back(std::string(f.name));
+      }
+    }
+    return absl::InvalidArgumentError(fmt::format(
+        "{}: the kernel's uncore driver would drop bits 0x{:x} ({}) of this "
+        "event (its event mask for {} is 0x{:x}); count it with the direct "
+        "backend (UNCORE_BACKEND=direct)",
+        e.text, dropped, Join(fields, ", "), k.name, k.event_mask));
+  }
+  for (const spec::FilterValue& f : enc.filters) {
+    if (f.value == 0) continue;
+    const std::string_view reg = box.filters[f.filter].name;
+    switch (k.filters) {
+      case FilterRule::kCbo:
+        (reg.ends_with("FILTER1") ? c.config1 |= f.value << 32
+                                  : c.config1 |= f.value);
+        break;
+      case FilterRule::kPcu:
+        c.config1 |= f.value;
+        break;
+      case FilterRule::kQpi: {
+        if (instance >= 2) {
+          return absl::InvalidArgumentError(fmt::format(
+              "{}: the kernel's driver has no match/mask device for QPI "
+              "port 2, so its packet filters cannot be set through perf; "
+              "use the direct backend or ports 0-1",
+              e.text));
+        }
+        const bool high = reg.ends_with("1");
+        const uint64_t v = high ? f.value << 32 : f.value;
+        (reg.find("MASK") != std::string_view::npos ? c.config2 : c.config1) |=
+            v;
+        break;
+      }
+      case FilterRule::kNone:
+        return absl::InvalidArgumentError(fmt::format(
+            "{}: the kernel's {} driver exposes no filter register, so {} "
+            "cannot be set through perf; use the direct backend",
+            e.text, k.name, reg));
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<PerfCounter>> PlanPerfCounters(
+    const ProgramRequest& request, const PmuCatalog& pmus) {
+  std::vector<PerfCounter> out;
+  auto wanted = [&](int socket) {
+    return request.sockets.empty() ||
+           std::find(request.sockets.begin(), request.sockets.end(), socket) !=
+               request.sockets.end();
+  };
+  auto add_on_sockets = [&](PerfCounter c) {
+    for (size_t i = 0; i < c.pmu->cpus.size(); ++i) {
+      if (c.pmu->sockets[i] < 0 || !wanted(c.pmu->sockets[i])) continue;
+      c.cpu = c.pmu->cpus[i];
+      c.socket = c.pmu->sockets[i];
+      out.push_back(c);
+    }
+  };
+  for (size_t e = 0; e < request.events.size(); ++e) {
+    const spec::EventSpec& spec = request.events[e];
+    PerfCounter c;
+    c.event = static_cast<int>(e);
+    if (spec.kind == spec::EventSpec::Kind::kGenericPerf) {
+      // `uncore_imc/...` means every uncore_imc_N, as with perf.
+      std::vector<const Pmu*> targets;
+      if (const Pmu* exact = pmus.Find(spec.pmu)) {
+        targets.push_back(exact);
+      } else {
+        for (const std::string& n : pmus.NamesStartingWith(spec.pmu + "_")) {
+          const std::string_view suffix =
+              std::string_view(n).substr(spec.pmu.size() + 1);
+          if (!suffix.empty() && suffix.find_first_not_of("0123456789") ==
+                                     std::string_view::npos) {
+            targets.push_back(pmus.Find(n));
+          }
+        }
+      }
+      if (targets.empty()) {
+        std::vector<std::string> all;
+        for (const Pmu& p : pmus.pmus) all.push_back(p.name);
+        const std::vector<std::string> close = ClosestNames(spec.pmu, all);
+        return absl::NotFoundError(fmt::format(
+            "{}: no PMU named '{}' under /sys/bus/event_source/devices{}; "
+            "PMUs here: {}",
+            spec.text, spec.pmu,
+            close.empty() ? ""
+                          : "; did you mean " + JoinAlternatives(close) + "?",
+            Join(all, ", ")));
+      }
+      std::vector<std::pair<std::string, std::optional<uint64_t>>> terms;
+      for (const spec::PerfTerm& t : spec.perf_terms) {
+        terms.emplace_back(t.name, t.value);
+      }
+      for (size_t i = 0; i < targets.size(); ++i) {
+        const Pmu* pmu = targets[i];
+        absl::StatusOr<Pmu::Encoded> enc = pmu->Encode(terms);
+        if (!enc.ok()) {
+          return absl::Status(
+              enc.status().code(),
+              fmt::format("{}: {}", spec.text, StatusMessage(enc.status())));
+        }
+        if (pmu->cpus.empty()) {
+          return absl::NotFoundError(fmt::format(
+              "{}: PMU {} lists no CPU to open it on", spec.text, pmu->name));
+        }
+        c.pmu = pmu;
+        c.config = enc->config;
+        c.scale = enc->scale;
+        c.unit = enc->unit;
+        c.instance = static_cast<int>(i);
+        add_on_sockets(c);
+      }
+      continue;
+    }
+    if (spec.box == nullptr) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}: not a countable event", spec.text));
+    }
+    UNCORE_ASSIGN_OR_RETURN(spec::Encoding enc, spec::EncodeEvent(spec));
+    const KernelBox& k = KernelBoxOf(spec.box->type);
+    const int instances = spec.box->num_instances();
+    for (int i = 0; i < instances; ++i) {
+      if (!spec.instances.all() && !spec.instances.Contains(i)) continue;
+      const std::string name = KernelPmuName(k, i);
+      const Pmu* pmu = i < k.boxes ? pmus.Find(name) : nullptr;
+      if (pmu == nullptr) {
+        if (spec.instances.all() && i > 0 &&
+            !pmus.NamesStartingWith(KernelPmuName(k, 0)).empty()) {
+          continue;  // fewer boxes on this part (CBos: one per core)
+        }
+        return absl::NotFoundError(fmt::format(
+            "{}: the perf PMU {} for {} is not here{}; uncore PMUs here: {} "
+            "(without any, the kernel's uncore driver is not loaded or does "
+            "not know this CPU; try UNCORE_BACKEND=direct on IvyTown)",
+            spec.text, name, spec.box->instances[i].name,
+            i >= k.boxes ? fmt::format(" (the kernel's driver registers {} "
+                                       "{} PMUs)",
+                                       k.boxes, k.name)
+                         : "",
+            UncorePmuList(pmus)));
+      }
+      UNCORE_ASSIGN_OR_RETURN(c.config, KernelConfig(spec, enc, k, i));
+      c.pmu = pmu;
+      c.box = spec.box->type;
+      c.instance = i;
+      c.box_counters = std::min<int>(k.counters, spec.box->num_counters) +
+                       (spec.box->fixed_counter ? 1 : 0);
+      add_on_sockets(c);
+    }
+  }
+  // Read-plan order: event, then socket, then instance.
+  std::stable_sort(
+      out.begin(), out.end(), [](const PerfCounter& a, const PerfCounter& b) {
+        return std::tie(a.event, a.socket) < std::tie(b.event, b.socket);
+      });
+  return out;
+}
+
+std::optional<int> ReadParanoid(std::string_view path) {
+  std::ifstream in{std::string(path)};
+  int v = 0;
+  if (in >> v) return v;
+  return std::nullopt;
+}
+
+absl::StatusOr<std::unique_ptr<PerfDevice>> PerfDevice::Open(
+    const Options& options) {
+  UNCORE_ASSIGN_OR_RETURN(PmuCatalog pmus, DiscoverPmus(options.sysfs_root));
+  return std::unique_ptr<PerfDevice>(new PerfDevice(options, std::move(pmus)));
+}
+
+PerfDevice::PerfDevice(Options options, PmuCatalog pmus)
+    : options_(std::move(options)), pmus_(std::move(pmus)) {}
+
+PerfDevice::~PerfDevice() { CloseAll(); }
+
+void PerfDevice::CloseAll() {
+  for (Group& g : groups_) {
+    for (int fd : g.fds) close(fd);
+  }
+  groups_.clear();
+}
+
+absl::Status PerfDevice::OpenCounter(const PerfCounter& c, int group_fd,
+                                     int* fd) const {
+  perf_event_attr attr;
+  std::memset(&attr, 0, sizeof(attr));
+  attr.size = sizeof(attr);
+  attr.type = c.pmu->type;
+  attr.config = c.config.config;
+  attr.config1 = c.config.config1;
+  attr.config2 = c.config.config2;
+  attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
+                     PERF_FORMAT_TOTAL_TIME_RUNNING;
+  attr.disabled = group_fd < 0 ? 1 : 0;
+  const long r = syscall(SYS_perf_event_open, &attr, /*pid=*/-1, c.cpu,
+                         group_fd, PERF_FLAG_FD_CLOEXEC);
+  if (r >= 0) {
+    *fd = static_cast<int>(r);
+    return absl::OkStatus();
+  }
+  const int err = errno;
+  const std::string what = fmt::format("perf_event_open of {} ({}) on CPU {}",
+                                       c.pmu->name, c.config.ToString(), c.cpu);
+  switch (err) {
+    case EACCES:
+    case EPERM: {
+      const std::optional<int> paranoid = ReadParanoid(options_.paranoid_path);
+      return absl::PermissionDeniedError(fmt::format(
+          "{} was refused ({}): counting a socket's uncore system-wide needs "
+          "CAP_PERFMON (or CAP_SYS_ADMIN, i.e. root) or "
+          "kernel.perf_event_paranoid <= 0, and it is {}; run as root, "
+          "`sudo setcap cap_perfmon+ep PROGRAM`, or "
+          "`sudo sysctl kernel.perf_event_paranoid=0`",
+          what, std::strerror(err),
+          paranoid ? std::to_string(*paranoid) : "unreadable"));
+    }
+    case ENOENT:
+    case EINVAL:
+    case EOPNOTSUPP:
+      return absl::InvalidArgumentError(fmt::format(
+          "{} was rejected ({}): the PMU does not accept this config; its "
+          "format fields are {}",
+          what, std::strerror(err), c.pmu->FormatNames()));
+    case EBUSY:
+      return absl::UnavailableError(fmt::format(
+          "{}: the counters are busy ({}): another agent holds them; stop it "
+          "and retry",
+          what, std::strerror(err)));
+    case ENODEV:
+      return absl::FailedPreconditionError(fmt::format(
+          "{}: CPU {} is offline or the PMU cannot count there ({})", what,
+          c.cpu, std::strerror(err)));
+    case EMFILE:
+    case ENFILE:
+      return absl::ResourceExhaustedError(
+          fmt::format("{}: out of file descriptors ({}); raise `ulimit -n`",
+                      what, std::strerror(err)));
+    default:
+      return absl::UnknownError(
+          fmt::format("{} failed: {}", what, std::strerror(err)));
+  }
+}
+
+absl::Status PerfDevice::Program(const ProgramRequest& request) {
+  if (!groups_.empty()) {
+    return absl::FailedPreconditionError(
+        "the perf device is already programmed: Release it first");
+  }
+  UNCORE_ASSIGN_OR_RETURN(std::vector<PerfCounter> counters,
+                          PlanPerfCounters(request, pmus_));
+  if (counters.empty()) {
+    return absl::InvalidArgumentError(
+        "no counter to open: no event was requested, or none is on the "
+        "sockets asked for");
+  }
+  // Groups: one per (PMU, CPU), in read-plan order.
+  struct PlannedGroup {
+    const Pmu* pmu;
+    int cpu;
+    std::vector<int> entries;
+  };
+  std::vector<PlannedGroup> planned;
+  for (size_t i = 0; i < counters.size(); ++i) {
+    const PerfCounter& c = counters[i];
+    PlannedGroup* g = nullptr;
+    if (!request.allow_multiplexing) {
+      for (PlannedGroup& p : planned) {
+        if (p.pmu == c.pmu && p.cpu == c.cpu) g = &p;
+      }
+    }
+    if (g == nullptr) {
+      planned.push_back({c.pmu, c.cpu, {}});
+      g = &planned.back();
+    }
+    g->entries.push_back(static_cast<int>(i));
+  }
+  for (const PlannedGroup& g : planned) {
+    const PerfCounter& first = counters[g.entries.front()];
+    const size_t limit = first.box_counters > 0
+                             ? static_cast<size_t>(first.box_counters)
+                             : kMaxGroupSize;
+    if (g.entries.size() > limit) {
+      std::vector<std::string> names;
+      for (int i : g.entries) {
+        names.push_back(request.events[counters[i].event].text);
+      }
+      return absl::InvalidArgumentError(fmt::format(
+          "{} events on {} ({}), which has {} counters: count fewer at once, "
+          "or allow multiplexing (SessionOptions::allow_multiplexing, "
+          "UNCORE_MULTIPLEX=1) to have the kernel rotate them and scale the "
+          "counts",
+          g.entries.size(), g.pmu->name, Join(names, ", "), limit));
+    }
+  }
+  // Open, leader first; on any failure close everything.
+  std::vector<Group> groups;
+  auto close_all = [&] {
+    for (Group& g : groups) {
+      for (int fd : g.fds) close(fd);
+    }
+  };
+  for (const PlannedGroup& p : planned) {
+    Group g;
+    for (int i : p.entries) {
+      int fd = -1;
+      absl::Status s = OpenCounter(counters[i], g.leader_fd, &fd);
+      if (!s.ok()) {
+        for (int f : g.fds) close(f);
+        close_all();
+        return s;
+      }
+      if (g.leader_fd < 0) g.leader_fd = fd;
+      g.fds.push_back(fd);
+      g.entries.push_back(i);
+    }
+    groups.push_back(std::move(g));
+  }
+  for (const Group& g : groups) {
+    if (ioctl(g.leader_fd, PERF_EVENT_IOC_RESET, PERF_IOC_FLAG_GROUP) != 0 ||
+        ioctl(g.leader_fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP) != 0) {
+      const int err = errno;
+      close_all();
+      return absl::UnknownError(
+          fmt::format("enabling a perf group failed: {}", std::strerror(err)));
+    }
+  }
+  groups_ = std::move(groups);
+  counters_ = std::move(counters);
+  read_plan_.clear();
+  for (size_t i = 0; i < counters_.size(); ++i) {
+    const PerfCounter& c = counters_[i];
+    CounterPlacement p;
+    p.event = c.event;
+    p.socket = c.socket;
+    p.box = c.box;
+    p.instance = c.instance;
+    p.counter = 0;
+    p.width = 64;
+    read_plan_.push_back(p);
+  }
+  estimated_ = std::make_unique<std::atomic<bool>[]>(counters_.size());
+  for (size_t i = 0; i < counters_.size(); ++i) estimated_[i] = false;
+  return absl::OkStatus();
+}
+
+absl::Status PerfDevice::TakeSnapshot(Snapshot* out) {
+  out->valid = false;
+  if (groups_.empty()) {
+    return absl::FailedPreconditionError(
+        "TakeSnapshot before Program: nothing is programmed");
+  }
+  if (out->values.size() != read_plan_.size()) {
+    out->values.assign(read_plan_.size(), 0);
+  }
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  out->timestamp_ns = static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u +
+                      static_cast<uint64_t>(ts.tv_nsec);
+  uint64_t buffer[3 + kMaxGroupSize];
+  for (const Group& g : groups_) {
+    const size_t want = (3 + g.fds.size()) * sizeof(uint64_t);
+    const ssize_t got = read(g.leader_fd, buffer, want);
+    if (got != static_cast<ssize_t>(want) || buffer[0] != g.fds.size()) {
+      const int err = errno;
+      std::fill(out->values.begin(), out->values.end(), 0);
+      return absl::DataLossError(
+          fmt::format("reading a perf group of {} failed: {}",
+                      counters_[g.entries.front()].pmu->name,
+                      got < 0 ? std::strerror(err) : "short read"));
+    }
+    const uint64_t enabled = buffer[1];
+    const uint64_t running = buffer[2];
+    for (size_t k = 0; k < g.fds.size(); ++k) {
+      uint64_t v = buffer[3 + k];
+      const int entry = g.entries[k];
+      if (running < enabled) {
+        // Multiplexed: scale to the whole enabled time.
+        v = running == 0
+                ? 0
+                : static_cast<uint64_t>(static_cast<long double>(v) *
+                                        static_cast<long double>(enabled) /
+                                        static_cast<long double>(running));
+        if (!estimated_[entry].load(std::memory_order_relaxed)) {
+          estimated_[entry].store(true, std::memory_order_relaxed);
+        }
+      }
+      out->values[entry] = v;
+    }
+  }
+  out->valid = true;
+  return absl::OkStatus();
+}
+
+absl::Status PerfDevice::Release() {
+  CloseAll();
+  return absl::OkStatus();
+}
+
+bool PerfDevice::estimated(size_t i) const {
+  return estimated_ != nullptr && i < counters_.size() &&
+         estimated_[i].load(std::memory_order_relaxed);
+}
+
+}  // namespace uncore::devices::perf

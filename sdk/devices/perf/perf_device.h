@@ -1,0 +1,121 @@
+// PerfDevice: counts through Linux perf_event: the kernel's uncore PMUs for
+// IvyTown's named events (uncore_cbox_N, uncore_imc_N, ...), and any PMU
+// found in sysfs for raw specs (`msr/tsc/`, `power/energy-pkg/`,
+// `uncore_imc_0/cas_count_read/`, `amd_df/event=0x7,umask=0x38/`).
+//
+//   absl::StatusOr<std::unique_ptr<PerfDevice>> dev = PerfDevice::Open({});
+//   UNCORE_RETURN_IF_ERROR((*dev)->Program(request));
+//   Snapshot s((*dev)->read_plan().size());
+//   UNCORE_RETURN_IF_ERROR((*dev)->TakeSnapshot(&s));   // one read() a group
+//
+// Program plans one perf group per (PMU, socket CPU): the events of a PMU
+// instance on a socket are read together (PERF_FORMAT_GROUP, with the
+// enabled and running times), so a snapshot is one read() per group.  A
+// group larger than the box has counters is an error unless
+// ProgramRequest::allow_multiplexing, which opens one group per event and
+// lets the kernel rotate them; then counts that ran for part of the time are
+// scaled by enabled/running and marked as estimates (estimated()).
+//
+// IvyTown events are encoded as the kernel's ivbep driver expects: config is
+// the counter control value without the enable bit (bits outside the
+// driver's event mask are refused: it drops them, inv among them), config1
+// and config2 carry the CBo filters (FILTER0 | FILTER1 << 32), the PCU band
+// filter, and QPI match and mask.  Fixed counters are event 0xff.
+//
+// Errors say what to do: EACCES/EPERM name perf_event_paranoid's value and
+// CAP_PERFMON; EINVAL/ENOENT name the PMU and the config and list the
+// PMU's fields; EBUSY says another agent holds the counters.
+//
+// Guarantees: TakeSnapshot is safe from many threads at once and does not
+// allocate.  Release closes every file descriptor; safe twice.  The kernel
+// extends counters to 64 bits.
+#ifndef UNCORE_SDK_DEVICES_PERF_PERF_DEVICE_H_
+#define UNCORE_SDK_DEVICES_PERF_PERF_DEVICE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "sdk/devices/device.h"
+#include "sdk/devices/perf/pmu_discovery.h"
+
+namespace uncore::devices::perf {
+
+// One counter to open: an event on one PMU instance on one socket.
+struct PerfCounter {
+  int event = 0;  // index into ProgramRequest::events
+  int socket = 0;
+  int cpu = 0;
+  const Pmu* pmu = nullptr;
+  PerfConfig config;
+  ivytown::BoxType box = ivytown::BoxType::kUbox;  // IvyTown events
+  int instance = 0;
+  double scale = 1.0;  // from an alias's .scale
+  std::string unit;
+  int box_counters = 0;  // counters of the PMU (0: unknown)
+};
+
+// Resolves the events of `request` into counters (pure; no perf call).
+// InvalidArgument / NotFound with the reason and what exists.
+absl::StatusOr<std::vector<PerfCounter>> PlanPerfCounters(
+    const ProgramRequest& request, const PmuCatalog& pmus);
+
+class PerfDevice : public Device {
+ public:
+  struct Options {
+    std::string sysfs_root = "/sys";
+    // Where perf_event_paranoid is read for messages.
+    std::string paranoid_path = "/proc/sys/kernel/perf_event_paranoid";
+  };
+  static absl::StatusOr<std::unique_ptr<PerfDevice>> Open(
+      const Options& options);
+
+  ~PerfDevice() override;
+  PerfDevice(const PerfDevice&) = delete;
+  PerfDevice& operator=(const PerfDevice&) = delete;
+
+  std::string_view name() const override { return "perf"; }
+  absl::Status Program(const ProgramRequest& request) override;
+  const std::vector<CounterPlacement>& read_plan() const override {
+    return read_plan_;
+  }
+  absl::Status TakeSnapshot(Snapshot* out) override;
+  absl::Status Release() override;
+  uint64_t frozen_ns() const override { return 0; }
+
+  const PmuCatalog& pmus() const { return pmus_; }
+  // Per read-plan entry: the counter behind it.
+  const std::vector<PerfCounter>& counters() const { return counters_; }
+  // Whether entry `i` was ever scaled from a partial (multiplexed) count.
+  bool estimated(size_t i) const;
+  size_t num_groups() const { return groups_.size(); }
+
+ private:
+  struct Group {
+    int leader_fd = -1;
+    std::vector<int> fds;      // leader first
+    std::vector<int> entries;  // read-plan index per member
+  };
+  PerfDevice(Options options, PmuCatalog pmus);
+  absl::Status OpenCounter(const PerfCounter& c, int group_fd, int* fd) const;
+  void CloseAll();
+
+  Options options_;
+  PmuCatalog pmus_;
+  std::vector<CounterPlacement> read_plan_;
+  std::vector<PerfCounter> counters_;
+  std::vector<Group> groups_;
+  std::unique_ptr<std::atomic<bool>[]> estimated_;
+};
+
+// perf_event_paranoid as a number, or nullopt when unreadable.
+std::optional<int> ReadParanoid(std::string_view path);
+
+}  // namespace uncore::devices::perf
+
+#endif  // UNCORE_SDK_DEVICES_PERF_PERF_DEVICE_H_
