@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
+#include "sdk/common/sysfs.h"
 #include "sdk/common/text.h"
 #include "sdk/ivytown/box_descriptors.h"
 
@@ -39,65 +40,10 @@ constexpr uint32_t kUboxNodeIdOffset = 0x40;
 constexpr uint32_t kUboxNodeMapOffset = 0x54;
 constexpr int kMaxCbos = 15;
 
-std::optional<uint64_t> ParseUnsigned(std::string_view text, int base) {
-  text = StripWhitespace(text);
-  if (base == 16 && text.size() > 2 && text[0] == '0' &&
-      (text[1] == 'x' || text[1] == 'X')) {
-    text.remove_prefix(2);
-  }
-  if (text.empty()) return std::nullopt;
-  uint64_t value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value, base);
-  if (ec != std::errc() || ptr != end) return std::nullopt;
-  return value;
-}
-
-// The whole of a file, or nullopt (with errno in *error) when it cannot be
-// read.  /proc and /sys files report size 0, so read until EOF.
-std::optional<std::string> ReadSmallFile(const fs::path& path,
-                                         int* error = nullptr) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (error != nullptr) *error = errno;
-    return std::nullopt;
-  }
-  std::string text;
-  char buffer[4096];
-  while (true) {
-    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      if (error != nullptr) *error = errno;
-      ::close(fd);
-      return std::nullopt;
-    }
-    if (n == 0) break;
-    text.append(buffer, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return text;
-}
-
 std::optional<uint64_t> ReadNumber(const fs::path& path, int base) {
   std::optional<std::string> text = ReadSmallFile(path);
   if (!text) return std::nullopt;
   return ParseUnsigned(*text, base);
-}
-
-// "0-3,8,10-11" -> {0,1,2,3,8,10,11}; nullopt when malformed.
-std::optional<std::set<int>> ParseCpuList(std::string_view text) {
-  std::set<int> cpus;
-  for (std::string_view piece : Split(StripWhitespace(text), ',', true)) {
-    std::vector<std::string_view> range = Split(piece, '-');
-    if (range.size() > 2) return std::nullopt;
-    std::optional<uint64_t> lo = ParseUnsigned(range[0], 10);
-    std::optional<uint64_t> hi =
-        range.size() == 2 ? ParseUnsigned(range[1], 10) : lo;
-    if (!lo || !hi || *lo > *hi || *hi > 1'000'000) return std::nullopt;
-    for (uint64_t c = *lo; c <= *hi; ++c) cpus.insert(static_cast<int>(c));
-  }
-  return cpus;
 }
 
 // "SSSS:BB:DD.F" -> PciAddress.

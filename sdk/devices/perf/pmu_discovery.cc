@@ -5,11 +5,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -20,53 +18,13 @@
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
 #include "sdk/common/status_macros.h"
+#include "sdk/common/sysfs.h"
 #include "sdk/common/text.h"
 
 namespace uncore::devices::perf {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::optional<std::string> ReadFile(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::optional<uint64_t> ParseNumber(std::string_view text) {
-  text = StripWhitespace(text);
-  int base = 10;
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
-    text.remove_prefix(2);
-    base = 16;
-  }
-  if (text.empty()) return std::nullopt;
-  uint64_t value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value, base);
-  if (ec != std::errc() || ptr != end) return std::nullopt;
-  return value;
-}
-
-// "0,12" or "0-3,8" -> CPUs.
-std::vector<int> ParseCpuList(std::string_view text) {
-  std::vector<int> cpus;
-  for (std::string_view part : Split(StripWhitespace(text), ',')) {
-    part = StripWhitespace(part);
-    if (part.empty()) continue;
-    const size_t dash = part.find('-');
-    std::optional<uint64_t> lo = ParseNumber(
-        dash == std::string_view::npos ? part : part.substr(0, dash));
-    std::optional<uint64_t> hi = dash == std::string_view::npos
-                                     ? lo
-                                     : ParseNumber(part.substr(dash + 1));
-    if (!lo || !hi || *hi < *lo || *hi > 65535) continue;
-    for (uint64_t c = *lo; c <= *hi; ++c) cpus.push_back(static_cast<int>(c));
-  }
-  return cpus;
-}
 
 // Online CPUs and their package ids.
 std::map<int, int> ReadPackages(const fs::path& cpu_root) {
@@ -75,12 +33,13 @@ std::map<int, int> ReadPackages(const fs::path& cpu_root) {
   for (const fs::directory_entry& e : fs::directory_iterator(cpu_root, ec)) {
     const std::string name = e.path().filename().string();
     if (name.size() < 4 || name.compare(0, 3, "cpu") != 0) continue;
-    std::optional<uint64_t> cpu = ParseNumber(std::string_view(name).substr(3));
+    std::optional<uint64_t> cpu =
+        ParseUnsigned(std::string_view(name).substr(3));
     if (!cpu) continue;
     std::optional<std::string> pkg =
-        ReadFile(e.path() / "topology" / "physical_package_id");
+        ReadSmallFile(e.path() / "topology" / "physical_package_id");
     if (!pkg) continue;  // offline
-    std::optional<uint64_t> id = ParseNumber(*pkg);
+    std::optional<uint64_t> id = ParseUnsigned(*pkg);
     if (id) package_of_cpu[static_cast<int>(*cpu)] = static_cast<int>(*id);
   }
   return package_of_cpu;
@@ -145,11 +104,11 @@ absl::StatusOr<FormatField> ParseFormatField(std::string_view name,
   }
   for (std::string_view part : Split(t.substr(colon + 1), ',')) {
     const size_t dash = part.find('-');
-    std::optional<uint64_t> lo = ParseNumber(
+    std::optional<uint64_t> lo = ParseUnsigned(
         dash == std::string_view::npos ? part : part.substr(0, dash));
     std::optional<uint64_t> hi = dash == std::string_view::npos
                                      ? lo
-                                     : ParseNumber(part.substr(dash + 1));
+                                     : ParseUnsigned(part.substr(dash + 1));
     if (!lo || !hi || *hi < *lo || *hi > 63) return bad();
     f.ranges.push_back({static_cast<int>(*lo), static_cast<int>(*hi)});
   }
@@ -222,7 +181,7 @@ absl::StatusOr<Pmu::Encoded> Pmu::Encode(
       const FormatField* f = FindFormat(field);
       std::optional<uint64_t> v = eq == std::string_view::npos
                                       ? std::optional<uint64_t>(1)
-                                      : ParseNumber(part.substr(eq + 1));
+                                      : ParseUnsigned(part.substr(eq + 1));
       if (f == nullptr || !v) {
         return absl::InvalidArgumentError(fmt::format(
             "PMU {}: event alias {} = '{}' uses '{}', which its format does "
@@ -292,14 +251,14 @@ absl::StatusOr<PmuCatalog> DiscoverPmus(std::string_view sysfs_root) {
   for (const fs::directory_entry& e : fs::directory_iterator(pmu_root, ec)) {
     Pmu pmu;
     pmu.name = e.path().filename().string();
-    std::optional<std::string> type = ReadFile(e.path() / "type");
+    std::optional<std::string> type = ReadSmallFile(e.path() / "type");
     std::optional<uint64_t> type_number =
-        type ? ParseNumber(*type) : std::nullopt;
+        type ? ParseUnsigned(*type) : std::nullopt;
     if (!type_number) continue;
     pmu.type = static_cast<uint32_t>(*type_number);
-    if (std::optional<std::string> mask = ReadFile(e.path() / "cpumask")) {
+    if (std::optional<std::string> mask = ReadSmallFile(e.path() / "cpumask")) {
       pmu.has_cpumask = true;
-      for (int cpu : ParseCpuList(*mask)) {
+      for (int cpu : ParseCpuList(*mask).value_or(std::set<int>{})) {
         pmu.cpus.push_back(cpu);
         pmu.sockets.push_back(socket_of(cpu));
       }
@@ -312,7 +271,7 @@ absl::StatusOr<PmuCatalog> DiscoverPmus(std::string_view sysfs_root) {
     std::error_code ec2;
     for (const fs::directory_entry& f :
          fs::directory_iterator(e.path() / "format", ec2)) {
-      std::optional<std::string> text = ReadFile(f.path());
+      std::optional<std::string> text = ReadSmallFile(f.path());
       if (!text) continue;
       absl::StatusOr<FormatField> field =
           ParseFormatField(f.path().filename().string(), *text);
@@ -327,20 +286,20 @@ absl::StatusOr<PmuCatalog> DiscoverPmus(std::string_view sysfs_root) {
          fs::directory_iterator(e.path() / "events", ec3)) {
       const std::string name = a.path().filename().string();
       if (name.find('.') != std::string::npos) continue;  // .scale, .unit
-      std::optional<std::string> terms = ReadFile(a.path());
+      std::optional<std::string> terms = ReadSmallFile(a.path());
       if (!terms) continue;
       EventAlias alias;
       alias.name = name;
       alias.terms = std::string(StripWhitespace(*terms));
       if (std::optional<std::string> scale =
-              ReadFile(e.path() / "events" / (name + ".scale"))) {
+              ReadSmallFile(e.path() / "events" / (name + ".scale"))) {
         const std::string text(StripWhitespace(*scale));
         char* end = nullptr;
         const double v = std::strtod(text.c_str(), &end);
         if (end != nullptr && *end == '\0' && !text.empty()) alias.scale = v;
       }
       if (std::optional<std::string> unit =
-              ReadFile(e.path() / "events" / (name + ".unit"))) {
+              ReadSmallFile(e.path() / "events" / (name + ".unit"))) {
         alias.unit = std::string(StripWhitespace(*unit));
       }
       pmu.aliases.push_back(std::move(alias));
