@@ -199,6 +199,14 @@ absl::StatusOr<SessionOptions> Session::OptionsFromEnvironment() {
 
 absl::StatusOr<std::unique_ptr<Session>> Session::Start(
     SessionOptions options) {
+  constexpr const char* kOneAtATime =
+      "another uncore::Session is active: Stop it first (one session at a "
+      "time; an UNCORE_EVENTS environment session counts too)";
+  // Refuse before opening anything: a second session must not touch the
+  // registers or PMUs the active one counts on.
+  if (Active() != nullptr) {
+    return absl::FailedPreconditionError(kOneAtATime);
+  }
   auto impl = std::make_unique<Impl>();
   impl->start_unix_ns = UnixNowNs();
   impl->start_steady_ns = SteadyNowNs();
@@ -300,9 +308,9 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Start(
   {
     std::lock_guard<std::mutex> lock(ActiveMutex());
     if (g_active_session != nullptr) {
-      return absl::FailedPreconditionError(
-          "another uncore::Session is active: Stop it first (one session at "
-          "a time; an UNCORE_EVENTS environment session counts too)");
+      // Lost a race with another Start: release quietly, with no report.
+      s.options.output.clear();
+      return absl::FailedPreconditionError(kOneAtATime);
     }
     g_active_session = session.get();
     internal::g_active_recorder.store(session->recorder_,

@@ -35,6 +35,7 @@ class PerThreadDevice : public devices::Device {
  public:
   std::string_view name() const override { return "per-thread"; }
   absl::Status Program(const devices::ProgramRequest& request) override {
+    ++program_calls;
     plan_.clear();
     for (size_t e = 0; e < request.events.size() && e < 2; ++e) {
       devices::CounterPlacement p;
@@ -61,6 +62,7 @@ class PerThreadDevice : public devices::Device {
   uint64_t frozen_ns() const override { return 0; }
 
   static void Bump(int counter, uint64_t n) { t_counters[counter] += n; }
+  static inline std::atomic<int> program_calls{0};
 
  private:
   std::vector<devices::CounterPlacement> plan_;
@@ -351,11 +353,16 @@ TEST(RegionTest, BackendOffMeasuresNothingAndSaysSoOnce) {
 TEST(RegionTest, OneSessionAtATime) {
   std::unique_ptr<Session> first = StartPerThread();
   ASSERT_NE(first, nullptr);
+  // The second session is refused before its device is programmed.
+  const int calls = PerThreadDevice::program_calls.load();
   SessionOptions o;
-  o.backend = "off";
+  o.events = {"cbo[0]/CLOCKTICKS"};
+  o.device = std::make_unique<PerThreadDevice>();
+  o.output = "-";
   absl::StatusOr<std::unique_ptr<Session>> second =
       Session::Start(std::move(o));
   EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(PerThreadDevice::program_calls.load(), calls);
   EXPECT_EQ(Session::Active(), first.get());
   first.reset();
   EXPECT_EQ(Session::Active(), nullptr);
