@@ -65,6 +65,13 @@ constexpr KernelBox kKernelBoxes[] = {
 constexpr uint64_t kFixedEvent = 0xff;  // UNCORE_FIXED_EVENT
 constexpr size_t kMaxGroupSize = 32;
 
+uint64_t MonotonicNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u +
+         static_cast<uint64_t>(ts.tv_nsec);
+}
+
 const KernelBox& KernelBoxOf(BoxType box) {
   for (const KernelBox& k : kKernelBoxes) {
     if (k.box == box) return k;
@@ -440,6 +447,7 @@ absl::Status PerfDevice::Program(const ProgramRequest& request) {
           fmt::format("enabling a perf group failed: {}", std::strerror(err)));
     }
   }
+  enabled_at_ns_ = MonotonicNs();
   groups_ = std::move(groups);
   counters_ = std::move(counters);
   read_plan_.clear();
@@ -468,11 +476,8 @@ absl::Status PerfDevice::TakeSnapshot(Snapshot* out) {
   if (out->values.size() != read_plan_.size()) {
     out->values.assign(read_plan_.size(), 0);
   }
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  out->timestamp_ns = static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u +
-                      static_cast<uint64_t>(ts.tv_nsec);
   uint64_t buffer[3 + kMaxGroupSize];
+  bool first = true;
   for (const Group& g : groups_) {
     const size_t want = (3 + g.fds.size()) * sizeof(uint64_t);
     const ssize_t got = read(g.leader_fd, buffer, want);
@@ -486,6 +491,13 @@ absl::Status PerfDevice::TakeSnapshot(Snapshot* out) {
     }
     const uint64_t enabled = buffer[1];
     const uint64_t running = buffer[2];
+    if (first) {
+      // The kernel's enabled time at the moment it read the counters: the
+      // time that goes with these counts, however long read() took (a
+      // cross-CPU read can take tens of microseconds, more under load).
+      out->timestamp_ns = enabled_at_ns_ + enabled;
+      first = false;
+    }
     for (size_t k = 0; k < g.fds.size(); ++k) {
       uint64_t v = buffer[3 + k];
       const int entry = g.entries[k];

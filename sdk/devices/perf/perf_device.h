@@ -26,6 +26,10 @@
 // CAP_PERFMON; EINVAL/ENOENT name the PMU and the config and list the
 // PMU's fields; EBUSY says another agent holds the counters.
 //
+// A snapshot's timestamp is the kernel's enabled time of the first group at
+// the read (plus the CLOCK_MONOTONIC time of enabling), so a region's wall
+// time and its counts cover the same interval.
+//
 // Guarantees: TakeSnapshot is safe from many threads at once and does not
 // allocate.  Release closes every file descriptor; safe twice.  The kernel
 // extends counters to 64 bits.
@@ -111,6 +115,9 @@ class PerfDevice : public Device {
   std::vector<PerfCounter> counters_;
   std::vector<Group> groups_;
   std::unique_ptr<std::atomic<bool>[]> estimated_;
+  // CLOCK_MONOTONIC when the groups were enabled: a snapshot's timestamp
+  // is this plus the first group's enabled time as read.
+  uint64_t enabled_at_ns_ = 0;
 };
 
 // perf_event_paranoid as a number, or nullopt when unreadable.

@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -286,14 +287,25 @@ uint64_t MonotonicNs() {
          static_cast<uint64_t>(ts.tv_nsec);
 }
 
+// One (CLOCK_MONOTONIC, rdtsc) pair taken close together: retried until the
+// clock reads around the rdtsc are within 20 us (not preempted between).
+std::pair<double, uint64_t> TimeAndTsc() {
+  for (int attempt = 0;; ++attempt) {
+    const uint64_t t0 = MonotonicNs();
+    const uint64_t c = __rdtsc();
+    const uint64_t t1 = MonotonicNs();
+    if (t1 - t0 < 20000 || attempt == 1000) {
+      return {(static_cast<double>(t0) + static_cast<double>(t1)) / 2, c};
+    }
+  }
+}
+
 // The TSC frequency, measured with rdtsc against CLOCK_MONOTONIC.
 double MeasureTscHz() {
-  const uint64_t t0 = MonotonicNs();
-  const uint64_t c0 = __rdtsc();
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  const uint64_t c1 = __rdtsc();
-  const uint64_t t1 = MonotonicNs();
-  return static_cast<double>(c1 - c0) * 1e9 / static_cast<double>(t1 - t0);
+  const auto [t0, c0] = TimeAndTsc();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const auto [t1, c1] = TimeAndTsc();
+  return static_cast<double>(c1 - c0) * 1e9 / (t1 - t0);
 }
 
 TEST(PerfRealCountingTest, TscRateOfASleepingRegionIsTheTscFrequency) {
