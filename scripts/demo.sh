@@ -14,3 +14,5 @@ set -x
 ./build/tools/uncore describe 'cbo/LLC_LOOKUP.DATA_READ:filter_state=0x1f'
 ./build/tools/uncore describe --registers metric/MEM_BW_TOTAL
 UNCORE_BACKEND="${UNCORE_BACKEND:-sim}" ./build/examples/phases
+# What can count on this machine, and why not (exit 1 when nothing can).
+./build/tools/uncore doctor || true

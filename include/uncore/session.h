@@ -17,6 +17,8 @@
 // optionally UNCORE_METRICS, UNCORE_BACKEND, UNCORE_OUTPUT, UNCORE_SOCKETS,
 // UNCORE_FORCE=1, UNCORE_MULTIPLEX=1) and the program starts a session when it
 // loads and writes the report when it exits (UNCORE_OUTPUT, default "-").
+// A program that makes its own sessions turns that off by defining
+// uncore_environment_session_enabled() (uncore/uncore_c.h) returning 0.
 //
 // Backends: `direct` programs the IvyTown registers itself (root or
 // CAP_SYS_RAWIO; see README "Backends and permissions"); `perf` uses the

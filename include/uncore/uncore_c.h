@@ -59,6 +59,11 @@ int uncore_region_get(const char* name, int* nevents, double* events,
 int uncore_finalize(void);
 /* Why the last call failed ("" if none).  Valid until the next call. */
 const char* uncore_last_error(void);
+/* Whether this program starts the session UNCORE_EVENTS / UNCORE_METRICS
+ * describe when it loads.  The library's default returns 1; a program that
+ * makes its own sessions (the `uncore` tool does) defines this function
+ * returning 0, which replaces the default at link time. */
+int uncore_environment_session_enabled(void);
 
 #ifdef __cplusplus
 }

@@ -29,6 +29,7 @@
 #include "sdk/spec/encoder.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/spec/metric_expression.h"
+#include "uncore/uncore_c.h"
 
 namespace uncore {
 namespace {
@@ -459,6 +460,12 @@ Results Session::Collect() const {
 
 }  // namespace uncore
 
+// The default: programs start the UNCORE_EVENTS session.  A program that
+// chooses its sessions itself defines a strong version returning 0.
+extern "C" __attribute__((weak)) int uncore_environment_session_enabled(void) {
+  return 1;
+}
+
 namespace uncore::internal {
 namespace {
 
@@ -480,6 +487,7 @@ void StopEnvironmentSession() {
 }
 
 bool StartEnvironmentSession() {
+  if (uncore_environment_session_enabled() == 0) return false;
   absl::StatusOr<SessionOptions> options = Session::OptionsFromEnvironment();
   if (!options.ok()) {
     if (options.status().code() != absl::StatusCode::kNotFound) {
