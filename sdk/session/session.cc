@@ -219,8 +219,9 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Start(
                        bool from_metric) -> int {
     const std::string canonical = e.Canonical();
     for (size_t i = 0; i < impl->events.size(); ++i) {
-      if (impl->event_infos[i].canonical == canonical)
+      if (impl->event_infos[i].canonical == canonical) {
         return static_cast<int>(i);
+      }
     }
     impl->events.push_back(e);
     EventInfo info;
@@ -332,8 +333,9 @@ absl::Status Session::Stop() {
     }
   }
   s.stop_steady_ns = SteadyNowNs();
-  if (s.recorder_view != nullptr)
+  if (s.recorder_view != nullptr) {
     s.open_at_stop = s.recorder_view->OpenRegions();
+  }
   absl::Status status;
   if (s.backend != nullptr) {
     if (const devices::Device* device = s.backend->device()) {
@@ -427,8 +429,9 @@ Results Session::Collect() const {
     region.max_ns = t.max_ns;
     auto fold = [&](const std::vector<uint64_t>& values) {
       std::vector<EventCounts> counts(s.events.size());
-      for (EventCounts& c : counts)
+      for (EventCounts& c : counts) {
         c.per_socket.assign(r.run.sockets.size(), 0);
+      }
       for (size_t i = 0; i < plan.size(); ++i) {
         EventCounts& c = counts[plan[i].event];
         c.total += values[i];

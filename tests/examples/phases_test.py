@@ -26,8 +26,12 @@ def main():
                              "compute"], list(regions)
     bw = {name: r["metrics"]["MEM_BW_TOTAL"] for name, r in regions.items()}
     print("MEM_BW_TOTAL (bytes/s):", bw)
-    assert bw["triad"] > 10 * bw["pointer chase"] > 0, bw
-    assert bw["streaming copy"] > 10 * bw["pointer chase"], bw
+    # Orders of magnitude: the copy (libc's memcpy, optimised in every
+    # build) against the pointer chase, and the chase against compute.  The
+    # triad is a plain loop: in an unoptimised (-O0, sanitizer) build it is
+    # compute-bound, so it only has to beat the chase.
+    assert bw["streaming copy"] > 10 * bw["pointer chase"] > 0, bw
+    assert bw["triad"] > bw["pointer chase"], bw
     assert bw["compute"] < bw["pointer chase"] / 10, bw
     print("phases_test: ok")
 

@@ -189,8 +189,8 @@ absl::StatusOr<std::vector<PerfCounter>> PlanPerfCounters(
         targets.push_back(exact);
       } else {
         for (const std::string& n : pmus.NamesStartingWith(spec.pmu + "_")) {
-          const std::string_view suffix =
-              std::string_view(n).substr(spec.pmu.size() + 1);
+          const std::string_view name = n;
+          const std::string_view suffix = name.substr(spec.pmu.size() + 1);
           if (!suffix.empty() && suffix.find_first_not_of("0123456789") ==
                                      std::string_view::npos) {
             targets.push_back(pmus.Find(n));
@@ -315,8 +315,8 @@ absl::Status PerfDevice::OpenCounter(const PerfCounter& c, int group_fd,
   attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
                      PERF_FORMAT_TOTAL_TIME_RUNNING;
   attr.disabled = group_fd < 0 ? 1 : 0;
-  const long r = syscall(SYS_perf_event_open, &attr, /*pid=*/-1, c.cpu,
-                         group_fd, PERF_FLAG_FD_CLOEXEC);
+  const int64_t r = syscall(SYS_perf_event_open, &attr, /*pid=*/-1, c.cpu,
+                            group_fd, PERF_FLAG_FD_CLOEXEC);
   if (r >= 0) {
     *fd = static_cast<int>(r);
     return absl::OkStatus();

@@ -33,8 +33,7 @@ std::map<int, int> ReadPackages(const fs::path& cpu_root) {
   for (const fs::directory_entry& e : fs::directory_iterator(cpu_root, ec)) {
     const std::string name = e.path().filename().string();
     if (name.size() < 4 || name.compare(0, 3, "cpu") != 0) continue;
-    std::optional<uint64_t> cpu =
-        ParseUnsigned(std::string_view(name).substr(3));
+    std::optional<uint64_t> cpu = ParseUnsigned(name.substr(3));
     if (!cpu) continue;
     std::optional<std::string> pkg =
         ReadSmallFile(e.path() / "topology" / "physical_package_id");
@@ -207,7 +206,7 @@ std::vector<std::string> PmuCatalog::NamesStartingWith(
     std::string_view prefix) const {
   std::vector<std::string> names;
   for (const Pmu& p : pmus) {
-    if (std::string_view(p.name).starts_with(prefix)) names.push_back(p.name);
+    if (p.name.starts_with(prefix)) names.push_back(p.name);
   }
   return names;
 }
@@ -230,6 +229,7 @@ absl::StatusOr<PmuCatalog> DiscoverPmus(std::string_view sysfs_root) {
   const std::map<int, int> package_of_cpu =
       ReadPackages(root / "devices" / "system" / "cpu");
   std::vector<int> packages;
+  packages.reserve(package_of_cpu.size());
   for (const auto& [cpu, pkg] : package_of_cpu) packages.push_back(pkg);
   std::sort(packages.begin(), packages.end());
   packages.erase(std::unique(packages.begin(), packages.end()), packages.end());
