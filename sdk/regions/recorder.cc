@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -15,6 +14,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "fmt/format.h"
+#include "sdk/common/clock.h"
 #include "sdk/common/status_macros.h"
 #include "uncore/region.h"
 
@@ -36,13 +36,6 @@ struct NameTable {
 NameTable& Names() {
   static NameTable* table = new NameTable();  // never destroyed: names are
   return *table;                              // used until the very end
-}
-
-uint64_t NowNs() {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(
-          std::chrono::steady_clock::now().time_since_epoch())
-          .count());
 }
 
 std::atomic<uint64_t> g_generation{1};
@@ -235,7 +228,7 @@ void Recorder::Begin(int name_id) {
   ++t.depth;
   f.valid = true;
   if (device_ == nullptr) {
-    f.start_ns = NowNs();
+    f.start_ns = MonotonicNowNs();
     return;
   }
   devices::Snapshot& begin = t.begins[t.depth - 1];
@@ -249,7 +242,7 @@ void Recorder::Begin(int name_id) {
   }
   // The snapshot's own CLOCK_MONOTONIC time (a clock read costs tens of
   // nanoseconds, more on some virtual machines).
-  f.start_ns = begin.valid ? begin.timestamp_ns : NowNs();
+  f.start_ns = begin.valid ? begin.timestamp_ns : MonotonicNowNs();
 }
 
 void Recorder::CloseTop(ThreadState& t, uint64_t now_ns, bool take_snapshot) {
@@ -264,7 +257,8 @@ void Recorder::CloseTop(ThreadState& t, uint64_t now_ns, bool take_snapshot) {
         snapshot = absl::DataLossError("the snapshot is marked invalid");
       }
     }
-    now_ns = device_ != nullptr && snapshot.ok() ? t.end.timestamp_ns : NowNs();
+    now_ns = device_ != nullptr && snapshot.ok() ? t.end.timestamp_ns
+                                                 : MonotonicNowNs();
   }
   Accumulator& acc = *f.accumulator;
   const uint64_t wall = now_ns >= f.start_ns ? now_ns - f.start_ns : 0;
@@ -322,7 +316,7 @@ void Recorder::End(int name_id, bool exception) {
     CloseTop(t, 0, /*take_snapshot=*/true);
     return;
   }
-  const uint64_t now = NowNs();
+  const uint64_t now = MonotonicNowNs();
   // Not the innermost: close the regions above it, if it is open at all.
   int level = t.depth - 1;
   while (level >= 0 && t.frames[level].name_id != name_id) --level;

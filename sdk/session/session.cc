@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
+#include "sdk/common/clock.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
 #include "sdk/devices/device.h"
@@ -38,13 +39,6 @@ uint64_t UnixNowNs() {
   return static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(
           std::chrono::system_clock::now().time_since_epoch())
-          .count());
-}
-
-uint64_t SteadyNowNs() {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(
-          std::chrono::steady_clock::now().time_since_epoch())
           .count());
 }
 
@@ -210,7 +204,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Start(
   }
   auto impl = std::make_unique<Impl>();
   impl->start_unix_ns = UnixNowNs();
-  impl->start_steady_ns = SteadyNowNs();
+  impl->start_steady_ns = MonotonicNowNs();
   impl->host = HostName();
   impl->cpu = CpuName();
 
@@ -332,7 +326,7 @@ absl::Status Session::Stop() {
       internal::g_active_recorder.store(nullptr, std::memory_order_release);
     }
   }
-  s.stop_steady_ns = SteadyNowNs();
+  s.stop_steady_ns = MonotonicNowNs();
   if (s.recorder_view != nullptr) {
     s.open_at_stop = s.recorder_view->OpenRegions();
   }
@@ -377,7 +371,8 @@ Results Session::Collect() const {
   r.run.host = s.host;
   r.run.cpu = s.cpu;
   r.run.start_unix_ns = s.start_unix_ns;
-  const uint64_t end = s.stop_steady_ns != 0 ? s.stop_steady_ns : SteadyNowNs();
+  const uint64_t end =
+      s.stop_steady_ns != 0 ? s.stop_steady_ns : MonotonicNowNs();
   r.run.duration_ns = end - s.start_steady_ns;
   r.run.warnings = s.warnings;
   r.events = s.event_infos;

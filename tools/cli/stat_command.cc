@@ -21,7 +21,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -36,6 +35,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
+#include "sdk/common/clock.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/sysfs.h"
 #include "sdk/common/text.h"
@@ -101,13 +101,6 @@ int UsageError(std::FILE* err, std::string_view message) {
   fmt::print(err, "uncore stat: {}\n(uncore stat --help shows the usage)\n",
              message);
   return kExitUsage;
-}
-
-uint64_t SteadyNowNs() {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(
-          std::chrono::steady_clock::now().time_since_epoch())
-          .count());
 }
 
 // "0,2-3" -> {0, 2, 3}; nullopt when malformed.
@@ -613,7 +606,7 @@ int StatCommand(std::span<const std::string_view> args, std::FILE* out,
   }
   std::fflush(nullptr);
   signals.IgnoreInterrupts();
-  const uint64_t start_ns = SteadyNowNs();
+  const uint64_t start_ns = MonotonicNowNs();
   IntervalPrinter printer(session.get(), name + "/" + kIntervalRegion,
                           std::move(metrics), start_ns, err);
   RegionBegin(command_region);
@@ -653,7 +646,7 @@ int StatCommand(std::span<const std::string_view> args, std::FILE* out,
       for (;;) {
         const pid_t r = waitpid(pid, &status, WNOHANG);
         if (r == pid || (r < 0 && errno != EINTR)) break;
-        const uint64_t now = SteadyNowNs();
+        const uint64_t now = MonotonicNowNs();
         if (now >= next) {
           RegionEnd(interval_region);
           RegionBegin(interval_region);
@@ -666,7 +659,7 @@ int StatCommand(std::span<const std::string_view> args, std::FILE* out,
       }
     }
   }
-  const uint64_t end_ns = SteadyNowNs();
+  const uint64_t end_ns = MonotonicNowNs();
   if (o.interval_ms > 0) RegionEnd(interval_region);
   RegionEnd(command_region);
   signals.RestoreHandlers();

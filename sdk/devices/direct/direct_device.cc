@@ -1,7 +1,5 @@
 #include "sdk/devices/direct/direct_device.h"
 
-#include <time.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -12,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "fmt/format.h"
+#include "sdk/common/clock.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/ivytown/box_descriptors.h"
 
@@ -23,13 +22,6 @@ using direct::PlannedInstance;
 using direct::RegisterRef;
 using ivytown::AccessSpace;
 using ivytown::kGlobal;
-
-uint64_t NowNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u +
-         static_cast<uint64_t>(ts.tv_nsec);
-}
 
 absl::Status Annotate(const absl::Status& s, std::string_view context) {
   return absl::Status(s.code(),
@@ -331,11 +323,11 @@ absl::Status DirectDevice::Program(const ProgramRequest& request,
 
 absl::Status DirectDevice::SampleSocket(SocketState& s, Snapshot* out) {
   std::lock_guard<std::mutex> lock(s.mu);
-  const uint64_t t0 = NowNs();
+  const uint64_t t0 = MonotonicNowNs();
   absl::Status freeze =
       space_->WriteMsr(s.cpu, kGlobal.global_control, s.freeze);
   if (!freeze.ok()) {
-    frozen_ns_.fetch_add(NowNs() - t0, std::memory_order_relaxed);
+    frozen_ns_.fetch_add(MonotonicNowNs() - t0, std::memory_order_relaxed);
     return Annotate(freeze, fmt::format("snapshot of socket {}: writing "
                                         "U_MSR_PMON_GLOBAL_CTL.frz_all",
                                         s.socket));
@@ -372,7 +364,7 @@ absl::Status DirectDevice::SampleSocket(SocketState& s, Snapshot* out) {
   }
   absl::Status unfreeze =
       space_->WriteMsr(s.cpu, kGlobal.global_control, s.unfreeze);
-  frozen_ns_.fetch_add(NowNs() - t0, std::memory_order_relaxed);
+  frozen_ns_.fetch_add(MonotonicNowNs() - t0, std::memory_order_relaxed);
 
   // Fold the raw values into the totals after the unfreeze (the window
   // stays short).  A failed MSR batch trusts none of its values.
@@ -431,7 +423,7 @@ absl::Status DirectDevice::TakeSnapshot(Snapshot* out) {
   if (out->values.size() != plan_.read_plan.size()) {
     out->values.assign(plan_.read_plan.size(), 0);
   }
-  out->timestamp_ns = NowNs();
+  out->timestamp_ns = MonotonicNowNs();
   for (const std::unique_ptr<SocketState>& s : sockets_) {
     absl::Status st = SampleSocket(*s, out);
     if (!st.ok()) {

@@ -3,7 +3,6 @@
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
+#include "sdk/common/clock.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
 #include "sdk/devices/direct/counter_assignment.h"
@@ -64,13 +64,6 @@ constexpr KernelBox kKernelBoxes[] = {
 };
 constexpr uint64_t kFixedEvent = 0xff;  // UNCORE_FIXED_EVENT
 constexpr size_t kMaxGroupSize = 32;
-
-uint64_t MonotonicNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u +
-         static_cast<uint64_t>(ts.tv_nsec);
-}
 
 const KernelBox& KernelBoxOf(BoxType box) {
   for (const KernelBox& k : kKernelBoxes) {
@@ -447,7 +440,7 @@ absl::Status PerfDevice::Program(const ProgramRequest& request) {
           fmt::format("enabling a perf group failed: {}", std::strerror(err)));
     }
   }
-  enabled_at_ns_ = MonotonicNs();
+  enabled_at_ns_ = MonotonicNowNs();
   groups_ = std::move(groups);
   counters_ = std::move(counters);
   read_plan_.clear();
