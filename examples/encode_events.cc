@@ -24,7 +24,7 @@ bool PrintEvent(const uncore::EventSpec& event) {
   }
   absl::StatusOr<uncore::Encoding> enc = uncore::EncodeEvent(event);
   if (!enc.ok()) {
-    std::fprintf(stderr, "%s\n", uncore::StatusMessage(enc.status()).c_str());
+    std::fprintf(stderr, "%s\n", std::string(enc.status().message()).c_str());
     return false;
   }
   std::printf("%-52s  control 0x%08llx", event.Canonical().c_str(),
@@ -41,7 +41,7 @@ bool PrintEvent(const uncore::EventSpec& event) {
 bool PrintSpec(std::string_view text) {
   absl::StatusOr<uncore::Spec> spec = uncore::ParseSpec(text);
   if (!spec.ok()) {
-    std::fprintf(stderr, "%s\n", uncore::StatusMessage(spec.status()).c_str());
+    std::fprintf(stderr, "%s\n", std::string(spec.status().message()).c_str());
     return false;
   }
   if (const auto* event = std::get_if<uncore::EventSpec>(&spec->value)) {
@@ -52,7 +52,7 @@ bool PrintSpec(std::string_view text) {
       uncore::CompileMetric(metric);
   if (!compiled.ok()) {
     std::fprintf(stderr, "%s\n",
-                 uncore::StatusMessage(compiled.status()).c_str());
+                 std::string(compiled.status().message()).c_str());
     return false;
   }
   std::printf("%s = %s  [%s]\n", metric.Canonical().c_str(),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generates sdk/ivytown/event_catalog_data.cc from the two event sources.
+"""Generates sdk/platforms/ivytown/event_catalog_data.cc from the two event sources.
 
 Sources (in --spec-dir, by default ../shared/spec beside the repository):
   manual-events.json              the manual's event list (primary source)
@@ -16,8 +16,8 @@ within an event, by unit-mask value:
     (notes/field-names.md) and put on the event when every unit mask needs
     them, else on the unit masks that do.
 The policy tables below (extra aliases, exclusions, corrections) record every
-decision that is not a plain merge; sdk/ivytown/catalog_allowlist.json gives
-the reason for each difference, and tests/ivytown/catalog_crosscheck.py
+decision that is not a plain merge; sdk/platforms/ivytown/catalog_allowlist.json gives
+the reason for each difference, and tests/platforms/ivytown/catalog_crosscheck.py
 checks the compiled catalog against both sources independently.
 
 Usage:
@@ -437,8 +437,8 @@ def render(events):
     w("#include <iterator>")
     w("#include <span>")
     w("")
-    w('#include "sdk/ivytown/box_descriptors.h"')
-    w('#include "sdk/ivytown/event_catalog.h"')
+    w('#include "sdk/platforms/ivytown/box_descriptors.h"')
+    w('#include "sdk/platforms/ivytown/event_catalog.h"')
     w("")
     w("namespace uncore::ivytown {")
     w("namespace {")

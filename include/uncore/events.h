@@ -23,9 +23,9 @@
 #define UNCORE_EVENTS_H_
 
 #include "sdk/common/status_macros.h"
-#include "sdk/ivytown/box_descriptors.h"
-#include "sdk/ivytown/event_catalog.h"
-#include "sdk/ivytown/metrics.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/event_catalog.h"
+#include "sdk/platforms/ivytown/metrics.h"
 #include "sdk/spec/encoder.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/spec/metric_expression.h"

@@ -55,13 +55,16 @@ struct RegionId {
 // per name, e.g. in a static).
 RegionId InternRegionName(std::string_view name);
 
-namespace internal {
+namespace regions {
 class Recorder;
+}  // namespace regions
+
+namespace internal {
 // The active session's recorder, or nullptr.
-extern std::atomic<Recorder*> g_active_recorder;
-void BeginRegion(Recorder* recorder, int name_id);
+extern std::atomic<regions::Recorder*> g_active_recorder;
+void BeginRegion(regions::Recorder* recorder, int name_id);
 // `exception`: the region is being closed by stack unwinding.
-void EndRegion(Recorder* recorder, int name_id, bool exception);
+void EndRegion(regions::Recorder* recorder, int name_id, bool exception);
 // The id of a `const char*` name: a per-thread cache keyed by the pointer,
 // confirmed with one strcmp.
 int NameIdOf(const char* name);
@@ -102,7 +105,7 @@ class [[nodiscard]] UncoreRegion {
     internal::BeginRegion(recorder_, name_id);
   }
 
-  internal::Recorder* recorder_ = nullptr;
+  regions::Recorder* recorder_ = nullptr;
   int name_id_ = -1;
   int exceptions_ = 0;
 };

@@ -45,7 +45,6 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "sdk/devices/device.h"
 #include "uncore/region.h"
 #include "uncore/results.h"
 
@@ -55,6 +54,12 @@ namespace sim {
 class SimulatedUncore;
 class DemoTrafficModel;
 }  // namespace sim
+namespace regions {
+class Recorder;
+}  // namespace regions
+namespace runtime {
+struct SessionAccess;
+}  // namespace runtime
 
 struct SessionOptions {
   // Event specs (README "Event specs"); a metric spec here is a metric.
@@ -75,11 +80,6 @@ struct SessionOptions {
   // and whether the demo traffic model drives it from the wall clock.
   int sim_sockets = 0;
   bool sim_demo_traffic = true;
-  // Tests and integrations: count on this device instead of opening a
-  // backend (it is programmed by Start).  `device_name` names it.
-  std::unique_ptr<devices::Device> device;
-  std::string device_name = "custom";
-  bool device_simulated = false;
 };
 
 class Session {
@@ -114,12 +114,13 @@ class Session {
   sim::DemoTrafficModel* demo_traffic() const;
 
  private:
+  friend struct runtime::SessionAccess;
   struct Impl;
   explicit Session(std::unique_ptr<Impl> impl);
 
   std::unique_ptr<Impl> impl_;
   std::string backend_;
-  internal::Recorder* recorder_ = nullptr;
+  regions::Recorder* recorder_ = nullptr;
 };
 
 }  // namespace uncore

@@ -21,7 +21,7 @@
 #include "fmt/format.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
-#include "sdk/session/backends.h"
+#include "sdk/runtime/backends.h"
 #include "sdk/spec/event_spec.h"
 #include "uncore/region.h"
 #include "uncore/results.h"
@@ -60,10 +60,10 @@ std::atomic<Session*> g_flag_session{nullptr};
 
 std::string ResolvedBackend(const Options& options) {
   if (!options.backend.empty()) {
-    return ToLower(StripWhitespace(options.backend));
+    return common::ToLower(common::StripWhitespace(options.backend));
   }
   if (const char* env = std::getenv("UNCORE_BACKEND")) {
-    std::string backend = ToLower(StripWhitespace(env));
+    std::string backend = common::ToLower(common::StripWhitespace(env));
     if (!backend.empty()) return backend;
   }
   return "auto";
@@ -100,8 +100,8 @@ absl::StatusOr<Request> MakeRequest(
     const std::vector<std::string>& metric_names) {
   Request request;
   auto add = [&](std::string_view text, bool metric_only) -> absl::Status {
-    std::string full(StripWhitespace(text));
-    if (metric_only && !StartsWithIgnoreCase(full, "metric/")) {
+    std::string full(common::StripWhitespace(text));
+    if (metric_only && !common::StartsWithIgnoreCase(full, "metric/")) {
       full = "metric/" + full;
     }
     UNCORE_ASSIGN_OR_RETURN(spec::Spec parsed, spec::ParseSpec(full));
@@ -149,7 +149,7 @@ std::string NotMeasuredReason(const Session& session,
                               const std::string& requested_backend) {
   if (requested_backend == "off") return "backend off";
   const Results r = session.Collect();
-  std::string reason = Join(r.run.warnings, "; ");
+  std::string reason = common::Join(r.run.warnings, "; ");
   return reason.empty() ? "the backend counts nothing here" : reason;
 }
 
@@ -290,7 +290,7 @@ ScopedCounters::ScopedCounters(benchmark::State& state,
   }
   absl::StatusOr<Request> request = MakeRequest(specs, {});
   if (!request.ok()) {
-    s.Fail(StatusMessage(request.status()));
+    s.Fail(common::StatusMessage(request.status()));
     return;
   }
   if (request->empty()) {
@@ -304,7 +304,7 @@ ScopedCounters::ScopedCounters(benchmark::State& state,
   absl::StatusOr<std::unique_ptr<Session>> session =
       Session::Start(std::move(session_options));
   if (!session.ok()) {
-    s.Fail(StatusMessage(session.status()));
+    s.Fail(common::StatusMessage(session.status()));
     return;
   }
   if (!(*session)->measuring()) {
@@ -349,7 +349,7 @@ void ScopedCounters::Stop() {
     s.session.reset();
     const Measurement m = Extract(results, s.request);
     if (!stopped.ok()) {
-      s.uncore_label = "uncore: not measured: " + StatusMessage(stopped);
+      s.uncore_label = "uncore: not measured: " + common::StatusMessage(stopped);
     } else if (!m.ok) {
       s.uncore_label = "uncore: not measured: " + m.error;
     } else {
@@ -476,7 +476,7 @@ class FlagCounters {
     absl::StatusOr<std::unique_ptr<Session>> session =
         Session::Start(SessionOptionsFor(request_, GetOptions()));
     if (!session.ok()) {
-      start_error_ = StatusMessage(session.status());
+      start_error_ = common::StatusMessage(session.status());
       return;
     }
     session_ = *std::move(session);
@@ -503,7 +503,7 @@ class FlagCounters {
       m = Extract(results, request_);
       if (m.ok && !stopped.ok()) {
         m.ok = false;
-        m.error = StatusMessage(stopped);
+        m.error = common::StatusMessage(stopped);
       }
     }
     batch_.push_back(std::move(m));
@@ -749,7 +749,7 @@ bool Truthy(std::string_view value) {
            !(v == '0' || v == 'f' || v == 'F' || v == 'n' || v == 'N');
   }
   if (value.empty()) return true;
-  const std::string lower = ToLower(value);
+  const std::string lower = common::ToLower(value);
   return !(lower == "false" || lower == "no" || lower == "off");
 }
 
@@ -809,7 +809,7 @@ absl::StatusOr<UncoreFlags> StripUncoreFlags(int* argc, char** argv) {
       std::vector<std::string> names = spec::SplitSpecList(*m);
       flags.metrics.insert(flags.metrics.end(), names.begin(), names.end());
     } else if (auto b = FlagValue(arg, "uncore_backend", false)) {
-      flags.backend = ToLower(StripWhitespace(*b));
+      flags.backend = common::ToLower(common::StripWhitespace(*b));
     } else {
       return absl::InvalidArgumentError(
           fmt::format("unknown flag '{}': use --uncore_events=SPECS, "
@@ -849,16 +849,16 @@ int BenchmarkMain(int argc, char** argv) {
     argv = args_default;
   }
   absl::StatusOr<UncoreFlags> flags = StripUncoreFlags(&argc, argv);
-  if (!flags.ok()) return Fail(StatusMessage(flags.status()));
+  if (!flags.ok()) return Fail(common::StatusMessage(flags.status()));
   const BenchmarkFlags benchmark_flags = ScanBenchmarkFlags(argc, argv);
   benchmark::Initialize(&argc, argv, &PrintHelp);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
 
   if (flags->backend) {
     const std::string& name = *flags->backend;
-    if (std::find(std::begin(session::kBackendNames),
-                  std::end(session::kBackendNames),
-                  name) == std::end(session::kBackendNames)) {
+    if (std::find(std::begin(runtime::kBackendNames),
+                  std::end(runtime::kBackendNames),
+                  name) == std::end(runtime::kBackendNames)) {
       return Fail(fmt::format(
           "--uncore_backend={}: use auto, perf, direct, sim or off", name));
     }
@@ -886,11 +886,11 @@ int BenchmarkMain(int argc, char** argv) {
   }
   absl::StatusOr<Request> request = MakeRequest(flags->events, flags->metrics);
   if (!request.ok()) {
-    return Fail("--uncore_events: " + StatusMessage(request.status()));
+    return Fail("--uncore_events: " + common::StatusMessage(request.status()));
   }
   FlagCounters counters(*std::move(request));
   if (absl::Status probe = counters.Probe(); !probe.ok()) {
-    return Fail("--uncore_events: " + StatusMessage(probe));
+    return Fail("--uncore_events: " + common::StatusMessage(probe));
   }
   if (!counters.not_measured().empty()) {
     std::fprintf(stderr, "uncore: not measured: %s\n",

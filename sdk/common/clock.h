@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-namespace uncore {
+namespace uncore::common {
 
 inline uint64_t MonotonicNowNs() {
   timespec ts{};
@@ -21,6 +21,6 @@ inline uint64_t MonotonicNowNs() {
          static_cast<uint64_t>(ts.tv_nsec);
 }
 
-}  // namespace uncore
+}  // namespace uncore::common
 
 #endif  // UNCORE_SDK_COMMON_CLOCK_H_

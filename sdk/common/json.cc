@@ -4,7 +4,7 @@
 
 #include "fmt/format.h"
 
-namespace uncore {
+namespace uncore::common {
 
 size_t ValidUtf8Length(std::string_view s, size_t i) {
   const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
@@ -168,4 +168,4 @@ void JsonWriter::Null() {
   out_ += "null";
 }
 
-}  // namespace uncore
+}  // namespace uncore::common

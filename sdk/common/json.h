@@ -29,7 +29,7 @@
 #include <utility>
 #include <vector>
 
-namespace uncore {
+namespace uncore::common {
 
 class JsonWriter {
  public:
@@ -68,6 +68,6 @@ void AppendJsonString(std::string_view value, std::string* out);
 // byte there does not start one.  Requires i < text.size().
 size_t ValidUtf8Length(std::string_view text, size_t i);
 
-}  // namespace uncore
+}  // namespace uncore::common
 
 #endif  // UNCORE_SDK_COMMON_JSON_H_

@@ -15,7 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-namespace uncore {
+namespace uncore::common {
 
 // The status message as a std::string (Debian's Abseil returns its own
 // absl::string_view, which std::string_view and fmt do not take).
@@ -23,7 +23,7 @@ inline std::string StatusMessage(const absl::Status& status) {
   return std::string(status.message().data(), status.message().size());
 }
 
-}  // namespace uncore
+}  // namespace uncore::common
 
 #define UNCORE_RETURN_IF_ERROR(expr)                 \
   do {                                               \

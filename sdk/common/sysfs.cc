@@ -15,7 +15,7 @@
 
 #include "sdk/common/text.h"
 
-namespace uncore {
+namespace uncore::common {
 
 std::optional<std::string> ReadSmallFile(const std::filesystem::path& path,
                                          int* error) {
@@ -69,4 +69,4 @@ std::optional<std::set<int>> ParseCpuList(std::string_view text) {
   return cpus;
 }
 
-}  // namespace uncore
+}  // namespace uncore::common

@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-namespace uncore {
+namespace uncore::common {
 
 // The whole of a file, or nullopt (with errno in *error) when it cannot be
 // read.  /proc and /sys files report size 0, so this reads until EOF.
@@ -30,6 +30,6 @@ std::optional<uint64_t> ParseUnsigned(std::string_view text, int base = 0);
 // "0-3,8,10-11" -> {0,1,2,3,8,10,11}; nullopt when malformed.
 std::optional<std::set<int>> ParseCpuList(std::string_view text);
 
-}  // namespace uncore
+}  // namespace uncore::common
 
 #endif  // UNCORE_SDK_COMMON_SYSFS_H_

@@ -4,7 +4,7 @@
 #include <cctype>
 #include <tuple>
 
-namespace uncore {
+namespace uncore::common {
 namespace {
 
 char Lower(char c) {
@@ -142,4 +142,4 @@ std::string JoinAlternatives(std::span<const std::string> names) {
   return out;
 }
 
-}  // namespace uncore
+}  // namespace uncore::common

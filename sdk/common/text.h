@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-namespace uncore {
+namespace uncore::common {
 
 // Debian 12's Abseil has its own absl::string_view, distinct from
 // std::string_view, so absl's string utilities do not take ours: these
@@ -54,6 +54,6 @@ std::vector<std::string> ClosestNames(std::string_view name,
 // "a, b or c" / "a" / "" for messages.
 std::string JoinAlternatives(std::span<const std::string> names);
 
-}  // namespace uncore
+}  // namespace uncore::common
 
 #endif  // UNCORE_SDK_COMMON_TEXT_H_

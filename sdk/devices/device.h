@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/spec/event_spec.h"
 
 namespace uncore::devices {

@@ -20,8 +20,10 @@
 
 namespace uncore {
 namespace internal {
+std::atomic<regions::Recorder*> g_active_recorder{nullptr};
+}  // namespace internal
 
-std::atomic<Recorder*> g_active_recorder{nullptr};
+namespace regions {
 
 namespace {
 
@@ -54,29 +56,6 @@ std::string RegionName(int name_id) {
     return fmt::format("<region {}>", name_id);
   }
   return *t.names[name_id];
-}
-
-int NameIdOf(const char* name) {
-  if (name == nullptr) name = "";
-  struct Cached {
-    const std::string* interned;
-    int id;
-  };
-  thread_local absl::flat_hash_map<const char*, Cached> cache;
-  auto it = cache.find(name);
-  if (it != cache.end() &&
-      std::strcmp(it->second.interned->c_str(), name) == 0) {
-    return it->second.id;
-  }
-  const int id = InternRegionName(name).value;
-  const std::string* interned = nullptr;
-  {
-    NameTable& t = Names();
-    std::lock_guard<std::mutex> lock(t.mu);
-    interned = t.names[id].get();
-  }
-  cache[name] = Cached{interned, id};
-  return id;
 }
 
 struct Recorder::Accumulator {
@@ -228,7 +207,7 @@ void Recorder::Begin(int name_id) {
   ++t.depth;
   f.valid = true;
   if (device_ == nullptr) {
-    f.start_ns = MonotonicNowNs();
+    f.start_ns = common::MonotonicNowNs();
     return;
   }
   devices::Snapshot& begin = t.begins[t.depth - 1];
@@ -238,11 +217,11 @@ void Recorder::Begin(int name_id) {
     AddError(
         fmt::format("a snapshot failed at the begin of \"{}\": {}; "
                     "that call is not counted",
-                    RegionName(name_id), StatusMessage(s)));
+                    RegionName(name_id), common::StatusMessage(s)));
   }
   // The snapshot's own CLOCK_MONOTONIC time (a clock read costs tens of
   // nanoseconds, more on some virtual machines).
-  f.start_ns = begin.valid ? begin.timestamp_ns : MonotonicNowNs();
+  f.start_ns = begin.valid ? begin.timestamp_ns : common::MonotonicNowNs();
 }
 
 void Recorder::CloseTop(ThreadState& t, uint64_t now_ns, bool take_snapshot) {
@@ -258,7 +237,7 @@ void Recorder::CloseTop(ThreadState& t, uint64_t now_ns, bool take_snapshot) {
       }
     }
     now_ns = device_ != nullptr && snapshot.ok() ? t.end.timestamp_ns
-                                                 : MonotonicNowNs();
+                                                 : common::MonotonicNowNs();
   }
   Accumulator& acc = *f.accumulator;
   const uint64_t wall = now_ns >= f.start_ns ? now_ns - f.start_ns : 0;
@@ -275,7 +254,7 @@ void Recorder::CloseTop(ThreadState& t, uint64_t now_ns, bool take_snapshot) {
     AddError(
         fmt::format("a snapshot failed at the end of \"{}\": {}; "
                     "that call is not counted",
-                    RegionName(f.name_id), StatusMessage(snapshot)));
+                    RegionName(f.name_id), common::StatusMessage(snapshot)));
     // The enclosing regions lose nothing: their deltas come from their own
     // snapshots.
     return;
@@ -316,7 +295,7 @@ void Recorder::End(int name_id, bool exception) {
     CloseTop(t, 0, /*take_snapshot=*/true);
     return;
   }
-  const uint64_t now = MonotonicNowNs();
+  const uint64_t now = common::MonotonicNowNs();
   // Not the innermost: close the regions above it, if it is open at all.
   int level = t.depth - 1;
   while (level >= 0 && t.frames[level].name_id != name_id) --level;
@@ -333,7 +312,7 @@ void Recorder::End(int name_id, bool exception) {
     if (!s.ok() || !t.end.valid) {
       for (int l = level; l < t.depth; ++l) t.frames[l].valid = false;
       AddError(fmt::format("a snapshot failed at the end of \"{}\": {}",
-                           RegionName(name_id), StatusMessage(s)));
+                           RegionName(name_id), common::StatusMessage(s)));
     }
   }
   while (t.depth - 1 > level) {
@@ -432,10 +411,10 @@ std::vector<std::string> Recorder::Errors() const {
   return out;
 }
 
-}  // namespace internal
+}  // namespace regions
 
 RegionId InternRegionName(std::string_view name) {
-  internal::NameTable& t = internal::Names();
+  regions::NameTable& t = regions::Names();
   std::lock_guard<std::mutex> lock(t.mu);
   const std::string key(name);
   auto it = t.ids.find(key);
@@ -448,31 +427,45 @@ RegionId InternRegionName(std::string_view name) {
 
 namespace internal {
 
-// Defined by sdk/session: starts the session UNCORE_EVENTS describes.  Run
-// when this file is loaded, so that a program that only annotates regions
-// gets a report without code changes (a static library links this file in
-// whenever the program uses a region).
-bool StartEnvironmentSession();
-namespace {
-[[maybe_unused]] const bool g_environment_session = StartEnvironmentSession();
-}  // namespace
+int NameIdOf(const char* name) {
+  if (name == nullptr) name = "";
+  struct Cached {
+    const std::string* interned;
+    int id;
+  };
+  thread_local absl::flat_hash_map<const char*, Cached> cache;
+  auto it = cache.find(name);
+  if (it != cache.end() &&
+      std::strcmp(it->second.interned->c_str(), name) == 0) {
+    return it->second.id;
+  }
+  const int id = InternRegionName(name).value;
+  const std::string* interned = nullptr;
+  {
+    regions::NameTable& t = regions::Names();
+    std::lock_guard<std::mutex> lock(t.mu);
+    interned = t.names[id].get();
+  }
+  cache[name] = Cached{interned, id};
+  return id;
+}
 
-void BeginRegion(Recorder* recorder, int name_id) { recorder->Begin(name_id); }
+void BeginRegion(regions::Recorder* recorder, int name_id) { recorder->Begin(name_id); }
 
-void EndRegion(Recorder* recorder, int name_id, bool exception) {
+void EndRegion(regions::Recorder* recorder, int name_id, bool exception) {
   recorder->End(name_id, exception);
 }
 
 }  // namespace internal
 
 void RegionBegin(RegionId id) {
-  internal::Recorder* r =
+  regions::Recorder* r =
       internal::g_active_recorder.load(std::memory_order_acquire);
   if (r != nullptr) r->Begin(id.value);
 }
 
 void RegionEnd(RegionId id) {
-  internal::Recorder* r =
+  regions::Recorder* r =
       internal::g_active_recorder.load(std::memory_order_acquire);
   if (r != nullptr) r->End(id.value, /*exception=*/false);
 }

@@ -32,7 +32,7 @@
 #include "sdk/devices/device.h"
 #include "uncore/region.h"
 
-namespace uncore::internal {
+namespace uncore::regions {
 
 // The process-wide name table.
 std::string RegionName(int name_id);
@@ -105,6 +105,6 @@ class Recorder {
   std::vector<std::pair<std::string, uint64_t>> errors_;  // guarded
 };
 
-}  // namespace uncore::internal
+}  // namespace uncore::regions
 
 #endif  // UNCORE_SDK_REGIONS_RECORDER_H_

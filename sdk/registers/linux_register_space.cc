@@ -29,7 +29,6 @@
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
 #include "sdk/common/text.h"
-#include "sdk/registers/topology.h"
 
 namespace uncore::registers {
 namespace {
@@ -155,8 +154,8 @@ std::optional<uint32_t> ReadMsrSafeVersion(const std::string& path) {
   ::close(fd);
   if (n <= 0) return std::nullopt;
   std::string_view text =
-      StripWhitespace(std::string_view(buffer, std::strlen(buffer)));
-  std::vector<std::string_view> parts = Split(text, '.');
+      common::StripWhitespace(std::string_view(buffer, std::strlen(buffer)));
+  std::vector<std::string_view> parts = common::Split(text, '.');
   if (parts.size() != 3) return std::nullopt;
   uint32_t version = 0;
   for (std::string_view part : parts) {
@@ -758,19 +757,6 @@ absl::Status LinuxRegisterSpace::ReadMsrBatch(std::span<MsrRead> reads) {
   lock.unlock();
   absl::Status rest = RegisterSpace::ReadMsrBatch(reads.subspan(done));
   return first.ok() ? rest : first;
-}
-
-// ---- CheckIvyTownCpu --------------------------------------------------------
-
-absl::Status CheckIvyTownCpu(std::string_view cpuinfo_path) {
-  absl::StatusOr<CpuIdentity> id = ReadCpuIdentity(cpuinfo_path);
-  if (!id.ok()) return id.status();
-  if (id->is_ivytown()) return absl::OkStatus();
-  return absl::FailedPreconditionError(fmt::format(
-      "not an IvyTown CPU: {} says {}; the direct backend needs a Xeon E5 v2 "
-      "/ E7 v2 (GenuineIntel family 6 model 0x3e); use the perf backend "
-      "(UNCORE_BACKEND=perf) on other CPUs",
-      cpuinfo_path, id->ToString()));
 }
 
 }  // namespace uncore::registers

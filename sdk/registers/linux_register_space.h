@@ -3,7 +3,6 @@
 // sysfs (/sys/bus/pci/devices/SSSS:BB:DD.F/config, 4 bytes at the offset).
 //
 //   LinuxRegisterSpace space;    // or ("/tmp/fake/dev/cpu", "/tmp/fake/pci")
-//   UNCORE_RETURN_IF_ERROR(CheckIvyTownCpu());
 //   uint64_t ctl = 0;
 //   UNCORE_RETURN_IF_ERROR(space.ReadMsr(/*cpu=*/0, 0x0C00, &ctl));
 //
@@ -102,11 +101,6 @@ class LinuxRegisterSpace : public RegisterSpace {
   std::atomic<int> batch_state_{0};
   std::unique_ptr<MsrBatch> batch_;  // guarded by batch_mu_
 };
-
-// OK on an IvyTown CPU (GenuineIntel family 6 model 0x3e, Xeon E5 v2 /
-// E7 v2); FailedPrecondition naming what was found otherwise; NotFound when
-// `cpuinfo_path` cannot be read.
-absl::Status CheckIvyTownCpu(std::string_view cpuinfo_path = "/proc/cpuinfo");
 
 }  // namespace uncore::registers
 

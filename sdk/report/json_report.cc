@@ -27,20 +27,20 @@ std::vector<std::string> UniqueKeys(std::vector<std::string> names) {
   return names;
 }
 
-void WriteUints(const std::vector<uint64_t>& values, JsonWriter* json) {
+void WriteUints(const std::vector<uint64_t>& values, common::JsonWriter* json) {
   json->BeginArray();
   for (uint64_t value : values) json->Uint(value);
   json->EndArray();
 }
 
-void WriteStrings(const std::vector<std::string>& values, JsonWriter* json) {
+void WriteStrings(const std::vector<std::string>& values, common::JsonWriter* json) {
   json->BeginArray();
   for (const std::string& value : values) json->String(value);
   json->EndArray();
 }
 
 void WriteEventCounts(const EventCounts& inclusive,
-                      const EventCounts* exclusive, JsonWriter* json) {
+                      const EventCounts* exclusive, common::JsonWriter* json) {
   json->BeginObject();
   json->Key("total");
   json->Uint(inclusive.total);
@@ -80,7 +80,7 @@ void WriteEventCounts(const EventCounts& inclusive,
 void WriteRegion(const Results& results, const RegionResult& region,
                  const std::vector<std::string>& event_keys,
                  const std::vector<std::string>& metric_keys,
-                 JsonWriter* json) {
+                 common::JsonWriter* json) {
   json->BeginObject();
   json->Key("name");
   json->String(region.name);
@@ -136,7 +136,7 @@ std::string FormatJson(const Results& results) {
   }
   metric_keys = UniqueKeys(std::move(metric_keys));
 
-  JsonWriter json(/*pretty=*/true);
+  common::JsonWriter json(/*pretty=*/true);
   json.BeginObject();
   json.Key("schema_version");
   json.Int(Results::kSchemaVersion);

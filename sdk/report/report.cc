@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <system_error>
 
+#include "absl/strings/str_cat.h"
 #include "fmt/format.h"
 #include "sdk/common/json.h"
 #include "sdk/common/status_macros.h"
@@ -20,7 +21,7 @@ constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";  // U+FFFD
 
 bool EndsWithIgnoreCase(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() &&
-         EqualsIgnoreCase(text.substr(text.size() - suffix.size()), suffix);
+         common::EqualsIgnoreCase(text.substr(text.size() - suffix.size()), suffix);
 }
 
 // `value` rounded to three significant digits: mantissa * 1000^step, with
@@ -97,7 +98,7 @@ absl::Status WriteAll(std::FILE* file, std::string_view text,
 }
 
 absl::Status WriteFile(const std::string& path, std::string_view text) {
-  const std::string shown = "'" + EscapeForTable(path) + "'";
+  const std::string shown = absl::StrCat("'", EscapeForTable(path), "'");
   std::FILE* file = std::fopen(path.c_str(), "wb");
   if (file == nullptr) {
     const int error = errno;
@@ -156,7 +157,7 @@ std::string FormatEventValue(uint64_t count, double scale,
       text += fmt::format("{:#.3g}", value);
     }
   }
-  if (!unit.empty()) text += " " + EscapeForTable(unit);
+  if (!unit.empty()) absl::StrAppend(&text, " ", EscapeForTable(unit));
   return text;
 }
 
@@ -197,7 +198,7 @@ std::string EscapeForTable(std::string_view text) {
     } else if (c < 0x80) {
       out.push_back(static_cast<char>(c));
     } else {
-      const size_t len = ValidUtf8Length(text, i);
+      const size_t len = common::ValidUtf8Length(text, i);
       // C1 controls (U+0080-U+009F, bytes C2 80-C2 9F) are escaped too.
       const bool c1_control = len == 2 && c == 0xC2 &&
                               static_cast<unsigned char>(text[i + 1]) < 0xA0;
@@ -234,7 +235,7 @@ std::string CsvField(std::string_view text) {
   for (size_t i = 0; i < text.size();) {
     const char c = text[i];
     if (c == ',' || c == '"' || c == '\r' || c == '\n') needs_quotes = true;
-    const size_t len = ValidUtf8Length(text, i);
+    const size_t len = common::ValidUtf8Length(text, i);
     if (len == 0) {
       repaired += kReplacementCharacter;
       ++i;

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "fmt/format.h"
 #include "sdk/report/report.h"
 
@@ -371,7 +372,7 @@ std::string FormatTable(const Results& results) {
         hidden, hidden == 1 ? "" : "s");
   }
   if (!notes.empty()) out += "\n" + notes;
-  if (run.simulated) out += "\n" + Banner();
+  if (run.simulated) absl::StrAppend(&out, "\n", Banner());
   if (!run.errors.empty() || !run.warnings.empty()) out += "\n";
   RenderMessages("errors", run.errors, &out);
   RenderMessages("warnings", run.warnings, &out);

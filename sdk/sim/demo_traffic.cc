@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "sdk/ivytown/box_descriptors.h"
-#include "sdk/ivytown/event_catalog.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/event_catalog.h"
 
 namespace uncore::sim {
 namespace {

@@ -41,7 +41,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/sim/simulated_uncore.h"
 
 namespace uncore::sim {

@@ -2,7 +2,7 @@
 //
 // Manual = Intel 329468-002 (../shared/spec/ivytown-uncore-manual-329468-
 // 002.txt, spaces stripped; `Lnnnn` = its line).  Every address comes from
-// the box descriptors (sdk/ivytown/box_descriptors.h) and every field from
+// the box descriptors (sdk/platforms/ivytown/box_descriptors.h) and every field from
 // their FieldDescriptors, looked up by the kernel name: no per-box tables.
 //
 // Simulator decisions (where the manual is silent or the model must choose):
@@ -62,8 +62,8 @@
 #include "absl/status/status.h"
 #include "fmt/format.h"
 #include "sdk/common/text.h"
-#include "sdk/ivytown/box_descriptors.h"
-#include "sdk/ivytown/event_catalog.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/event_catalog.h"
 
 namespace uncore::sim {
 
@@ -518,7 +518,7 @@ bool FilterMatches(const BoxDescriptor& box, const InstanceState& in,
   }
   // PCU FREQ_BANDn: L2937 "cyclesthattheuncorewasrunningatafrequency
   // greaterthanorequaltothefrequencythatisconfiguredinthefilter".
-  if (StartsWithIgnoreCase(name, "filter_band")) {
+  if (common::StartsWithIgnoreCase(name, "filter_band")) {
     return t.band_frequency && *t.band_frequency >= v;
   }
   // QPI (§2.8.3.3, L3170-3185): a packet matches when the bits selected by
@@ -536,8 +536,8 @@ bool FilterMatches(const BoxDescriptor& box, const InstanceState& in,
 
 bool FiltersMatch(const BoxDescriptor& box, const InstanceState& in,
                   std::string_view list, const SimulatedUncore::Traffic& t) {
-  for (std::string_view name : Split(list, ',', /*skip_empty=*/true)) {
-    if (!FilterMatches(box, in, StripWhitespace(name), t)) return false;
+  for (std::string_view name : common::Split(list, ',', /*skip_empty=*/true)) {
+    if (!FilterMatches(box, in, common::StripWhitespace(name), t)) return false;
   }
   return true;
 }
@@ -584,13 +584,13 @@ Wide CyclesToExceed(uint64_t room, uint64_t a, uint64_t b) {
 // SimulatedUncore.
 
 SimulatedUncore::SimulatedUncore(int sockets, int cpus_per_socket)
-    : topology_(registers::SimulatedTopology(std::max(sockets, 0),
+    : topology_(machine::SimulatedTopology(std::max(sockets, 0),
                                              std::max(cpus_per_socket, 1))),
       cpus_per_socket_(std::max(cpus_per_socket, 1)) {
   auto index = std::make_unique<Index>();
-  for (const registers::SocketTopology& st : topology_.sockets) {
+  for (const machine::SocketTopology& st : topology_.sockets) {
     sockets_.push_back(std::make_unique<Socket>());
-    for (const registers::SocketTopology::PciInstance& p : st.pci) {
+    for (const machine::SocketTopology::PciInstance& p : st.pci) {
       if (p.pmon) {
         index->pci[PciKey(*p.pmon)] = {st.socket, p.box, p.instance, false};
       }

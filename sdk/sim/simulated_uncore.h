@@ -12,7 +12,7 @@
 //   sim.Tick(/*socket=*/0, 1000);                // UCLK/DCLK, CLOCKTICKS
 //
 // Every address is computed from the box descriptors (sdk/ivytown) and the
-// topology (registers::SimulatedTopology): there is no per-box register
+// topology (machine::SimulatedTopology): there is no per-box register
 // table here.  The modelling rules, each with its manual line, are in
 // simulated_uncore.cc; the decisions where the manual is silent are listed
 // in the comment block "Simulator decisions" there.
@@ -35,9 +35,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/registers/register_space.h"
-#include "sdk/registers/topology.h"
+#include "sdk/machine/topology.h"
 
 namespace uncore::sim {
 
@@ -83,8 +83,8 @@ class SimulatedUncore : public registers::RegisterSpace {
   SimulatedUncore(const SimulatedUncore&) = delete;
   SimulatedUncore& operator=(const SimulatedUncore&) = delete;
 
-  // == registers::SimulatedTopology(sockets, cpus_per_socket).
-  const registers::Topology& topology() const { return topology_; }
+  // == machine::SimulatedTopology(sockets, cpus_per_socket).
+  const machine::Topology& topology() const { return topology_; }
   int num_sockets() const { return static_cast<int>(sockets_.size()); }
   int cpus_per_socket() const { return cpus_per_socket_; }
 
@@ -188,7 +188,7 @@ class SimulatedUncore : public registers::RegisterSpace {
            uint64_t repeat);
   std::shared_ptr<const PciReadHook> hook() const;
 
-  registers::Topology topology_;
+  machine::Topology topology_;
   int cpus_per_socket_ = 2;
   std::vector<std::unique_ptr<Socket>> sockets_;
   std::unique_ptr<const Index> index_;

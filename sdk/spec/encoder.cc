@@ -140,7 +140,7 @@ absl::StatusOr<Encoding> EncodeEvent(const EventSpec& spec) {
         Hex(spec.code), spec.extended ? " (extended)" : "", box.name));
   } else {
     auto note_unprogrammable = [&](std::string_view list) {
-      for (std::string_view f : Split(list, ',', /*skip_empty=*/true)) {
+      for (std::string_view f : common::Split(list, ',', /*skip_empty=*/true)) {
         if (box.FindField(f) == nullptr) {
           enc.notes.push_back(fmt::format(
               "{} depends on '{}', a filter register whose address the manual "

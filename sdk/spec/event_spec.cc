@@ -5,6 +5,7 @@
 #include <charconv>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/status/status.h"
 #include "fmt/format.h"
 #include "sdk/common/status_macros.h"
@@ -118,16 +119,16 @@ std::string Hex(uint64_t v) { return fmt::format("0x{:x}", v); }
 
 std::string DidYouMean(std::string_view name,
                        const std::vector<std::string>& candidates) {
-  std::vector<std::string> near = ClosestNames(name, candidates, 3);
+  std::vector<std::string> near = common::ClosestNames(name, candidates, 3);
   if (near.empty()) return "";
-  return fmt::format("; did you mean {}?", JoinAlternatives(near));
+  return fmt::format("; did you mean {}?", common::JoinAlternatives(near));
 }
 
 // The box's field named `name`, ignoring case.
 const FieldDescriptor* FindFieldIgnoreCase(const BoxDescriptor& box,
                                            std::string_view name) {
   for (const FieldDescriptor& f : box.fields) {
-    if (EqualsIgnoreCase(f.name, name)) return &f;
+    if (common::EqualsIgnoreCase(f.name, name)) return &f;
   }
   return nullptr;
 }
@@ -174,7 +175,7 @@ std::string FormatInstances(const InstanceSet& set) {
                            : fmt::format("{}-{}", set.ids[i], set.ids[j]));
     i = j + 1;
   }
-  return Join(parts, ",");
+  return common::Join(parts, ",");
 }
 
 // Resolves a target name ("cbo", "uncore_cbox", "uncore_cbox_3") to a box
@@ -193,7 +194,7 @@ const BoxDescriptor* ResolveBoxName(std::string_view name,
       std::from_chars(digits.data(), digits.data() + digits.size(), id);
   if (ec != std::errc() || ptr != digits.data() + digits.size()) return nullptr;
   const BoxDescriptor* box = ivytown::FindBox(name.substr(0, underscore));
-  if (box != nullptr && StartsWithIgnoreCase(name, "uncore_")) {
+  if (box != nullptr && common::StartsWithIgnoreCase(name, "uncore_")) {
     *instance = id;
     return box;
   }
@@ -214,7 +215,7 @@ class Parser {
                         "expected a box name (cbo, imc, ...), a PMU name or "
                         "metric/NAME");
     }
-    if (EqualsIgnoreCase(target, "metric") && cur_.peek() == '/') {
+    if (common::EqualsIgnoreCase(target, "metric") && cur_.peek() == '/') {
       cur_.Consume('/');
       UNCORE_ASSIGN_OR_RETURN(MetricSpec m, ParseMetric(cur_.pos()));
       return Spec{std::move(m)};
@@ -248,7 +249,7 @@ class Parser {
       for (const ivytown::MetricDescriptor& m : ivytown::AllMetrics()) {
         candidates.emplace_back(m.name);
         std::string q = fmt::format("{}.{}", ivytown::Box(m.box).name, m.name);
-        if (EqualsIgnoreCase(m.name, name)) qualified.push_back(q);
+        if (common::EqualsIgnoreCase(m.name, name)) qualified.push_back(q);
         candidates.push_back(std::move(q));
       }
       if (ambiguous) {
@@ -256,7 +257,7 @@ class Parser {
             name_start,
             fmt::format("metric '{}' is defined by several boxes; qualify it "
                         "as {}",
-                        name, JoinAlternatives(qualified)));
+                        name, common::JoinAlternatives(qualified)));
       }
       if (const BoxDescriptor* box = ivytown::FindBox(name)) {
         return cur_.Error(
@@ -277,7 +278,7 @@ class Parser {
         if (!param.empty() && param[0] == '$') param.remove_prefix(1);
         const ivytown::MetricParameter* declared = nullptr;
         for (const ivytown::MetricParameter& p : spec.metric->params) {
-          if (p.present() && EqualsIgnoreCase(p.name, param)) declared = &p;
+          if (p.present() && common::EqualsIgnoreCase(p.name, param)) declared = &p;
         }
         if (declared == nullptr) {
           std::vector<std::string> names;
@@ -290,7 +291,7 @@ class Parser {
                                     spec.metric->name)
                       : fmt::format(
                             "metric {} has no parameter '{}'; it takes {}",
-                            spec.metric->name, param, JoinAlternatives(names)));
+                            spec.metric->name, param, common::JoinAlternatives(names)));
         }
         if (!cur_.Consume('=')) {
           return cur_.Error(
@@ -326,13 +327,13 @@ class Parser {
     if (spec.box == nullptr) {
       // Not an IvyTown box: a generic perf PMU, kernel syntax only.
       // Perf's own syntax for other PMUs always closes with '/'.
-      const bool perf_like = !StartsWithIgnoreCase(target, "uncore_") &&
+      const bool perf_like = !common::StartsWithIgnoreCase(target, "uncore_") &&
                              cur_.peek() == '/' &&
-                             StripWhitespace(text_).back() == '/';
+                             common::StripWhitespace(text_).back() == '/';
       if (perf_like) {
         absl::StatusOr<EventSpec> perf = ParseGenericPerf(target);
         // Not valid perf syntax either: most likely a misspelt box.
-        if (perf.ok() || ClosestNames(target, BoxNames(), 1).empty()) {
+        if (perf.ok() || common::ClosestNames(target, BoxNames(), 1).empty()) {
           return perf;
         }
       }
@@ -345,15 +346,15 @@ class Parser {
     }
     // `uncore_imc_0/cas_count_read/`: a kernel event alias, not an IvyTown
     // event name: the perf backend resolves it from the PMU's events/.
-    if (StartsWithIgnoreCase(target, "uncore_")) {
-      const std::string_view rest = StripWhitespace(text_.substr(cur_.pos()));
+    if (common::StartsWithIgnoreCase(target, "uncore_")) {
+      const std::string_view rest = common::StripWhitespace(text_.substr(cur_.pos()));
       if (rest.size() > 2 && rest.front() == '/' && rest.back() == '/') {
         const std::string_view term = rest.substr(1, rest.size() - 2);
         const bool bare =
             term.find_first_of("=,.:/[|") == std::string_view::npos;
         const bool fixed =
             spec.box->fixed_counter &&
-            EqualsIgnoreCase(spec.box->fixed_counter->name, term);
+            common::EqualsIgnoreCase(spec.box->fixed_counter->name, term);
         if (bare && !fixed &&
             ivytown::FindEvent(spec.box->type, term) == nullptr) {
           return ParseGenericPerf(target);
@@ -444,7 +445,7 @@ class Parser {
       return cur_.Error(
           at, fmt::format("expected an event name after '{}/'", box.name));
     }
-    if (box.fixed_counter && EqualsIgnoreCase(name, box.fixed_counter->name)) {
+    if (box.fixed_counter && common::EqualsIgnoreCase(name, box.fixed_counter->name)) {
       spec->kind = EventSpec::Kind::kFixedCounter;
       if (cur_.peek() == '.') {
         return cur_.Error(cur_.pos(), fmt::format("the fixed counter {} has "
@@ -522,9 +523,9 @@ class Parser {
         UNCORE_ASSIGN_OR_RETURN(uint64_t v, cur_.Integer(std::string(name)));
         value = v;
       }
-      if (EqualsIgnoreCase(name, "event") || EqualsIgnoreCase(name, "umask")) {
+      if (common::EqualsIgnoreCase(name, "event") || common::EqualsIgnoreCase(name, "umask")) {
         if (!raw) {
-          if (EqualsIgnoreCase(name, "umask") && value) {
+          if (common::EqualsIgnoreCase(name, "umask") && value) {
             raw_umask = value;
             continue;
           }
@@ -539,7 +540,7 @@ class Parser {
         if (!value) {
           return cur_.Error(value_at, fmt::format("'{}' needs a value", name));
         }
-        if (EqualsIgnoreCase(name, "event")) {
+        if (common::EqualsIgnoreCase(name, "event")) {
           const bool has_ext = box.FindField("ext") != nullptr;
           if (*value == kKernelFixedCounterEvent && box.fixed_counter) {
             spec->kind = EventSpec::Kind::kFixedCounter;
@@ -658,7 +659,7 @@ class Parser {
             0, fmt::format("{} needs a unit mask, for example {}.{} (one of "
                            "{})",
                            name, name, event.umasks[0].name,
-                           JoinAlternatives(UmaskNames(event))));
+                           common::JoinAlternatives(UmaskNames(event))));
       }
       if (!exact && (spec.umask & ~all) != 0) {
         return cur_.Error(
@@ -671,7 +672,7 @@ class Parser {
     // Filters the event (or one of its unit masks) depends on.
     std::vector<std::string_view> needed;
     auto add_needed = [&](std::string_view list) {
-      for (std::string_view f : Split(list, ',', /*skip_empty=*/true)) {
+      for (std::string_view f : common::Split(list, ',', /*skip_empty=*/true)) {
         if (spec.box->FindField(f) != nullptr) needed.push_back(f);
       }
     };
@@ -691,7 +692,7 @@ class Parser {
             fmt::format("{} counts nothing useful unless its filter is set: "
                         "add {}",
                         name,
-                        JoinAlternatives(std::vector<std::string>(
+                        common::JoinAlternatives(std::vector<std::string>(
                             names.begin(), names.end()))) +
                 (names.size() > 1 ? " (one or more)" : "") +
                 fmt::format(", e.g. {}:{}=0x...", spec.Canonical(), names[0]));
@@ -764,7 +765,7 @@ std::string EventSpec::Canonical() const {
       terms.push_back(t.value ? fmt::format("{}={}", t.name, Hex(*t.value))
                               : t.name);
     }
-    return fmt::format("{}/{}/", pmu, Join(terms, ","));
+    return fmt::format("{}/{}/", pmu, common::Join(terms, ","));
   }
   if (box == nullptr) return text;
   std::string out(box->name);
@@ -783,26 +784,26 @@ std::string EventSpec::Canonical() const {
     if (!umasks.empty() && named == umask) {
       std::vector<std::string> names;
       for (const auto* u : umasks) names.emplace_back(u->name);
-      out += "." + Join(names, "|");
+      absl::StrAppend(&out, ".", common::Join(names, "|"));
     } else if (umask != 0) {
-      mods.push_back("umask=" + Hex(umask));
+      mods.push_back(absl::StrCat("umask=", Hex(umask)));
     }
   } else {
     // A raw code the catalog does not know: kernel syntax.
     std::vector<std::string> terms;
-    terms.push_back("event=" + Hex(code | (extended ? 0x100 : 0)));
-    if (umask != 0) terms.push_back("umask=" + Hex(umask));
+    terms.push_back(absl::StrCat("event=", Hex(code | (extended ? 0x100 : 0))));
+    if (umask != 0) terms.push_back(absl::StrCat("umask=", Hex(umask)));
     for (const FieldSetting& m : modifiers) {
       terms.push_back(fmt::format("{}={}", m.field->name, Hex(m.value)));
     }
-    return out + Join(terms, ",") + "/";
+    return out + common::Join(terms, ",") + "/";
   }
   for (const FieldSetting& m : modifiers) {
     mods.push_back(m.field->is_flag && m.value == 1
                        ? std::string(m.field->name)
                        : fmt::format("{}={}", m.field->name, Hex(m.value)));
   }
-  if (!mods.empty()) out += ":" + Join(mods, ",");
+  if (!mods.empty()) absl::StrAppend(&out, ":", common::Join(mods, ","));
   return out;
 }
 
@@ -813,7 +814,7 @@ std::string MetricSpec::Canonical() const {
   for (const auto& [name, value] : params) {
     parts.push_back(fmt::format("{}={}", name, value));
   }
-  if (!parts.empty()) out += ":" + Join(parts, ",");
+  if (!parts.empty()) absl::StrAppend(&out, ":", common::Join(parts, ","));
   return out;
 }
 
@@ -834,7 +835,7 @@ std::vector<std::string> SplitSpecList(std::string_view list) {
   std::vector<std::string> out;
   std::string current;
   auto flush = [&] {
-    std::string_view trimmed = StripWhitespace(current);
+    std::string_view trimmed = common::StripWhitespace(current);
     if (!trimmed.empty()) out.emplace_back(trimmed);
     current.clear();
   };
@@ -845,7 +846,7 @@ std::vector<std::string> SplitSpecList(std::string_view list) {
            current.find(':') == std::string::npos;
   };
   auto starts_spec = [](std::string_view rest) {
-    rest = StripWhitespace(rest);
+    rest = common::StripWhitespace(rest);
     // A trailing comma, or one before ';', only ends the current spec.
     if (rest.empty() || rest[0] == ';' || rest[0] == ',') return true;
     size_t i = 0;

@@ -45,9 +45,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "sdk/ivytown/box_descriptors.h"
-#include "sdk/ivytown/event_catalog.h"
-#include "sdk/ivytown/metrics.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/event_catalog.h"
+#include "sdk/platforms/ivytown/metrics.h"
 
 namespace uncore::spec {
 

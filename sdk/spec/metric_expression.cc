@@ -48,7 +48,7 @@ absl::StatusOr<std::string> SubstituteParams(
     std::string_view name = text.substr(i + 1, j - i - 1);
     bool found = false;
     for (const auto& [pname, value] : params) {
-      if (EqualsIgnoreCase(pname, name)) {
+      if (common::EqualsIgnoreCase(pname, name)) {
         out += fmt::format("{}", value);
         found = true;
         break;
@@ -56,7 +56,7 @@ absl::StatusOr<std::string> SubstituteParams(
     }
     if (!found && metric != nullptr) {
       for (const ivytown::MetricParameter& p : metric->params) {
-        if (p.present() && EqualsIgnoreCase(p.name, name)) {
+        if (p.present() && common::EqualsIgnoreCase(p.name, name)) {
           out += fmt::format("{}", p.default_value);
           found = true;
           break;
@@ -236,7 +236,7 @@ class ExpressionCompiler {
     if (!spec.ok()) {
       return ExprError(f.text, open + 1,
                        fmt::format("in event {{{}}}: {}", text,
-                                   StatusMessage(spec.status())));
+                                   common::StatusMessage(spec.status())));
     }
     const std::string canonical = spec->Canonical();
     for (size_t i = 0; i < out_->events.size(); ++i) {
@@ -256,10 +256,10 @@ class ExpressionCompiler {
       ++f.pos;
     }
     std::string_view name = f.text.substr(start, f.pos - start);
-    if (EqualsIgnoreCase(name, "ELAPSED_SECONDS")) {
+    if (common::EqualsIgnoreCase(name, "ELAPSED_SECONDS")) {
       return Add({Op::kElapsed, 0, -1, -1, -1});
     }
-    if (EqualsIgnoreCase(name, "round")) {
+    if (common::EqualsIgnoreCase(name, "round")) {
       if (!Consume(f, '(')) return ExprError(f.text, f.pos, "expected '('");
       UNCORE_ASSIGN_OR_RETURN(int inner, ParseSum(f));
       if (!Consume(f, ')')) return ExprError(f.text, f.pos, "expected ')'");
@@ -293,7 +293,7 @@ class ExpressionCompiler {
     if (!inner.ok()) {
       return ExprError(f.text, start,
                        fmt::format("in metric {}: {}", ref->name,
-                                   StatusMessage(inner.status())));
+                                   common::StatusMessage(inner.status())));
     }
     return *inner;
   }
@@ -384,7 +384,7 @@ absl::StatusOr<CompiledMetric> CompileMetric(const MetricSpec& spec) {
       compiler.Compile(out.expression, m.box, &m, spec.params, 1);
   if (!root.ok()) {
     return absl::InvalidArgumentError(
-        fmt::format("metric {}: {}", m.name, StatusMessage(root.status())));
+        fmt::format("metric {}: {}", m.name, common::StatusMessage(root.status())));
   }
   out.root = *root;
   return out;

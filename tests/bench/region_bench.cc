@@ -24,6 +24,7 @@
 
 #include "benchmark/benchmark.h"
 #include "sdk/devices/device.h"
+#include "sdk/runtime/session_testing.h"
 #include "sdk/devices/direct/direct_device.h"
 #include "sdk/devices/perf/pmu_discovery.h"
 #include "sdk/sim/simulated_uncore.h"
@@ -79,8 +80,13 @@ void TwoSnapshotsLoop(benchmark::State& state, devices::Device& device) {
 }
 
 // One region enter+exit per iteration, in a session made of `options`.
-void RegionLoop(benchmark::State& state, SessionOptions options) {
-  auto session = Session::Start(std::move(options));
+void RegionLoop(benchmark::State& state, SessionOptions options,
+                std::unique_ptr<devices::Device> device = nullptr) {
+  auto session =
+      device == nullptr
+          ? Session::Start(std::move(options))
+          : runtime::StartSessionOnDevice(std::move(options),
+                                          {std::move(device)});
   if (!session.ok()) {
     state.SkipWithError("session");
     return;
@@ -105,8 +111,7 @@ BENCHMARK(BM_TwoSnapshotsMemory8);
 void BM_RegionMemory8(benchmark::State& state) {
   SessionOptions o;
   o.events = kEightCounters;
-  o.device = std::make_unique<MemoryDevice>();
-  RegionLoop(state, std::move(o));
+  RegionLoop(state, std::move(o), std::make_unique<MemoryDevice>());
 }
 BENCHMARK(BM_RegionMemory8);
 

@@ -10,8 +10,8 @@
 
 #include "benchmark/benchmark.h"
 #include "sdk/devices/direct/direct_device.h"
-#include "sdk/ivytown/box_descriptors.h"
-#include "sdk/registers/topology.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/machine/topology.h"
 #include "sdk/sim/simulated_uncore.h"
 #include "sdk/spec/event_spec.h"
 
@@ -73,7 +73,7 @@ void BM_RawAccessBaseline(benchmark::State& state) {
     state.SkipWithError("Program failed");
     return;
   }
-  const registers::SocketTopology& socket = sim.topology().sockets[0];
+  const machine::SocketTopology& socket = sim.topology().sockets[0];
   struct Read {
     bool pci;
     registers::PciAddress fn;

@@ -21,10 +21,10 @@
 #include "sdk/common/status_macros.h"
 #include "sdk/devices/direct/counter_assignment.h"
 #include "sdk/devices/direct/program_plan.h"
-#include "sdk/ivytown/box_descriptors.h"
-#include "sdk/registers/allowlist_guard.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/machine/allowlist_guard.h"
 #include "sdk/registers/recording_register_space.h"
-#include "sdk/registers/topology.h"
+#include "sdk/machine/topology.h"
 #include "sdk/sim/simulated_uncore.h"
 #include "sdk/spec/event_spec.h"
 
@@ -38,7 +38,7 @@ using ::testing::HasSubstr;
 
 spec::EventSpec Ev(std::string_view text) {
   absl::StatusOr<spec::EventSpec> e = spec::ParseEventSpec(text);
-  EXPECT_TRUE(e.ok()) << text << ": " << StatusMessage(e.status());
+  EXPECT_TRUE(e.ok()) << text << ": " << common::StatusMessage(e.status());
   return e.ok() ? *e : spec::EventSpec{};
 }
 
@@ -80,7 +80,7 @@ SimulatedUncore::Traffic TrafficOf(const spec::EventSpec& e, int instance) {
 // `socket`, as the simulator holds them (no access counted).
 std::map<std::string, uint64_t> Dump(const SimulatedUncore& sim, int socket) {
   std::map<std::string, uint64_t> out;
-  const registers::SocketTopology& st = sim.topology().sockets[socket];
+  const machine::SocketTopology& st = sim.topology().sockets[socket];
   out["global_ctl"] = sim.PeekMsr(socket, ivytown::kGlobal.global_control);
   for (const ivytown::BoxDescriptor& box : ivytown::AllBoxes()) {
     for (int i = 0; i < box.num_instances(); ++i) {
@@ -107,7 +107,7 @@ std::map<std::string, uint64_t> Dump(const SimulatedUncore& sim, int socket) {
           out[key] = sim.PeekMsr(socket, box.RegisterAddress(i, offset));
           continue;
         }
-        const registers::SocketTopology::PciInstance* pci =
+        const machine::SocketTopology::PciInstance* pci =
             st.FindPci(box.type, i);
         const std::optional<registers::PciAddress>& fn =
             aux ? pci->aux : pci->pmon;
@@ -317,7 +317,7 @@ TEST(DirectDeviceTest, SamplingNeedsOvEn) {
   opt.samples.push_back({.event = 0, .interval = 10});
   absl::Status s = dev.Program(Req({"cbo[0]/LLC_VICTIMS.M_STATE"}), opt);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(StatusMessage(s), HasSubstr("ov_en"));
+  EXPECT_THAT(common::StatusMessage(s), HasSubstr("ov_en"));
 }
 
 TEST(DirectDeviceTest, ThresholdAndEdgeOnOccupancy) {
@@ -546,7 +546,7 @@ TEST(DirectDeviceTest, TooManyEventsIsAClearError) {
       dev.Program(Req({"cbo[2]/RxR_OCCUPANCY.IRQ", "cbo[2]/TOR_OCCUPANCY.ALL",
                        "cbo[2]/LLC_VICTIMS.M_STATE"}));
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(StatusMessage(s),
+  EXPECT_THAT(common::StatusMessage(s),
               AllOf(HasSubstr("too many events"), HasSubstr("CBo2"),
                     HasSubstr("RxR_OCCUPANCY.IRQ may use counter 0"),
                     HasSubstr("TOR_OCCUPANCY.ALL may use counter 0"),
@@ -555,11 +555,11 @@ TEST(DirectDeviceTest, TooManyEventsIsAClearError) {
   // Five events on a four-counter box.
   s = dev.Program(Req({"pcu/CLOCKTICKS", "pcu/CLOCKTICKS", "pcu/CLOCKTICKS",
                        "pcu/CLOCKTICKS", "pcu/CLOCKTICKS"}));
-  EXPECT_THAT(StatusMessage(s), HasSubstr("PCU"));
+  EXPECT_THAT(common::StatusMessage(s), HasSubstr("PCU"));
   // Two events on one fixed counter.
   s = dev.Program(Req({"ubox/UCLK", "ubox/UCLK"}));
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(StatusMessage(s), HasSubstr("fixed counter"));
+  EXPECT_THAT(common::StatusMessage(s), HasSubstr("fixed counter"));
 }
 
 TEST(DirectDeviceTest, FilterConflictNamesBothEvents) {
@@ -569,7 +569,7 @@ TEST(DirectDeviceTest, FilterConflictNamesBothEvents) {
       dev.Program(Req({"cbo[0]/TOR_INSERTS.MISS_OPCODE:filter_opc=0x182",
                        "cbo[0]/TOR_INSERTS.OPCODE:filter_opc=0x181"}));
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(StatusMessage(s),
+  EXPECT_THAT(common::StatusMessage(s),
               AllOf(HasSubstr("filter conflict"), HasSubstr("CBo0"),
                     HasSubstr("MISS_OPCODE"), HasSubstr("TOR_INSERTS.OPCODE"),
                     HasSubstr("Cn_MSR_PMON_BOX_FILTER1")));
@@ -586,7 +586,7 @@ TEST(DirectDeviceTest, PerfEventsBelongToThePerfBackend) {
   DirectDevice dev(&sim, sim.topology(), NoExtender());
   absl::Status s = dev.Program(Req({"msr/tsc/"}));
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(StatusMessage(s), HasSubstr("perf backend"));
+  EXPECT_THAT(common::StatusMessage(s), HasSubstr("perf backend"));
 }
 
 TEST(DirectDeviceTest, UnknownSocketOrInstance) {
@@ -595,11 +595,11 @@ TEST(DirectDeviceTest, UnknownSocketOrInstance) {
   ProgramRequest r = Req({"cbo/CLOCKTICKS"});
   r.sockets = {1};
   EXPECT_EQ(dev.Program(r).code(), absl::StatusCode::kInvalidArgument);
-  registers::Topology small = sim.topology();
+  machine::Topology small = sim.topology();
   small.sockets[0].num_cbos = 4;
   DirectDevice dev4(&sim, small, NoExtender());
   absl::Status s = dev4.Program(Req({"cbo[6]/CLOCKTICKS"}));
-  EXPECT_THAT(StatusMessage(s), HasSubstr("CBo6 is not present"));
+  EXPECT_THAT(common::StatusMessage(s), HasSubstr("CBo6 is not present"));
   ASSERT_TRUE(dev4.Program(Req({"cbo/CLOCKTICKS"})).ok());
   EXPECT_EQ(dev4.read_plan().size(), 4u);  // only the CBos present
 }
@@ -617,7 +617,7 @@ TEST(DirectDeviceTest, InUseIsRefusedUnlessForced) {
   ProgramRequest req = Req({"cbo[0]/CLOCKTICKS"});
   absl::Status s = dev.Program(req);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(StatusMessage(s),
+  EXPECT_THAT(common::StatusMessage(s),
               AllOf(HasSubstr("in use by another agent"), HasSubstr("CBo0"),
                     HasSubstr("Cn_MSR_PMON_CTL1"), HasSubstr("MSR 0x0d11"),
                     HasSubstr("0x00400137"), HasSubstr("force")));
@@ -632,7 +632,7 @@ TEST(DirectDeviceTest, InUseIsRefusedUnlessForced) {
   DirectDevice dev2(&sim2, sim2.topology(), NoExtender());
   s = dev2.Program(Req({"ha[0]/CLOCKTICKS"}));
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(StatusMessage(s), HasSubstr("frz"));
+  EXPECT_THAT(common::StatusMessage(s), HasSubstr("frz"));
 
   req.force = true;
   ASSERT_TRUE(dev.Program(req).ok());
@@ -759,20 +759,20 @@ ProgramRequest EveryKindOfRegister() {
 // freeze bit set (so nothing looks in use), and returns what was set.
 std::map<std::string, uint64_t> FillWithLeftovers(
     registers::RecordingRegisterSpace* space,
-    const registers::Topology& topology) {
+    const machine::Topology& topology) {
   registers::RecordingRegisterSpace scratch;
-  registers::AllowListGuard guard(&scratch, topology);
+  machine::AllowListGuard guard(&scratch, topology);
   std::map<std::string, uint64_t> set;
   uint64_t pattern = 0x9E3779B97F4A7C15;
-  for (const registers::AllowedRegister& r : guard.AllowedRegisters()) {
-    if (r.role == registers::RegisterRole::kGlobalControl) continue;
+  for (const machine::AllowedRegister& r : guard.AllowedRegisters()) {
+    if (r.role == machine::RegisterRole::kGlobalControl) continue;
     pattern = pattern * 6364136223846793005 + 1442695040888963407;
     uint64_t value = pattern & r.writable_mask;
-    if (r.role == registers::RegisterRole::kCounterControl ||
-        r.role == registers::RegisterRole::kFixedControl) {
+    if (r.role == machine::RegisterRole::kCounterControl ||
+        r.role == machine::RegisterRole::kFixedControl) {
       value &= ~(uint64_t{1} << 22);  // en
     }
-    if (r.role == registers::RegisterRole::kBoxControl) value = 0;
+    if (r.role == machine::RegisterRole::kBoxControl) value = 0;
     if (r.space == ivytown::AccessSpace::kMsr) {
       space->SetMsr(topology.sockets[r.socket].msr_cpu, r.address, value);
     } else {
@@ -785,12 +785,12 @@ std::map<std::string, uint64_t> FillWithLeftovers(
 
 std::map<std::string, uint64_t> ReadBack(
     const registers::RecordingRegisterSpace& space,
-    const registers::Topology& topology) {
+    const machine::Topology& topology) {
   registers::RecordingRegisterSpace scratch;
-  registers::AllowListGuard guard(&scratch, topology);
+  machine::AllowListGuard guard(&scratch, topology);
   std::map<std::string, uint64_t> now;
-  for (const registers::AllowedRegister& r : guard.AllowedRegisters()) {
-    if (r.role == registers::RegisterRole::kGlobalControl) continue;
+  for (const machine::AllowedRegister& r : guard.AllowedRegisters()) {
+    if (r.role == machine::RegisterRole::kGlobalControl) continue;
     now[r.Describe()] =
         r.space == ivytown::AccessSpace::kMsr
             ? space.PeekMsr(topology.sockets[r.socket].msr_cpu, r.address)
@@ -800,23 +800,23 @@ std::map<std::string, uint64_t> ReadBack(
 }
 
 TEST(DirectDeviceTest, AFailureAtAnyProgrammingStepRollsEverythingBack) {
-  const registers::Topology topology = registers::SimulatedTopology(2);
+  const machine::Topology topology = machine::SimulatedTopology(2);
   const ProgramRequest req = EveryKindOfRegister();
   absl::StatusOr<std::vector<RegisterWrite>> plan =
       direct::PlanWrites(req, topology);
-  ASSERT_TRUE(plan.ok()) << StatusMessage(plan.status());
+  ASSERT_TRUE(plan.ok()) << common::StatusMessage(plan.status());
   const int steps = static_cast<int>(plan->size());
   ASSERT_GT(steps, 60);
   for (int k = 1; k <= steps; ++k) {
     registers::RecordingRegisterSpace space;
     const std::map<std::string, uint64_t> before =
         FillWithLeftovers(&space, topology);
-    registers::AllowListGuard guard(&space, topology);
+    machine::AllowListGuard guard(&space, topology);
     DirectDevice dev(&guard, topology, NoExtender());
     space.FailNthWrite(k);
     const absl::Status s = dev.Program(req);
     ASSERT_EQ(s.code(), absl::StatusCode::kUnavailable) << "step " << k;
-    EXPECT_THAT(StatusMessage(s),
+    EXPECT_THAT(common::StatusMessage(s),
                 AllOf(HasSubstr(fmt::format("step {} of {}", k, steps)),
                       HasSubstr("every register written so far was restored")));
     EXPECT_FALSE(dev.programmed());
@@ -829,18 +829,18 @@ TEST(DirectDeviceTest, AFailureAtAnyProgrammingStepRollsEverythingBack) {
 }
 
 TEST(DirectDeviceTest, AFailedSaveReadWritesNothing) {
-  const registers::Topology topology = registers::SimulatedTopology(1);
+  const machine::Topology topology = machine::SimulatedTopology(1);
   registers::RecordingRegisterSpace space;
   space.FailMsrReads(0x0D30);  // CBo1 box control, read to save it
   DirectDevice dev(&space, topology, NoExtender());
   const absl::Status s = dev.Program(EveryKindOfRegister());
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
-  EXPECT_THAT(StatusMessage(s), HasSubstr("0x0d30"));
+  EXPECT_THAT(common::StatusMessage(s), HasSubstr("0x0d30"));
   EXPECT_EQ(space.CountWrites(), 0);
 }
 
 TEST(DirectDeviceTest, AFailedReadMakesTheSnapshotInvalidAndStillUnfreezes) {
-  const registers::Topology topology = registers::SimulatedTopology(1);
+  const machine::Topology topology = machine::SimulatedTopology(1);
   registers::RecordingRegisterSpace space;
   DirectDevice dev(&space, topology, NoExtender());
   ASSERT_TRUE(dev.Program(Req({"cbo[0]/CLOCKTICKS", "cbo[1]/CLOCKTICKS",
@@ -877,7 +877,7 @@ TEST(DirectDeviceTest, AFailedReadMakesTheSnapshotInvalidAndStillUnfreezes) {
 }
 
 TEST(DirectDeviceTest, ASnapshotCostsTwoWritesPerSocketAndOneReadPerDword) {
-  const registers::Topology topology = registers::SimulatedTopology(2);
+  const machine::Topology topology = machine::SimulatedTopology(2);
   registers::RecordingRegisterSpace space;
   DirectDevice dev(&space, topology, NoExtender());
   // Per socket: 3 MSR counters (2 CBo + U-Box fixed) and 3 PCI counters

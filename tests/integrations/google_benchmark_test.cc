@@ -47,7 +47,7 @@ void Inject(const sim::SimulatedUncore::Traffic& traffic, uint64_t n) {
     return;
   }
   const absl::Status s = session->simulator()->Inject(0, traffic, n, 1);
-  EXPECT_TRUE(s.ok()) << StatusMessage(s);
+  EXPECT_TRUE(s.ok()) << common::StatusMessage(s);
 }
 
 class CaptureReporter : public benchmark::BenchmarkReporter {
@@ -92,7 +92,7 @@ TEST(CounterNameTest, CanonicalSpellingWithDots) {
   EXPECT_EQ(*CounterName("msr/tsc/"), "uncore.msr.tsc");
   const absl::StatusOr<std::string> bad = CounterName("imc/CAS_CONT.RD");
   ASSERT_FALSE(bad.ok());
-  EXPECT_THAT(StatusMessage(bad.status()), HasSubstr("CAS_COUNT"));
+  EXPECT_THAT(common::StatusMessage(bad.status()), HasSubstr("CAS_COUNT"));
 }
 
 TEST_F(ScopedCountersTest, EventsAreExactPerIterationAverages) {
@@ -287,7 +287,7 @@ TEST_F(ScopedCountersTest, AnotherActiveSessionIsAnError) {
   options.backend = "sim";
   absl::StatusOr<std::unique_ptr<Session>> other =
       Session::Start(std::move(options));
-  ASSERT_TRUE(other.ok()) << StatusMessage(other.status());
+  ASSERT_TRUE(other.ok()) << common::StatusMessage(other.status());
   static std::atomic<int> iterations{0};
   benchmark::RegisterBenchmark("BM_Conflict", [](benchmark::State& state) {
     ScopedCounters c(state, {"imc/CAS_COUNT.RD"});

@@ -79,7 +79,7 @@ TEST(RegionAllocationTest, NoAllocationPerRegionOnTheSimulator) {
   o.backend = "sim";
   o.sim_demo_traffic = false;
   absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(std::move(o));
-  ASSERT_TRUE(s.ok()) << StatusMessage(s.status());
+  ASSERT_TRUE(s.ok()) << common::StatusMessage(s.status());
   EXPECT_EQ(AllocationsOf(NestedRegions), 0);
   const Results r = (*s)->Collect();
   ASSERT_FALSE(r.regions.empty());

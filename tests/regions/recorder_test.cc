@@ -1,6 +1,7 @@
 // Regions end to end through uncore::Session: exact counts on the simulator,
 // inclusive and exclusive values, many threads, misuse.
 #include "sdk/regions/recorder.h"
+#include "sdk/runtime/session_testing.h"
 
 #include <atomic>
 #include <chrono>
@@ -71,10 +72,9 @@ class PerThreadDevice : public devices::Device {
 std::unique_ptr<Session> StartPerThread() {
   SessionOptions o;
   o.events = {"cbo[0]/CLOCKTICKS", "cbo[1]/CLOCKTICKS"};
-  o.device = std::make_unique<PerThreadDevice>();
-  o.device_name = "per-thread";
-  absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(std::move(o));
-  EXPECT_TRUE(s.ok()) << StatusMessage(s.status());
+  absl::StatusOr<std::unique_ptr<Session>> s = runtime::StartSessionOnDevice(
+      std::move(o), {std::make_unique<PerThreadDevice>(), "per-thread"});
+  EXPECT_TRUE(s.ok()) << common::StatusMessage(s.status());
   return s.ok() ? *std::move(s) : nullptr;
 }
 
@@ -92,7 +92,7 @@ std::unique_ptr<Session> StartSim(std::vector<std::string> events) {
   o.sim_sockets = 2;
   o.sim_demo_traffic = false;
   absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(std::move(o));
-  EXPECT_TRUE(s.ok()) << StatusMessage(s.status());
+  EXPECT_TRUE(s.ok()) << common::StatusMessage(s.status());
   return s.ok() ? *std::move(s) : nullptr;
 }
 
@@ -338,7 +338,7 @@ TEST(RegionTest, BackendOffMeasuresNothingAndSaysSoOnce) {
   o.events = {"imc/CAS_COUNT.RD"};
   o.backend = "off";
   absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(std::move(o));
-  ASSERT_TRUE(s.ok()) << StatusMessage(s.status());
+  ASSERT_TRUE(s.ok()) << common::StatusMessage(s.status());
   EXPECT_FALSE((*s)->measuring());
   EXPECT_EQ(internal::g_active_recorder.load(), nullptr);
   for (int i = 0; i < 1000; ++i) {
@@ -357,10 +357,10 @@ TEST(RegionTest, OneSessionAtATime) {
   const int calls = PerThreadDevice::program_calls.load();
   SessionOptions o;
   o.events = {"cbo[0]/CLOCKTICKS"};
-  o.device = std::make_unique<PerThreadDevice>();
   o.output = "-";
   absl::StatusOr<std::unique_ptr<Session>> second =
-      Session::Start(std::move(o));
+      runtime::StartSessionOnDevice(std::move(o),
+                                    {std::make_unique<PerThreadDevice>()});
   EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(PerThreadDevice::program_calls.load(), calls);
   EXPECT_EQ(Session::Active(), first.get());
@@ -374,12 +374,12 @@ TEST(RegionTest, BadOptionsAreClearErrors) {
   o.backend = "sim";
   absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(std::move(o));
   EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(StatusMessage(s.status()), HasSubstr("RDX"));
+  EXPECT_THAT(common::StatusMessage(s.status()), HasSubstr("RDX"));
   SessionOptions b;
   b.events = {"imc/CAS_COUNT.RD"};
   b.backend = "gpu";
   s = Session::Start(std::move(b));
-  EXPECT_THAT(StatusMessage(s.status()),
+  EXPECT_THAT(common::StatusMessage(s.status()),
               HasSubstr("unknown backend 'gpu': use auto, perf, direct, sim "
                         "or off"));
   SessionOptions m;
@@ -396,7 +396,7 @@ TEST(RegionTest, MetricsAreEvaluatedPerRegion) {
   o.backend = "sim";
   o.sim_demo_traffic = false;
   absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(std::move(o));
-  ASSERT_TRUE(s.ok()) << StatusMessage(s.status());
+  ASSERT_TRUE(s.ok()) << common::StatusMessage(s.status());
   sim::SimulatedUncore* sim = (*s)->simulator();
   {
     UNCORE_REGION("read");

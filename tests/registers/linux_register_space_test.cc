@@ -328,7 +328,7 @@ TEST_F(LinuxRegisterSpaceTest, ReadOnlyMsrFileRefusesWrites) {
   }
   const absl::Status write = space.WriteMsr(0, 0x0C00, 0x99);
   EXPECT_EQ(write.code(), absl::StatusCode::kPermissionDenied) << write;
-  EXPECT_THAT(StatusMessage(write),
+  EXPECT_THAT(common::StatusMessage(write),
               AllOf(HasSubstr("CAP_SYS_RAWIO"), HasSubstr("read-only"),
                     HasSubstr("MSR 0xc00"), HasSubstr(msr.string())));
   if (!is_symlink) {
@@ -341,7 +341,7 @@ TEST_F(LinuxRegisterSpaceTest, NoCpuDevicesMeansTheDriverIsNotLoaded) {
   uint64_t value = 0;
   const absl::Status s = space.ReadMsr(0, 0x0C00, &value);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
-  EXPECT_THAT(StatusMessage(s), HasSubstr("modprobe msr"));
+  EXPECT_THAT(common::StatusMessage(s), HasSubstr("modprobe msr"));
   EXPECT_EQ(space.WriteMsr(0, 0x0C00, 1).code(),
             absl::StatusCode::kFailedPrecondition);
 
@@ -349,7 +349,7 @@ TEST_F(LinuxRegisterSpaceTest, NoCpuDevicesMeansTheDriverIsNotLoaded) {
                             pci_.string());
   const absl::Status t = absent.ReadMsr(0, 0x0C00, &value);
   EXPECT_EQ(t.code(), absl::StatusCode::kFailedPrecondition) << t;
-  EXPECT_THAT(StatusMessage(t), HasSubstr("modprobe msr"));
+  EXPECT_THAT(common::StatusMessage(t), HasSubstr("modprobe msr"));
 }
 
 TEST_F(LinuxRegisterSpaceTest, CpuDirectoryWithoutMsrFileMeansNoDriver) {
@@ -360,7 +360,7 @@ TEST_F(LinuxRegisterSpaceTest, CpuDirectoryWithoutMsrFileMeansNoDriver) {
   uint64_t value = 0;
   const absl::Status s = space.ReadMsr(0, 0x0C00, &value);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
-  EXPECT_THAT(StatusMessage(s), HasSubstr("modprobe msr"));
+  EXPECT_THAT(common::StatusMessage(s), HasSubstr("modprobe msr"));
 }
 
 TEST_F(LinuxRegisterSpaceTest, NonexistentCpuIsNotFound) {
@@ -370,7 +370,7 @@ TEST_F(LinuxRegisterSpaceTest, NonexistentCpuIsNotFound) {
   uint64_t value = 0;
   const absl::Status s = space.ReadMsr(7, 0x0C00, &value);
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
-  EXPECT_THAT(StatusMessage(s), AllOf(HasSubstr("CPU 7"), HasSubstr("0-1")));
+  EXPECT_THAT(common::StatusMessage(s), AllOf(HasSubstr("CPU 7"), HasSubstr("0-1")));
   EXPECT_EQ(space.ReadMsr(-1, 0x0C00, &value).code(),
             absl::StatusCode::kInvalidArgument);
   // The good CPUs still work.
@@ -427,11 +427,11 @@ TEST_F(LinuxRegisterSpaceTest, ShortMsrReadIsDataLoss) {
   uint64_t value = 0xdead;
   const absl::Status partial = space.ReadMsr(0, 0x0C00, &value);
   EXPECT_EQ(partial.code(), absl::StatusCode::kDataLoss) << partial;
-  EXPECT_THAT(StatusMessage(partial),
+  EXPECT_THAT(common::StatusMessage(partial),
               AllOf(HasSubstr("MSR 0xc00"), HasSubstr("4 of 8")));
   const absl::Status beyond = space.ReadMsr(0, 0x0D00, &value);
   EXPECT_EQ(beyond.code(), absl::StatusCode::kDataLoss) << beyond;
-  EXPECT_THAT(StatusMessage(beyond), HasSubstr("0 of 8"));
+  EXPECT_THAT(common::StatusMessage(beyond), HasSubstr("0 of 8"));
   EXPECT_EQ(value, 0xdeadu);  // untouched on error
 }
 
@@ -475,7 +475,7 @@ TEST_F(LinuxRegisterSpaceTest, MissingPciFunctionIsNotFound) {
   uint32_t value = 0;
   const absl::Status s = space.ReadPci({0, 0x7f, 30, 4}, 0xD8, &value);
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
-  EXPECT_THAT(StatusMessage(s),
+  EXPECT_THAT(common::StatusMessage(s),
               AllOf(HasSubstr("0000:7f:1e.4"), HasSubstr("lspci -d 8086:"),
                     HasSubstr("BIOS")));
   EXPECT_EQ(space.WritePci({0, 0x7f, 30, 4}, 0xD8, 1).code(),
@@ -484,7 +484,7 @@ TEST_F(LinuxRegisterSpaceTest, MissingPciFunctionIsNotFound) {
   fs::create_directories(pci_ / "0000:7f:10.5");
   const absl::Status t = space.ReadPci({0, 0x7f, 16, 5}, 0xD8, &value);
   EXPECT_EQ(t.code(), absl::StatusCode::kNotFound) << t;
-  EXPECT_THAT(StatusMessage(t), HasSubstr("config"));
+  EXPECT_THAT(common::StatusMessage(t), HasSubstr("config"));
 }
 
 TEST_F(LinuxRegisterSpaceTest, BadPciArgumentsAreInvalid) {
@@ -508,7 +508,7 @@ TEST_F(LinuxRegisterSpaceTest, ShortPciReadIsDataLoss) {
   EXPECT_TRUE(space.ReadPci({0, 0x7f, 16, 4}, 0xFC, &value).ok());
   const absl::Status s = space.ReadPci({0, 0x7f, 16, 4}, 0x100, &value);
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
-  EXPECT_THAT(StatusMessage(s), HasSubstr("0 of 4"));
+  EXPECT_THAT(common::StatusMessage(s), HasSubstr("0 of 4"));
 }
 
 TEST_F(LinuxRegisterSpaceTest, ReadOnlyPciConfigBehavesLikeNonRootSysfs) {
@@ -529,10 +529,10 @@ TEST_F(LinuxRegisterSpaceTest, ReadOnlyPciConfigBehavesLikeNonRootSysfs) {
   }
   const absl::Status read = space.ReadPci(fn, 0xD8, &value);
   EXPECT_EQ(read.code(), absl::StatusCode::kPermissionDenied) << read;
-  EXPECT_THAT(StatusMessage(read), HasSubstr("64 bytes"));
+  EXPECT_THAT(common::StatusMessage(read), HasSubstr("64 bytes"));
   const absl::Status write = space.WritePci(fn, 0xD8, 0x00400304);
   EXPECT_EQ(write.code(), absl::StatusCode::kPermissionDenied) << write;
-  EXPECT_THAT(StatusMessage(write),
+  EXPECT_THAT(common::StatusMessage(write),
               AllOf(HasSubstr("CAP_SYS_ADMIN"), HasSubstr("0000:7f:10.4")));
 }
 
@@ -646,13 +646,13 @@ TEST_F(MsrBatchTest, EachReadHasItsOwnStatusAndTheFirstErrorIsReturned) {
   reads[3].cpu = 8;
   const absl::Status s = space.ReadMsrBatch(reads);
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
-  EXPECT_THAT(StatusMessage(s), HasSubstr("CPU 9"));
+  EXPECT_THAT(common::StatusMessage(s), HasSubstr("CPU 9"));
   EXPECT_TRUE(reads[0].status.ok());
   EXPECT_EQ(reads[0].value, Expected(0, Msr(0)));
   EXPECT_EQ(reads[1].status.code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(reads[2].status.ok());
   EXPECT_EQ(reads[2].value, Expected(0, Msr(2)));
-  EXPECT_THAT(StatusMessage(reads[3].status), HasSubstr("CPU 8"));
+  EXPECT_THAT(common::StatusMessage(reads[3].status), HasSubstr("CPU 8"));
 }
 
 TEST_F(MsrBatchTest, BatchDeviceThatRefusesTheIoctlFallsBackForGood) {
@@ -744,7 +744,7 @@ TEST_F(MsrBatchTest, AllowlistRefusalFailsOnlyThatRead) {
   std::vector<MsrRead> reads = Reads(5);
   const absl::Status s = space.ReadMsrBatch(reads);
   EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << s;
-  EXPECT_THAT(StatusMessage(s),
+  EXPECT_THAT(common::StatusMessage(s),
               AllOf(HasSubstr("0xc10"), HasSubstr("msr_allowlist")));
   EXPECT_TRUE(space.uses_msr_batch());
   // msr-safe ran none of them; the others were read one by one.
@@ -763,7 +763,7 @@ TEST_F(MsrBatchTest, PerOperationErrorsMapToStatuses) {
   std::vector<MsrRead> reads = Reads(5);
   const absl::Status s = space.ReadMsrBatch(reads);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
-  EXPECT_THAT(StatusMessage(s), HasSubstr("does not have MSR 0xc18"));
+  EXPECT_THAT(common::StatusMessage(s), HasSubstr("does not have MSR 0xc18"));
   for (int i : {0, 1, 2, 4}) {
     ASSERT_TRUE(reads[i].status.ok()) << i << ": " << reads[i].status;
     EXPECT_EQ(reads[i].value, Expected(reads[i].cpu, reads[i].msr));
@@ -776,7 +776,7 @@ TEST_F(MsrBatchTest, PerOperationErrorsMapToStatuses) {
   reads[2].cpu = 5;
   const absl::Status t = space.ReadMsrBatch(reads);
   EXPECT_EQ(t.code(), absl::StatusCode::kNotFound) << t;
-  EXPECT_THAT(StatusMessage(t), HasSubstr("CPU 5"));
+  EXPECT_THAT(common::StatusMessage(t), HasSubstr("CPU 5"));
   EXPECT_TRUE(reads[0].status.ok());
   EXPECT_EQ(reads[0].value, Expected(0, Msr(0)));
   EXPECT_TRUE(reads[1].status.ok());
@@ -834,35 +834,6 @@ TEST_F(LinuxRegisterSpaceTest, ConcurrentAccessIsConsistent) {
   EXPECT_EQ(failures.load(), 0);
 }
 
-// ---- CheckIvyTownCpu --------------------------------------------------------
-
-std::string Fixture(std::string_view relative) {
-  return std::string(UNCORE_TEST_FIXTURES) + "/" + std::string(relative);
-}
-
-TEST(CheckIvyTownCpuTest, IvyTownIsAccepted) {
-  const absl::Status s = CheckIvyTownCpu(Fixture("ivt2s/cpuinfo"));
-  EXPECT_TRUE(s.ok()) << s;
-}
-
-TEST(CheckIvyTownCpuTest, OtherCpusAreRefusedNamingWhatWasFound) {
-  const absl::Status epyc = CheckIvyTownCpu(Fixture("epyc/cpuinfo"));
-  EXPECT_EQ(epyc.code(), absl::StatusCode::kFailedPrecondition) << epyc;
-  EXPECT_THAT(StatusMessage(epyc),
-              AllOf(HasSubstr("not an IvyTown CPU"),
-                    HasSubstr("AuthenticAMD family 23 model 0x31"),
-                    HasSubstr("model 0x3e"), HasSubstr("UNCORE_BACKEND=perf")));
-  const absl::Status hsx = CheckIvyTownCpu(Fixture("haswell_ep/cpuinfo"));
-  EXPECT_EQ(hsx.code(), absl::StatusCode::kFailedPrecondition) << hsx;
-  EXPECT_THAT(StatusMessage(hsx),
-              HasSubstr("GenuineIntel family 6 model 0x3f"));
-}
-
-TEST(CheckIvyTownCpuTest, UnreadableCpuinfoIsNotFound) {
-  const absl::Status s = CheckIvyTownCpu("/nonexistent/cpuinfo");
-  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
-}
-
 // ---- this machine -----------------------------------------------------------
 
 TEST(LinuxRegisterSpaceThisMachineTest, DefaultPathsGiveAnswersNotCrashes) {
@@ -876,14 +847,14 @@ TEST(LinuxRegisterSpaceThisMachineTest, DefaultPathsGiveAnswersNotCrashes) {
       fs::exists("/dev/cpu/0/msr", ec) || fs::exists("/dev/cpu/0/msr_safe", ec);
   if (!has_msr) {
     EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
-    EXPECT_THAT(StatusMessage(s), HasSubstr("modprobe msr"));
+    EXPECT_THAT(common::StatusMessage(s), HasSubstr("modprobe msr"));
   } else if (!s.ok()) {
     // No privilege, or not an IvyTown (the MSR faults).
     EXPECT_THAT(s.code(),
                 ::testing::AnyOf(absl::StatusCode::kPermissionDenied,
                                  absl::StatusCode::kFailedPrecondition))
         << s;
-    EXPECT_THAT(StatusMessage(s), HasSubstr("/dev/cpu/0/msr"));
+    EXPECT_THAT(common::StatusMessage(s), HasSubstr("/dev/cpu/0/msr"));
   }
   std::vector<MsrRead> reads(2);
   reads[0].msr = reads[1].msr = 0x0C00;
@@ -896,14 +867,9 @@ TEST(LinuxRegisterSpaceThisMachineTest, DefaultPathsGiveAnswersNotCrashes) {
   uint32_t dword = 0;
   const absl::Status pci = space.ReadPci({0xfffe, 0xfe, 31, 7}, 0xD8, &dword);
   EXPECT_EQ(pci.code(), absl::StatusCode::kNotFound) << pci;
-  EXPECT_THAT(StatusMessage(pci),
+  EXPECT_THAT(common::StatusMessage(pci),
               HasSubstr("/sys/bus/pci/devices/fffe:fe:1f.7"));
 
-  const absl::Status cpu = CheckIvyTownCpu();
-  if (!cpu.ok()) {
-    EXPECT_EQ(cpu.code(), absl::StatusCode::kFailedPrecondition) << cpu;
-    EXPECT_THAT(StatusMessage(cpu), HasSubstr("UNCORE_BACKEND=perf"));
-  }
 }
 
 }  // namespace

@@ -726,7 +726,7 @@ std::string ExpectedJsonRoundTrip(std::string_view bytes) {
 
 void ExpectJsonStringRoundTrips(std::string_view bytes) {
   std::string json;
-  AppendJsonString(bytes, &json);
+  common::AppendJsonString(bytes, &json);
   StrictJsonParser parser(json);
   JsonValue value;
   ASSERT_TRUE(parser.Parse(&value))
@@ -745,7 +745,7 @@ TEST(JsonEscapingTest, EverySingleByteGivesValidJson) {
 TEST(JsonEscapingTest, ControlAndInvalidBytesAreEscaped) {
   auto escaped = [](std::string_view bytes) {
     std::string json;
-    AppendJsonString(bytes, &json);
+    common::AppendJsonString(bytes, &json);
     return json;
   };
   EXPECT_EQ(escaped(std::string("\0\x01\x1f\x7f", 4)),
@@ -1198,13 +1198,13 @@ TEST(WriteReportTest, UnwritablePathNamesPathAndReason) {
   const absl::Status status = WriteReport(MakeResults(false), path);
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(StatusMessage(status), HasSubstr(path));
-  EXPECT_THAT(StatusMessage(status), HasSubstr("No such file or directory"));
+  EXPECT_THAT(common::StatusMessage(status), HasSubstr(path));
+  EXPECT_THAT(common::StatusMessage(status), HasSubstr("No such file or directory"));
 
   const absl::Status dir =
       WriteReport(MakeResults(false), ::testing::TempDir() + "/.");
   ASSERT_FALSE(dir.ok());
-  EXPECT_THAT(StatusMessage(dir), HasSubstr("Is a directory"));
+  EXPECT_THAT(common::StatusMessage(dir), HasSubstr("Is a directory"));
 
   const absl::Status empty = WriteReport(MakeResults(false), "");
   EXPECT_EQ(empty.code(), absl::StatusCode::kInvalidArgument);
@@ -1217,8 +1217,8 @@ TEST(WriteReportTest, FullDeviceIsAnError) {
   // buffered, on fclose; a table on a stream fails on fflush.
   const absl::Status status = WriteReport(MakeResults(false), "/dev/full");
   ASSERT_FALSE(status.ok());
-  EXPECT_THAT(StatusMessage(status), HasSubstr("'/dev/full'"));
-  EXPECT_THAT(StatusMessage(status), HasSubstr("No space left on device"));
+  EXPECT_THAT(common::StatusMessage(status), HasSubstr("'/dev/full'"));
+  EXPECT_THAT(common::StatusMessage(status), HasSubstr("No space left on device"));
   std::FILE* full = std::fopen("/dev/full", "w");
   ASSERT_NE(full, nullptr);
   EXPECT_FALSE(WriteReport(MakeResults(false), "-", full).ok());

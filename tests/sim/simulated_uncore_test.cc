@@ -13,9 +13,9 @@
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
-#include "sdk/ivytown/box_descriptors.h"
-#include "sdk/ivytown/event_catalog.h"
-#include "sdk/registers/topology.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/event_catalog.h"
+#include "sdk/machine/topology.h"
 #include "sdk/sim/demo_traffic.h"
 
 namespace uncore::sim {
@@ -208,7 +208,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(SimulatedUncoreTest, TopologyIsTheSimulatedOne) {
   SimulatedUncore sim(2, 4);
-  const registers::Topology expected = registers::SimulatedTopology(2, 4);
+  const machine::Topology expected = machine::SimulatedTopology(2, 4);
   ASSERT_EQ(sim.topology().sockets.size(), 2u);
   EXPECT_EQ(sim.topology().sockets[1].msr_cpu, expected.sockets[1].msr_cpu);
   EXPECT_EQ(sim.topology().sockets[1].FindPci(BoxType::kImc, 0)->pmon->bus,

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "fmt/format.h"
-#include "sdk/ivytown/box_descriptors.h"
-#include "sdk/ivytown/event_catalog.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/event_catalog.h"
 
 namespace uncore::testing {
 

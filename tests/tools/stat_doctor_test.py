@@ -13,7 +13,7 @@ import unittest
 
 UNCORE = None
 HERE = os.path.dirname(os.path.abspath(__file__))
-REGISTER_FIXTURES = os.path.join(HERE, "..", "registers", "fixtures")
+REGISTER_FIXTURES = os.path.join(HERE, "..", "machine", "fixtures")
 PERF_FIXTURES = os.path.join(HERE, "..", "devices", "perf", "fixtures")
 PMU_DIR = "/sys/bus/event_source/devices"
 

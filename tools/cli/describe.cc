@@ -36,7 +36,7 @@ std::string FilterFields(const BoxDescriptor& box, int filter, uint64_t value,
     parts.push_back(fmt::format("bits 0x{:x}=0x{:x}", mask & ~covered,
                                 value & mask & ~covered));
   }
-  return Join(parts, " ");
+  return common::Join(parts, " ");
 }
 
 struct PlannedWrite {
@@ -61,11 +61,11 @@ std::string CompactLocations(const BoxDescriptor& box, int instance,
             : fmt::format("+0x{:x}", offset));
   }
   if (box.space == AccessSpace::kMsr) {
-    return "MSR " + Join(addresses, "|");
+    return "MSR " + common::Join(addresses, "|");
   }
   const ivytown::PciFunction& fn = box.instances[instance].pmon;
   return fmt::format("PCI D{}:F{} {} (8086:{:04x})", fn.device, fn.function,
-                     Join(addresses, "|"), fn.device_id);
+                     common::Join(addresses, "|"), fn.device_id);
 }
 
 std::vector<PlannedWrite> RegistersFor(const spec::EventSpec& spec,
@@ -131,7 +131,7 @@ std::string ControlFields(const BoxDescriptor& box, uint64_t control) {
     }
     if (!nested) parts.push_back(fmt::format("{}=0x{:x}", f.name, v));
   }
-  return Join(parts, " ");
+  return common::Join(parts, " ");
 }
 
 std::string CounterList(uint8_t mask) {
@@ -147,7 +147,7 @@ std::string CounterList(uint8_t mask) {
     parts.push_back(j == i ? fmt::format("{}", i) : fmt::format("{}-{}", i, j));
     i = j + 1;
   }
-  return parts.empty() ? "none" : Join(parts, ",");
+  return parts.empty() ? "none" : common::Join(parts, ",");
 }
 
 void DescribeEventText(const spec::EventSpec& spec, const spec::Encoding& enc,
@@ -177,7 +177,7 @@ void DescribeEventText(const spec::EventSpec& spec, const spec::Encoding& enc,
     if (!spec.umasks.empty()) {
       std::vector<std::string> names;
       for (const auto* u : spec.umasks) names.emplace_back(u->name);
-      *out += fmt::format(", unit mask {} (0x{:02x})", Join(names, "|"),
+      *out += fmt::format(", unit mask {} (0x{:02x})", common::Join(names, "|"),
                           spec.umask);
     } else if (spec.umask != 0) {
       *out += fmt::format(", umask 0x{:02x}", spec.umask);
@@ -227,13 +227,13 @@ void DescribeEventText(const spec::EventSpec& spec, const spec::Encoding& enc,
                       CompactLocations(box, instance, controls), enc.control));
     }
     const std::string line = fmt::format(
-        "  {:<16} {}", box.instances[instance].name, Join(parts, "; "));
+        "  {:<16} {}", box.instances[instance].name, common::Join(parts, "; "));
     *out += line + "\n";
   }
 }
 
 void DescribeEventJson(const spec::EventSpec& spec, const spec::Encoding& enc,
-                       JsonWriter* json) {
+                       common::JsonWriter* json) {
   const BoxDescriptor& box = *spec.box;
   json->BeginObject();
   json->Key("spec");

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "sdk/common/json.h"
-#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/spec/encoder.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/spec/metric_expression.h"
@@ -27,7 +27,7 @@ std::string CounterList(uint8_t mask);
 void DescribeEventText(const spec::EventSpec& spec, const spec::Encoding& enc,
                        std::string* out);
 void DescribeEventJson(const spec::EventSpec& spec, const spec::Encoding& enc,
-                       JsonWriter* json);
+                       common::JsonWriter* json);
 void DescribeGenericPerfText(const spec::EventSpec& spec, std::string* out);
 
 }  // namespace uncore::cli

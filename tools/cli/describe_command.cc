@@ -4,7 +4,7 @@
 #include "sdk/common/json.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/devices/direct/program_plan.h"
-#include "sdk/registers/topology.h"
+#include "sdk/machine/topology.h"
 #include "sdk/spec/encoder.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/spec/metric_expression.h"
@@ -19,7 +19,7 @@ int DescribeMetric(const spec::MetricSpec& metric_spec, bool json_output,
   absl::StatusOr<spec::CompiledMetric> compiled =
       spec::CompileMetric(metric_spec);
   if (!compiled.ok()) {
-    fmt::print(err, "uncore describe: {}\n", StatusMessage(compiled.status()));
+    fmt::print(err, "uncore describe: {}\n", common::StatusMessage(compiled.status()));
     return kExitUsage;
   }
   const ivytown::MetricDescriptor& m = *metric_spec.metric;
@@ -32,13 +32,13 @@ int DescribeMetric(const spec::MetricSpec& metric_spec, bool json_output,
     absl::StatusOr<spec::Encoding> enc = spec::EncodeEvent(e);
     if (!enc.ok()) {
       fmt::print(err, "uncore describe: metric {}: {}\n", m.name,
-                 StatusMessage(enc.status()));
+                 common::StatusMessage(enc.status()));
       return kExitUsage;
     }
     encodings.push_back(*std::move(enc));
   }
   if (json_output) {
-    JsonWriter json(/*pretty=*/true);
+    common::JsonWriter json(/*pretty=*/true);
     json.BeginObject();
     json.Key("metric");
     json.String(m.name);
@@ -128,14 +128,14 @@ int DescribeRegisters(std::string_view spec_text,
   devices::ProgramRequest request;
   request.events = events;
   absl::StatusOr<std::vector<devices::direct::RegisterWrite>> writes =
-      devices::direct::PlanWrites(request, registers::SimulatedTopology(1));
+      devices::direct::PlanWrites(request, machine::SimulatedTopology(1));
   if (!writes.ok()) {
     fmt::print(err, "uncore describe --registers: {}\n",
-               StatusMessage(writes.status()));
+               common::StatusMessage(writes.status()));
     return kExitUsage;
   }
   if (json_output) {
-    JsonWriter json(/*pretty=*/true);
+    common::JsonWriter json(/*pretty=*/true);
     json.BeginArray();
     for (size_t i = 0; i < writes->size(); ++i) {
       const devices::direct::RegisterWrite& w = (*writes)[i];
@@ -206,7 +206,7 @@ int DescribeCommand(std::span<const std::string_view> args, std::FILE* out,
   }
   absl::StatusOr<spec::Spec> parsed = spec::ParseSpec(spec_text);
   if (!parsed.ok()) {
-    fmt::print(err, "uncore describe: {}\n", StatusMessage(parsed.status()));
+    fmt::print(err, "uncore describe: {}\n", common::StatusMessage(parsed.status()));
     return kExitUsage;
   }
   if (registers_output) {
@@ -216,7 +216,7 @@ int DescribeCommand(std::span<const std::string_view> args, std::FILE* out,
           spec::CompileMetric(std::get<spec::MetricSpec>(parsed->value));
       if (!compiled.ok()) {
         fmt::print(err, "uncore describe: {}\n",
-                   StatusMessage(compiled.status()));
+                   common::StatusMessage(compiled.status()));
         return kExitUsage;
       }
       events = compiled->events;
@@ -232,7 +232,7 @@ int DescribeCommand(std::span<const std::string_view> args, std::FILE* out,
   const spec::EventSpec& event = std::get<spec::EventSpec>(parsed->value);
   if (event.kind == spec::EventSpec::Kind::kGenericPerf) {
     if (json_output) {
-      JsonWriter json(/*pretty=*/true);
+      common::JsonWriter json(/*pretty=*/true);
       json.BeginObject();
       json.Key("spec");
       json.String(event.text);
@@ -253,11 +253,11 @@ int DescribeCommand(std::span<const std::string_view> args, std::FILE* out,
   }
   absl::StatusOr<spec::Encoding> enc = spec::EncodeEvent(event);
   if (!enc.ok()) {
-    fmt::print(err, "uncore describe: {}\n", StatusMessage(enc.status()));
+    fmt::print(err, "uncore describe: {}\n", common::StatusMessage(enc.status()));
     return kExitUsage;
   }
   if (json_output) {
-    JsonWriter json(/*pretty=*/true);
+    common::JsonWriter json(/*pretty=*/true);
     DescribeEventJson(event, *enc, &json);
     fmt::print(out, "{}\n", json.str());
   } else {

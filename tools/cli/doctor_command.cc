@@ -50,9 +50,9 @@
 #include "sdk/devices/direct/open_direct_device.h"
 #include "sdk/devices/perf/perf_device.h"
 #include "sdk/devices/perf/pmu_discovery.h"
-#include "sdk/registers/topology.h"
+#include "sdk/machine/topology.h"
 #include "sdk/report/report.h"
-#include "sdk/session/backends.h"
+#include "sdk/runtime/backends.h"
 #include "sdk/spec/event_spec.h"
 #include "tools/cli/commands.h"
 
@@ -145,7 +145,7 @@ struct BackendReport {
 // ---- machine facts ----------------------------------------------------------
 
 struct Machine {
-  std::optional<registers::CpuIdentity> cpu;
+  std::optional<machine::CpuIdentity> cpu;
   std::string cpu_error;
   std::string model_name;
   bool hypervisor = false;
@@ -171,11 +171,11 @@ struct Machine {
 
 // The value of the first "key : value" line of cpuinfo for `key`.
 std::string CpuinfoValue(std::string_view text, std::string_view key) {
-  for (std::string_view line : Split(text, '\n')) {
+  for (std::string_view line : common::Split(text, '\n')) {
     const size_t colon = line.find(':');
     if (colon == std::string_view::npos) continue;
-    if (StripWhitespace(line.substr(0, colon)) == key) {
-      return std::string(StripWhitespace(line.substr(colon + 1)));
+    if (common::StripWhitespace(line.substr(0, colon)) == key) {
+      return std::string(common::StripWhitespace(line.substr(colon + 1)));
     }
   }
   return "";
@@ -185,7 +185,7 @@ std::string CpuinfoValue(std::string_view text, std::string_view key) {
 std::vector<std::string> StatusFields(std::string_view text,
                                       std::string_view key) {
   std::vector<std::string> out;
-  for (std::string_view line : Split(text, '\n')) {
+  for (std::string_view line : common::Split(text, '\n')) {
     if (!line.starts_with(key) || line.size() <= key.size() ||
         line[key.size()] != ':') {
       continue;
@@ -208,17 +208,17 @@ std::vector<std::string> StatusFields(std::string_view text,
 
 Machine ReadMachine(const Paths& paths) {
   Machine m;
-  absl::StatusOr<registers::CpuIdentity> id =
-      registers::ReadCpuIdentity(paths.cpuinfo);
+  absl::StatusOr<machine::CpuIdentity> id =
+      machine::ReadCpuIdentity(paths.cpuinfo);
   if (id.ok()) {
     m.cpu = *id;
   } else {
-    m.cpu_error = StatusMessage(id.status());
+    m.cpu_error = common::StatusMessage(id.status());
   }
-  if (std::optional<std::string> text = ReadSmallFile(paths.cpuinfo)) {
+  if (std::optional<std::string> text = common::ReadSmallFile(paths.cpuinfo)) {
     m.model_name = CpuinfoValue(*text, "model name");
     const std::string flags = CpuinfoValue(*text, "flags");
-    for (std::string_view flag : Split(flags, ' ', /*skip_empty=*/true)) {
+    for (std::string_view flag : common::Split(flags, ' ', /*skip_empty=*/true)) {
       m.hypervisor = m.hypervisor || flag == "hypervisor";
     }
   }
@@ -231,15 +231,15 @@ Machine ReadMachine(const Paths& paths) {
       m.kernel_knows_perfmon = major > 5 || (major == 5 && minor >= 8);
     }
   }
-  if (std::optional<std::string> status = ReadSmallFile(paths.proc_status)) {
+  if (std::optional<std::string> status = common::ReadSmallFile(paths.proc_status)) {
     std::vector<std::string> uid = StatusFields(*status, "Uid");
     if (uid.size() >= 2) {
-      if (std::optional<uint64_t> v = ParseUnsigned(uid[1], 10)) {
+      if (std::optional<uint64_t> v = common::ParseUnsigned(uid[1], 10)) {
         m.uid = static_cast<int>(*v);
       }
     }
     std::vector<std::string> cap = StatusFields(*status, "CapEff");
-    if (!cap.empty()) m.cap_eff = ParseUnsigned(cap[0], 16);
+    if (!cap.empty()) m.cap_eff = common::ParseUnsigned(cap[0], 16);
   }
   if (!m.uid) m.uid = static_cast<int>(geteuid());
   return m;
@@ -292,7 +292,7 @@ std::string CompactPmuList(const std::vector<std::string>& names) {
     int index = -1;
     if (us != std::string::npos && us + 1 < n.size()) {
       if (std::optional<uint64_t> v =
-              ParseUnsigned(std::string_view(n).substr(us + 1), 10)) {
+              common::ParseUnsigned(std::string_view(n).substr(us + 1), 10)) {
         base = n.substr(0, us + 1);
         index = static_cast<int>(*v);
       }
@@ -311,7 +311,7 @@ std::string CompactPmuList(const std::vector<std::string>& names) {
                                   ids.back(), ids.size()));
     }
   }
-  return Join(parts, ", ");
+  return common::Join(parts, ", ");
 }
 
 std::string ParanoidMeaning(int value) {
@@ -424,7 +424,7 @@ Trial PerfTrial(const Paths& paths, const std::string& spec) {
 std::string CpuListText(const std::vector<int>& cpus) {
   std::vector<std::string> s;
   for (int c : cpus) s.push_back(std::to_string(c));
-  return fmt::format("CPU{} {}", cpus.size() == 1 ? "" : "s", Join(s, ","));
+  return fmt::format("CPU{} {}", cpus.size() == 1 ? "" : "s", common::Join(s, ","));
 }
 
 // An event of an uncore PMU to try: its clockticks alias, else its first
@@ -455,7 +455,7 @@ BackendReport CheckPerf(const Machine& m, const Paths& paths, PerfFacts* f) {
   f->paranoid = devices::perf::ReadParanoid(paths.paranoid);
   if (!pmus.ok()) {
     r.Add("PMU folder", State::kFail,
-          fmt::format("{}: {}", folder, StatusMessage(pmus.status())),
+          fmt::format("{}: {}", folder, common::StatusMessage(pmus.status())),
           fmt::format("this kernel has no perf_event support or sysfs is not "
                       "mounted: boot a kernel with CONFIG_PERF_EVENTS and "
                       "mount sysfs (`mount -t sysfs sysfs {}`)",
@@ -523,12 +523,12 @@ BackendReport CheckPerf(const Machine& m, const Paths& paths, PerfFacts* f) {
         described.push_back(
             aliases.empty()
                 ? name
-                : fmt::format("{} (events: {})", name, Join(aliases, " ")));
+                : fmt::format("{} (events: {})", name, common::Join(aliases, " ")));
       }
       r.Add("other PMUs", State::kOk,
             fmt::format("{} (countable with raw specs such as msr/tsc/, "
                         "power/energy-pkg/)",
-                        Join(described, ", ")));
+                        common::Join(described, ", ")));
     }
   }
 
@@ -584,7 +584,7 @@ BackendReport CheckPerf(const Machine& m, const Paths& paths, PerfFacts* f) {
                         CpuListText(t.cpus), report::GroupDigits(t.count),
                         report::FormatDuration(t.ns)));
     } else {
-      r.Add(name, State::kFail, StatusMessage(t.status),
+      r.Add(name, State::kFail, common::StatusMessage(t.status),
             PerfTrialFix(t.status, f->other_trial_spec),
             fmt::format("{} does not open", f->other_trial_spec));
     }
@@ -603,7 +603,7 @@ BackendReport CheckPerf(const Machine& m, const Paths& paths, PerfFacts* f) {
                         CpuListText(t.cpus), report::GroupDigits(t.count),
                         report::FormatDuration(t.ns)));
     } else {
-      r.Add(name, State::kFail, StatusMessage(t.status),
+      r.Add(name, State::kFail, common::StatusMessage(t.status),
             PerfTrialFix(t.status, spec),
             fmt::format("{} does not open", spec));
     }
@@ -661,7 +661,7 @@ BackendReport CheckDirect(const Machine& m, const Paths& paths,
   for (const fs::directory_entry& e :
        fs::directory_iterator(paths.dev_cpu, ec)) {
     std::optional<uint64_t> cpu =
-        ParseUnsigned(e.path().filename().string(), 10);
+        common::ParseUnsigned(e.path().filename().string(), 10);
     if (!cpu) continue;
     const bool has_msr = fs::exists(e.path() / "msr", ec);
     const bool has_safe = fs::exists(e.path() / "msr_safe", ec);
@@ -732,11 +732,11 @@ BackendReport CheckDirect(const Machine& m, const Paths& paths,
   }
 
   // Uncore PCI functions.
-  absl::StatusOr<registers::Topology> topology =
-      registers::DiscoverTopology(paths.sysfs, paths.cpuinfo);
+  absl::StatusOr<machine::Topology> topology =
+      machine::DiscoverTopology(paths.sysfs, paths.cpuinfo);
   if (!topology.ok()) {
     r.Add("uncore PCI functions", State::kFail,
-          StatusMessage(topology.status()),
+          common::StatusMessage(topology.status()),
           fmt::format("make {}/bus/pci/devices and {}/devices/system/cpu "
                       "readable (mount sysfs)",
                       paths.sysfs, paths.sysfs),
@@ -744,7 +744,7 @@ BackendReport CheckDirect(const Machine& m, const Paths& paths,
   } else {
     int total = 0;
     std::vector<std::string> per_socket;
-    for (const registers::SocketTopology& s : topology->sockets) {
+    for (const machine::SocketTopology& s : topology->sockets) {
       int n = 0;
       for (const auto& p : s.pci) n += p.pmon ? 1 : 0;
       f->pci_per_socket.push_back(n);
@@ -754,7 +754,7 @@ BackendReport CheckDirect(const Machine& m, const Paths& paths,
     if (total > 0) {
       r.Add(
           "uncore PCI functions", State::kOk,
-          fmt::format("{} PMON functions ({})", total, Join(per_socket, ", ")));
+          fmt::format("{} PMON functions ({})", total, common::Join(per_socket, ", ")));
     } else {
       r.Add("uncore PCI functions", State::kFail,
             fmt::format("no IvyTown uncore PCI function (8086:0e..) under "
@@ -776,7 +776,7 @@ BackendReport CheckDirect(const Machine& m, const Paths& paths,
   bool ready = true;
   for (const Check& c : r.checks) ready = ready && c.state == State::kOk;
   const std::vector<std::string> specs = {"ubox/UCLK", "imc/DCLK"};
-  const std::string trial_name = fmt::format("trial {}", Join(specs, " + "));
+  const std::string trial_name = fmt::format("trial {}", common::Join(specs, " + "));
   if (!ready) {
     r.Add(trial_name, State::kSkip, "not tried: the checks above failed");
   } else {
@@ -800,19 +800,19 @@ BackendReport CheckDirect(const Machine& m, const Paths& paths,
                         report::GroupDigits(t.count),
                         report::FormatDuration(t.ns)));
     } else {
-      const std::string message = StatusMessage(t.status);
+      const std::string message = common::StatusMessage(t.status);
       std::string fix;
       if (t.status.code() == absl::StatusCode::kPermissionDenied) {
         fix =
             "run as root, or give the program CAP_SYS_RAWIO and write "
             "access to /dev/cpu/*/msr and the uncore PCI config files";
-      } else if (ContainsIgnoreCase(message, "in use") ||
-                 ContainsIgnoreCase(message, "another agent")) {
+      } else if (common::ContainsIgnoreCase(message, "in use") ||
+                 common::ContainsIgnoreCase(message, "another agent")) {
         fix =
             "another agent has these counters enabled (perf's uncore "
             "driver in use, another tool): stop it, or take them over with "
             "UNCORE_FORCE=1 (uncore stat --force)";
-      } else if (ContainsIgnoreCase(message, "modprobe")) {
+      } else if (common::ContainsIgnoreCase(message, "modprobe")) {
         fix = "`sudo modprobe msr`";
       } else {
         fix =
@@ -834,15 +834,15 @@ BackendReport CheckDirect(const Machine& m, const Paths& paths,
 BackendReport CheckSim() {
   BackendReport r;
   r.name = "sim";
-  session::BackendRequest request;
+  runtime::BackendRequest request;
   request.name = "sim";
   request.sim_demo_traffic = false;
   absl::StatusOr<spec::EventSpec> e = spec::ParseEventSpec("imc/CAS_COUNT.RD");
   absl::Status status = e.status();
   if (e.ok()) {
     request.program.events.push_back(*e);
-    absl::StatusOr<session::OpenedBackend> opened =
-        session::OpenBackend(std::move(request));
+    absl::StatusOr<runtime::OpenedBackend> opened =
+        runtime::OpenBackend(std::move(request));
     status = opened.status();
     if (opened.ok()) status = opened->backend->Stop();
   }
@@ -855,7 +855,7 @@ BackendReport CheckSim() {
     r.summary =
         fmt::format("usable everywhere, with made-up counts: {}", kSimHint);
   } else {
-    r.Add("simulator", State::kFail, StatusMessage(status),
+    r.Add("simulator", State::kFail, common::StatusMessage(status),
           "a bug in the SDK: report it with this output",
           "the simulator does not open");
     r.summary = "not usable (a bug)";
@@ -909,7 +909,7 @@ Verdict Decide(const BackendReport& perf, const BackendReport& direct,
 // ---- output
 // ------------------------------------------------------------------
 
-void WriteChecksJson(const BackendReport& r, JsonWriter* json) {
+void WriteChecksJson(const BackendReport& r, common::JsonWriter* json) {
   json->Key("usable");
   json->Bool(r.usable);
   json->Key("summary");
@@ -941,7 +941,7 @@ void WriteChecksJson(const BackendReport& r, JsonWriter* json) {
   json->EndArray();
 }
 
-void WriteStrings(const std::vector<std::string>& items, JsonWriter* json) {
+void WriteStrings(const std::vector<std::string>& items, common::JsonWriter* json) {
   json->BeginArray();
   for (const std::string& s : items) json->String(s);
   json->EndArray();
@@ -951,7 +951,7 @@ std::string FormatJson(const Machine& m, const PerfFacts& pf,
                        const DirectFacts& df, const BackendReport& perf,
                        const BackendReport& direct, const BackendReport& sim,
                        const Verdict& v) {
-  JsonWriter json(/*pretty=*/true);
+  common::JsonWriter json(/*pretty=*/true);
   json.BeginObject();
   json.Key("cpu");
   json.BeginObject();

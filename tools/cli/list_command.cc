@@ -2,12 +2,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "fmt/format.h"
 #include "sdk/common/json.h"
 #include "sdk/common/text.h"
-#include "sdk/ivytown/box_descriptors.h"
-#include "sdk/ivytown/event_catalog.h"
-#include "sdk/ivytown/metrics.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/event_catalog.h"
+#include "sdk/platforms/ivytown/metrics.h"
 #include "sdk/spec/encoder.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/describe.h"
@@ -50,7 +51,7 @@ uint64_t DefaultControl(const BoxDescriptor& box, const Row& row) {
 
 std::vector<std::string> SplitList(std::string_view list, char sep) {
   std::vector<std::string> out;
-  for (std::string_view piece : Split(list, sep, /*skip_empty=*/true)) {
+  for (std::string_view piece : common::Split(list, sep, /*skip_empty=*/true)) {
     out.emplace_back(piece);
   }
   return out;
@@ -63,13 +64,13 @@ std::vector<std::string> Sources(uint8_t bits) {
   return out;
 }
 
-void WriteStrings(const std::vector<std::string>& items, JsonWriter* json) {
+void WriteStrings(const std::vector<std::string>& items, common::JsonWriter* json) {
   json->BeginArray();
   for (const std::string& s : items) json->String(s);
   json->EndArray();
 }
 
-void WriteRowJson(const Row& row, JsonWriter* json) {
+void WriteRowJson(const Row& row, common::JsonWriter* json) {
   const BoxDescriptor& box = ivytown::Box(row.event->box);
   json->BeginObject();
   json->Key("box");
@@ -128,7 +129,7 @@ void WriteRowJson(const Row& row, JsonWriter* json) {
   json->EndObject();
 }
 
-void WriteMetricJson(const ivytown::MetricDescriptor& m, JsonWriter* json) {
+void WriteMetricJson(const ivytown::MetricDescriptor& m, common::JsonWriter* json) {
   json->BeginObject();
   json->Key("box");
   json->String(ivytown::Box(m.box).name);
@@ -181,7 +182,7 @@ int ListCommand(std::span<const std::string_view> args, std::FILE* out,
     auto keep = [&](const Row& row) {
       return pattern.empty() || pattern_box == &ivytown::Box(e.box) ||
              (pattern_box == nullptr &&
-              ContainsIgnoreCase(RowName(row), pattern));
+              common::ContainsIgnoreCase(RowName(row), pattern));
     };
     if (!e.has_umasks()) {
       Row row{&e, nullptr};
@@ -197,13 +198,13 @@ int ListCommand(std::span<const std::string_view> args, std::FILE* out,
     const BoxDescriptor& box = ivytown::Box(m.box);
     if (box_selected(box) ||
         (pattern_box == nullptr &&
-         ContainsIgnoreCase(fmt::format("{}.{}", box.name, m.name), pattern))) {
+         common::ContainsIgnoreCase(fmt::format("{}.{}", box.name, m.name), pattern))) {
       metrics.push_back(&m);
     }
   }
 
   if (json_output) {
-    JsonWriter json(/*pretty=*/false);
+    common::JsonWriter json(/*pretty=*/false);
     json.BeginArray();
     if (metrics_only) {
       for (const auto* m : metrics) WriteMetricJson(*m, &json);
@@ -238,7 +239,7 @@ int ListCommand(std::span<const std::string_view> args, std::FILE* out,
       std::string filters(row.event->filters);
       if (row.umask != nullptr && !row.umask->filters.empty()) {
         filters +=
-            (filters.empty() ? "" : ",") + std::string(row.umask->filters);
+            absl::StrCat(filters.empty() ? "" : ",", absl::string_view(row.umask->filters.data(), row.umask->filters.size()));
       }
       text += fmt::format("  {:<48} {:>5} {:>6} {:>11} {:>8}  {}\n",
                           RowName(row).substr(box.name.size() + 1),

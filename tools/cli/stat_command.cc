@@ -40,7 +40,7 @@
 #include "sdk/common/sysfs.h"
 #include "sdk/common/text.h"
 #include "sdk/report/report.h"
-#include "sdk/session/backends.h"
+#include "sdk/runtime/backends.h"
 #include "sdk/spec/encoder.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/spec/metric_expression.h"
@@ -106,15 +106,15 @@ int UsageError(std::FILE* err, std::string_view message) {
 // "0,2-3" -> {0, 2, 3}; nullopt when malformed.
 std::optional<std::vector<int>> ParseSockets(std::string_view text) {
   std::vector<int> sockets;
-  for (std::string_view part : Split(text, ',')) {
-    part = StripWhitespace(part);
+  for (std::string_view part : common::Split(text, ',')) {
+    part = common::StripWhitespace(part);
     if (part.empty()) return std::nullopt;
     const size_t dash = part.find('-');
-    std::optional<uint64_t> lo = ParseUnsigned(
+    std::optional<uint64_t> lo = common::ParseUnsigned(
         dash == std::string_view::npos ? part : part.substr(0, dash), 10);
     std::optional<uint64_t> hi = dash == std::string_view::npos
                                      ? lo
-                                     : ParseUnsigned(part.substr(dash + 1), 10);
+                                     : common::ParseUnsigned(part.substr(dash + 1), 10);
     if (!lo || !hi || *hi < *lo || *hi > 1023) return std::nullopt;
     for (uint64_t s = *lo; s <= *hi; ++s) {
       if (std::find(sockets.begin(), sockets.end(), static_cast<int>(s)) ==
@@ -213,7 +213,7 @@ std::optional<std::string> ParseArgs(std::span<const std::string_view> args,
       }
     } else if (value_of(arg, "-I", "--interval", &value, &error)) {
       if (error) return error;
-      std::optional<uint64_t> ms = ParseUnsigned(*value, 10);
+      std::optional<uint64_t> ms = common::ParseUnsigned(*value, 10);
       if (!ms || *ms < kMinIntervalMs || *ms > 86'400'000) {
         return fmt::format(
             "-I takes the interval in milliseconds, {} to 86400000 (got '{}')",
@@ -222,9 +222,9 @@ std::optional<std::string> ParseArgs(std::span<const std::string_view> args,
       o->interval_ms = *ms;
     } else if (value_of(arg, "", "--backend", &value, &error)) {
       if (error) return error;
-      o->backend = ToLower(StripWhitespace(*value));
+      o->backend = common::ToLower(common::StripWhitespace(*value));
       bool known = false;
-      for (std::string_view name : session::kBackendNames) {
+      for (std::string_view name : runtime::kBackendNames) {
         known = known || name == o->backend;
       }
       if (!known) {
@@ -261,31 +261,31 @@ std::optional<std::string> ValidateSpecs(
     const StatOptions& o, std::vector<spec::CompiledMetric>* metrics) {
   for (const std::string& text : o.events) {
     absl::StatusOr<spec::Spec> s = spec::ParseSpec(text);
-    if (!s.ok()) return StatusMessage(s.status());
+    if (!s.ok()) return common::StatusMessage(s.status());
     if (s->is_metric()) {
       absl::StatusOr<spec::CompiledMetric> m =
           spec::CompileMetric(std::get<spec::MetricSpec>(s->value));
-      if (!m.ok()) return StatusMessage(m.status());
+      if (!m.ok()) return common::StatusMessage(m.status());
       metrics->push_back(*std::move(m));
       continue;
     }
     const spec::EventSpec& e = std::get<spec::EventSpec>(s->value);
     if (e.kind != spec::EventSpec::Kind::kGenericPerf) {
       absl::StatusOr<spec::Encoding> enc = spec::EncodeEvent(e);
-      if (!enc.ok()) return StatusMessage(enc.status());
+      if (!enc.ok()) return common::StatusMessage(enc.status());
     }
   }
   for (const std::string& text : o.metrics) {
     const std::string full =
-        StartsWithIgnoreCase(text, "metric/") ? text : "metric/" + text;
+        common::StartsWithIgnoreCase(text, "metric/") ? text : "metric/" + text;
     absl::StatusOr<spec::Spec> s = spec::ParseSpec(full);
-    if (!s.ok()) return StatusMessage(s.status());
+    if (!s.ok()) return common::StatusMessage(s.status());
     if (!s->is_metric()) {
       return fmt::format("'{}' is not a metric (uncore list --metrics)", text);
     }
     absl::StatusOr<spec::CompiledMetric> m =
         spec::CompileMetric(std::get<spec::MetricSpec>(s->value));
-    if (!m.ok()) return StatusMessage(m.status());
+    if (!m.ok()) return common::StatusMessage(m.status());
     metrics->push_back(*std::move(m));
   }
   return std::nullopt;
@@ -509,7 +509,7 @@ std::optional<std::string> CheckOutput(const std::string& output,
                                        bool* created) {
   *created = false;
   absl::StatusOr<report::ReportDestination> dest = report::ParseOutput(output);
-  if (!dest.ok()) return StatusMessage(dest.status());
+  if (!dest.ok()) return common::StatusMessage(dest.status());
   if (dest->path.empty()) return std::nullopt;
   struct stat st;
   const bool existed = ::stat(dest->path.c_str(), &st) == 0;
@@ -579,7 +579,7 @@ int StatCommand(std::span<const std::string_view> args, std::FILE* out,
                "uncore stat: cannot count, so '{}' was not run: {}\n"
                "(`uncore doctor` says which backends work here and how to fix "
                "the others)\n",
-               CommandLine(o.command), StatusMessage(started.status()));
+               CommandLine(o.command), common::StatusMessage(started.status()));
     drop_output();
     return kExitCannotCount;
   }
@@ -606,7 +606,7 @@ int StatCommand(std::span<const std::string_view> args, std::FILE* out,
   }
   std::fflush(nullptr);
   signals.IgnoreInterrupts();
-  const uint64_t start_ns = MonotonicNowNs();
+  const uint64_t start_ns = common::MonotonicNowNs();
   IntervalPrinter printer(session.get(), name + "/" + kIntervalRegion,
                           std::move(metrics), start_ns, err);
   RegionBegin(command_region);
@@ -646,7 +646,7 @@ int StatCommand(std::span<const std::string_view> args, std::FILE* out,
       for (;;) {
         const pid_t r = waitpid(pid, &status, WNOHANG);
         if (r == pid || (r < 0 && errno != EINTR)) break;
-        const uint64_t now = MonotonicNowNs();
+        const uint64_t now = common::MonotonicNowNs();
         if (now >= next) {
           RegionEnd(interval_region);
           RegionBegin(interval_region);
@@ -659,7 +659,7 @@ int StatCommand(std::span<const std::string_view> args, std::FILE* out,
       }
     }
   }
-  const uint64_t end_ns = MonotonicNowNs();
+  const uint64_t end_ns = common::MonotonicNowNs();
   if (o.interval_ms > 0) RegionEnd(interval_region);
   RegionEnd(command_region);
   signals.RestoreHandlers();
@@ -668,7 +668,7 @@ int StatCommand(std::span<const std::string_view> args, std::FILE* out,
   const absl::Status stopped = session->Stop();
   if (!stopped.ok()) {
     fmt::print(err, "uncore stat: stopping the counters: {}\n",
-               StatusMessage(stopped));
+               common::StatusMessage(stopped));
   }
   if (exec_error != 0) {
     fmt::print(err, "uncore stat: cannot run '{}': {}\n", o.command[0],
@@ -680,7 +680,7 @@ int StatCommand(std::span<const std::string_view> args, std::FILE* out,
       report::WriteReport(session->Collect(), o.output, err);
   if (!written.ok()) {
     fmt::print(err, "uncore stat: writing the report: {}\n",
-               StatusMessage(written));
+               common::StatusMessage(written));
   }
   if (o.output == "-") {
     fmt::print(err, "\n{:>14.9f} seconds time elapsed ({})\n",

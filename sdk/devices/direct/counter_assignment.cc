@@ -2,7 +2,7 @@
 
 #include <array>
 
-#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
 
 namespace uncore::devices::direct {
 namespace {

@@ -12,7 +12,7 @@
 #include "fmt/format.h"
 #include "sdk/common/clock.h"
 #include "sdk/common/status_macros.h"
-#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
 
 namespace uncore::devices {
 namespace {
@@ -25,7 +25,7 @@ using ivytown::kGlobal;
 
 absl::Status Annotate(const absl::Status& s, std::string_view context) {
   return absl::Status(s.code(),
-                      fmt::format("{}: {}", context, StatusMessage(s)));
+                      fmt::format("{}: {}", context, common::StatusMessage(s)));
 }
 
 uint64_t WidthMask(uint8_t width) {
@@ -35,11 +35,11 @@ uint64_t WidthMask(uint8_t width) {
 }  // namespace
 
 DirectDevice::DirectDevice(registers::RegisterSpace* space,
-                           registers::Topology topology)
+                           machine::Topology topology)
     : DirectDevice(space, std::move(topology), Options{}) {}
 
 DirectDevice::DirectDevice(registers::RegisterSpace* space,
-                           registers::Topology topology, Options options)
+                           machine::Topology topology, Options options)
     : space_(space), topology_(std::move(topology)), options_(options) {}
 
 DirectDevice::~DirectDevice() { Release().IgnoreError(); }
@@ -255,11 +255,11 @@ absl::Status DirectDevice::Program(const ProgramRequest& request,
       const std::string restored =
           r.ok() ? "every register written so far was restored"
                  : fmt::format("restoring the registers failed too: {}",
-                               StatusMessage(r));
+                               common::StatusMessage(r));
       return fail(absl::Status(
           s.code(),
           fmt::format("programming step {} of {} failed: {}; {}", k + 1,
-                      writes.size(), StatusMessage(s), restored)));
+                      writes.size(), common::StatusMessage(s), restored)));
     }
     for (size_t si = 0; si < plan_.sockets.size(); ++si) {
       if (plan_.sockets[si].socket == w.reg.socket) touched_sockets[si] = true;
@@ -323,11 +323,11 @@ absl::Status DirectDevice::Program(const ProgramRequest& request,
 
 absl::Status DirectDevice::SampleSocket(SocketState& s, Snapshot* out) {
   std::lock_guard<std::mutex> lock(s.mu);
-  const uint64_t t0 = MonotonicNowNs();
+  const uint64_t t0 = common::MonotonicNowNs();
   absl::Status freeze =
       space_->WriteMsr(s.cpu, kGlobal.global_control, s.freeze);
   if (!freeze.ok()) {
-    frozen_ns_.fetch_add(MonotonicNowNs() - t0, std::memory_order_relaxed);
+    frozen_ns_.fetch_add(common::MonotonicNowNs() - t0, std::memory_order_relaxed);
     return Annotate(freeze, fmt::format("snapshot of socket {}: writing "
                                         "U_MSR_PMON_GLOBAL_CTL.frz_all",
                                         s.socket));
@@ -364,7 +364,7 @@ absl::Status DirectDevice::SampleSocket(SocketState& s, Snapshot* out) {
   }
   absl::Status unfreeze =
       space_->WriteMsr(s.cpu, kGlobal.global_control, s.unfreeze);
-  frozen_ns_.fetch_add(MonotonicNowNs() - t0, std::memory_order_relaxed);
+  frozen_ns_.fetch_add(common::MonotonicNowNs() - t0, std::memory_order_relaxed);
 
   // Fold the raw values into the totals after the unfreeze (the window
   // stays short).  A failed MSR batch trusts none of its values.
@@ -423,7 +423,7 @@ absl::Status DirectDevice::TakeSnapshot(Snapshot* out) {
   if (out->values.size() != plan_.read_plan.size()) {
     out->values.assign(plan_.read_plan.size(), 0);
   }
-  out->timestamp_ns = MonotonicNowNs();
+  out->timestamp_ns = common::MonotonicNowNs();
   for (const std::unique_ptr<SocketState>& s : sockets_) {
     absl::Status st = SampleSocket(*s, out);
     if (!st.ok()) {

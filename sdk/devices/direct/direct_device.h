@@ -2,8 +2,8 @@
 // with the manual's own register sequences over a RegisterSpace, and takes
 // snapshots by freezing every box of a socket at once.
 //
-//   registers::Topology topo = ...;                 // or SimulatedTopology(1)
-//   registers::AllowListGuard guard(&linux_space);  // production
+//   machine::Topology topo = ...;                 // or SimulatedTopology(1)
+//   machine::AllowListGuard guard(&linux_space);  // production
 //   devices::DirectDevice dev(&guard, topo);        // the space is not owned
 //   ProgramRequest req;
 //   req.events.push_back(*spec::ParseEventSpec("imc/CAS_COUNT.RD"));
@@ -101,7 +101,7 @@
 #include "sdk/devices/device.h"
 #include "sdk/devices/direct/program_plan.h"
 #include "sdk/registers/register_space.h"
-#include "sdk/registers/topology.h"
+#include "sdk/machine/topology.h"
 
 namespace uncore::devices {
 
@@ -118,8 +118,8 @@ class DirectDevice : public Device {
     double wrap_fraction = 0.25;
   };
 
-  DirectDevice(registers::RegisterSpace* space, registers::Topology topology);
-  DirectDevice(registers::RegisterSpace* space, registers::Topology topology,
+  DirectDevice(registers::RegisterSpace* space, machine::Topology topology);
+  DirectDevice(registers::RegisterSpace* space, machine::Topology topology,
                Options options);
   ~DirectDevice() override;
   DirectDevice(const DirectDevice&) = delete;
@@ -208,7 +208,7 @@ class DirectDevice : public Device {
   void ExtenderLoop();
 
   registers::RegisterSpace* space_;
-  registers::Topology topology_;
+  machine::Topology topology_;
   Options options_;
 
   bool programmed_ = false;

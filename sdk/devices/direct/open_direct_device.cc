@@ -8,10 +8,10 @@
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
 #include "sdk/common/status_macros.h"
-#include "sdk/ivytown/box_descriptors.h"
-#include "sdk/registers/allowlist_guard.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/machine/allowlist_guard.h"
 #include "sdk/registers/linux_register_space.h"
-#include "sdk/registers/topology.h"
+#include "sdk/machine/topology.h"
 
 namespace uncore::devices {
 namespace {
@@ -21,22 +21,22 @@ namespace {
 // releases its registers through the stack).
 struct RegisterStack {
   std::unique_ptr<registers::LinuxRegisterSpace> linux_space;
-  std::unique_ptr<registers::AllowListGuard> guard;
+  std::unique_ptr<machine::AllowListGuard> guard;
 };
 
 class OwningDirectDevice : private RegisterStack, public DirectDevice {
  public:
-  OwningDirectDevice(RegisterStack stack, registers::Topology topology,
+  OwningDirectDevice(RegisterStack stack, machine::Topology topology,
                      DirectDevice::Options options)
       : RegisterStack(std::move(stack)),
         DirectDevice(guard.get(), std::move(topology), options) {}
   ~OwningDirectDevice() override { Release().IgnoreError(); }
 };
 
-int CountPciFunctions(const registers::Topology& topology) {
+int CountPciFunctions(const machine::Topology& topology) {
   int n = 0;
-  for (const registers::SocketTopology& s : topology.sockets) {
-    for (const registers::SocketTopology::PciInstance& p : s.pci) {
+  for (const machine::SocketTopology& s : topology.sockets) {
+    for (const machine::SocketTopology::PciInstance& p : s.pci) {
       n += p.pmon ? 1 : 0;
     }
   }
@@ -47,10 +47,10 @@ int CountPciFunctions(const registers::Topology& topology) {
 
 absl::StatusOr<std::unique_ptr<DirectDevice>> OpenDirectDevice(
     const DirectDeviceConfig& config) {
-  UNCORE_RETURN_IF_ERROR(registers::CheckIvyTownCpu(config.cpuinfo_path));
+  UNCORE_RETURN_IF_ERROR(machine::CheckIvyTownCpu(config.cpuinfo_path));
   UNCORE_ASSIGN_OR_RETURN(
-      registers::Topology topology,
-      registers::DiscoverTopology(config.sysfs_root, config.cpuinfo_path));
+      machine::Topology topology,
+      machine::DiscoverTopology(config.sysfs_root, config.cpuinfo_path));
   if (topology.sockets.empty()) {
     return absl::FailedPreconditionError(fmt::format(
         "no online CPU found under {}/devices/system/cpu", config.sysfs_root));
@@ -69,11 +69,11 @@ absl::StatusOr<std::unique_ptr<DirectDevice>> OpenDirectDevice(
   RegisterStack stack;
   stack.linux_space = std::make_unique<registers::LinuxRegisterSpace>(
       config.dev_cpu_root, pci_root);
-  stack.guard = std::make_unique<registers::AllowListGuard>(
+  stack.guard = std::make_unique<machine::AllowListGuard>(
       stack.linux_space.get(), topology);
   // Read every socket's global control now, so that a missing msr driver or
   // permission shows at open time, not at the first Program.
-  for (const registers::SocketTopology& s : topology.sockets) {
+  for (const machine::SocketTopology& s : topology.sockets) {
     uint64_t value = 0;
     absl::Status read = stack.guard->ReadMsr(
         s.msr_cpu, ivytown::kGlobal.global_control, &value);
@@ -82,7 +82,7 @@ absl::StatusOr<std::unique_ptr<DirectDevice>> OpenDirectDevice(
           read.code(),
           fmt::format("opening the direct backend: reading "
                       "U_MSR_PMON_GLOBAL_CTL of socket {} on CPU {}: {}",
-                      s.socket, s.msr_cpu, StatusMessage(read)));
+                      s.socket, s.msr_cpu, common::StatusMessage(read)));
     }
   }
   return std::unique_ptr<DirectDevice>(std::make_unique<OwningDirectDevice>(

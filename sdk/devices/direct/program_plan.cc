@@ -44,7 +44,7 @@ std::string CounterMaskText(uint8_t mask, int num_counters) {
     if (mask & (1u << c)) ids.push_back(std::to_string(c));
   }
   if (ids.empty()) return "no counter";
-  return (ids.size() == 1 ? "counter " : "counters ") + Join(ids, ",");
+  return (ids.size() == 1 ? "counter " : "counters ") + common::Join(ids, ",");
 }
 
 uint64_t WidthMask(uint8_t width) {
@@ -53,7 +53,7 @@ uint64_t WidthMask(uint8_t width) {
 
 // The instances of `spec` on `socket`.
 absl::StatusOr<std::vector<int>> SelectedInstances(
-    const spec::EventSpec& spec, const registers::SocketTopology& socket) {
+    const spec::EventSpec& spec, const machine::SocketTopology& socket) {
   const BoxDescriptor& box = *spec.box;
   std::vector<int> out;
   if (spec.instances.all()) {
@@ -94,7 +94,7 @@ struct Group {
 };
 
 absl::Status PlanInstance(const std::vector<EventInfo>& events,
-                          const registers::SocketTopology& socket, BoxType type,
+                          const machine::SocketTopology& socket, BoxType type,
                           int instance, const std::vector<int>& event_ids,
                           PlannedInstance* out) {
   const BoxDescriptor& box = ivytown::Box(type);
@@ -103,7 +103,7 @@ absl::Status PlanInstance(const std::vector<EventInfo>& events,
   out->box = &box;
   out->instance = instance;
   if (box.space == AccessSpace::kPci) {
-    const registers::SocketTopology::PciInstance* pci =
+    const machine::SocketTopology::PciInstance* pci =
         socket.FindPci(type, instance);
     if (pci == nullptr || !pci->pmon) {
       return absl::InvalidArgumentError(
@@ -343,7 +343,7 @@ RegisterRef GlobalStatus(int socket, int cpu) {
 
 absl::StatusOr<ProgramPlan> BuildProgramPlan(
     const ProgramRequest& request, const ProgramOptions& options,
-    const registers::Topology& topology) {
+    const machine::Topology& topology) {
   if (request.events.empty()) {
     return absl::InvalidArgumentError("no events to program");
   }
@@ -397,9 +397,9 @@ absl::StatusOr<ProgramPlan> BuildProgramPlan(
 
   // Sockets.
   ProgramPlan plan;
-  std::vector<const registers::SocketTopology*> sockets;
+  std::vector<const machine::SocketTopology*> sockets;
   if (request.sockets.empty()) {
-    for (const registers::SocketTopology& s : topology.sockets) {
+    for (const machine::SocketTopology& s : topology.sockets) {
       sockets.push_back(&s);
     }
   } else {
@@ -409,7 +409,7 @@ absl::StatusOr<ProgramPlan> BuildProgramPlan(
     for (int id : ids) {
       auto it = std::find_if(
           topology.sockets.begin(), topology.sockets.end(),
-          [&](const registers::SocketTopology& s) { return s.socket == id; });
+          [&](const machine::SocketTopology& s) { return s.socket == id; });
       if (it == topology.sockets.end()) {
         return absl::InvalidArgumentError(
             fmt::format("socket {} does not exist (this machine has {} "
@@ -429,7 +429,7 @@ absl::StatusOr<ProgramPlan> BuildProgramPlan(
   std::vector<std::vector<std::vector<int>>> selected(
       events.size(), std::vector<std::vector<int>>(sockets.size()));
   for (size_t si = 0; si < sockets.size(); ++si) {
-    const registers::SocketTopology& socket = *sockets[si];
+    const machine::SocketTopology& socket = *sockets[si];
     plan.sockets.push_back({socket.socket, socket.msr_cpu});
     std::map<std::pair<int, int>, Group> groups;
     for (size_t e = 0; e < events.size(); ++e) {
@@ -616,7 +616,7 @@ std::vector<RegisterWrite> ProgramWrites(const ProgramPlan& plan,
 }
 
 absl::StatusOr<std::vector<RegisterWrite>> PlanWrites(
-    const ProgramRequest& request, const registers::Topology& topology,
+    const ProgramRequest& request, const machine::Topology& topology,
     const ProgramOptions& options) {
   UNCORE_ASSIGN_OR_RETURN(ProgramPlan plan,
                           BuildProgramPlan(request, options, topology));

@@ -7,7 +7,7 @@
 //   ProgramRequest request;
 //   request.events.push_back(*spec::ParseEventSpec("cbo[3]/LLC_VICTIMS.M_STATE"));
 //   absl::StatusOr<ProgramPlan> plan =
-//       BuildProgramPlan(request, {}, registers::SimulatedTopology(1));
+//       BuildProgramPlan(request, {}, machine::SimulatedTopology(1));
 //   std::vector<RegisterWrite> writes = ProgramWrites(*plan, {});
 //   // writes[0]: U_MSR_PMON_GLOBAL_CTL <- 0x80000000 (freeze all)
 //   // writes[1]: Cn_MSR_PMON_BOX_CTL (CBo3) MSR 0xd64 <- 0x00030003 (reset)
@@ -44,9 +44,9 @@
 
 #include "absl/status/statusor.h"
 #include "sdk/devices/device.h"
-#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/registers/register_space.h"
-#include "sdk/registers/topology.h"
+#include "sdk/machine/topology.h"
 
 namespace uncore::devices::direct {
 
@@ -152,7 +152,7 @@ struct ProgramPlan {
 // a bad sample interval.
 absl::StatusOr<ProgramPlan> BuildProgramPlan(
     const ProgramRequest& request, const ProgramOptions& options,
-    const registers::Topology& topology);
+    const machine::Topology& topology);
 
 // The bits of U_MSR_PMON_GLOBAL_CTL that setup keeps as found (pmi_core_sel,
 // wk_on_pmi); frz_all and unfrz_all are write-only triggers.
@@ -170,7 +170,7 @@ std::vector<RegisterWrite> ProgramWrites(const ProgramPlan& plan,
 // What ProgramWrites gives for `request` on `topology`, with the global
 // control assumed 0: what `uncore describe --registers` shows.
 absl::StatusOr<std::vector<RegisterWrite>> PlanWrites(
-    const ProgramRequest& request, const registers::Topology& topology,
+    const ProgramRequest& request, const machine::Topology& topology,
     const ProgramOptions& options = {});
 
 }  // namespace uncore::devices::direct

@@ -25,7 +25,7 @@
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
 #include "sdk/devices/direct/counter_assignment.h"
-#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/spec/encoder.h"
 
 namespace uncore::devices::perf {
@@ -90,7 +90,7 @@ uint64_t EngineBits(const ivytown::BoxDescriptor& box) {
 
 std::string UncorePmuList(const PmuCatalog& pmus) {
   const std::vector<std::string> names = pmus.NamesStartingWith("uncore_");
-  return names.empty() ? std::string("none") : Join(names, ", ");
+  return names.empty() ? std::string("none") : common::Join(names, ", ");
 }
 
 // config/config1/config2 of an IvyTown event on the kernel's driver.
@@ -116,7 +116,7 @@ absl::StatusOr<PerfConfig> KernelConfig(const spec::EventSpec& e,
         "{}: the kernel's uncore driver would drop bits 0x{:x} ({}) of this "
         "event (its event mask for {} is 0x{:x}); count it with the direct "
         "backend (UNCORE_BACKEND=direct)",
-        e.text, dropped, Join(fields, ", "), k.name, k.event_mask));
+        e.text, dropped, common::Join(fields, ", "), k.name, k.event_mask));
   }
   for (const spec::FilterValue& f : enc.filters) {
     if (f.value == 0) continue;
@@ -193,14 +193,14 @@ absl::StatusOr<std::vector<PerfCounter>> PlanPerfCounters(
       if (targets.empty()) {
         std::vector<std::string> all;
         for (const Pmu& p : pmus.pmus) all.push_back(p.name);
-        const std::vector<std::string> close = ClosestNames(spec.pmu, all);
+        const std::vector<std::string> close = common::ClosestNames(spec.pmu, all);
         return absl::NotFoundError(fmt::format(
             "{}: no PMU named '{}' under /sys/bus/event_source/devices{}; "
             "PMUs here: {}",
             spec.text, spec.pmu,
             close.empty() ? ""
-                          : "; did you mean " + JoinAlternatives(close) + "?",
-            Join(all, ", ")));
+                          : "; did you mean " + common::JoinAlternatives(close) + "?",
+            common::Join(all, ", ")));
       }
       std::vector<std::pair<std::string, std::optional<uint64_t>>> terms;
       for (const spec::PerfTerm& t : spec.perf_terms) {
@@ -212,7 +212,7 @@ absl::StatusOr<std::vector<PerfCounter>> PlanPerfCounters(
         if (!enc.ok()) {
           return absl::Status(
               enc.status().code(),
-              fmt::format("{}: {}", spec.text, StatusMessage(enc.status())));
+              fmt::format("{}: {}", spec.text, common::StatusMessage(enc.status())));
         }
         if (pmu->cpus.empty()) {
           return absl::NotFoundError(fmt::format(
@@ -405,7 +405,7 @@ absl::Status PerfDevice::Program(const ProgramRequest& request) {
           "or allow multiplexing (SessionOptions::allow_multiplexing, "
           "UNCORE_MULTIPLEX=1) to have the kernel rotate them and scale the "
           "counts",
-          g.entries.size(), g.pmu->name, Join(names, ", "), limit));
+          g.entries.size(), g.pmu->name, common::Join(names, ", "), limit));
     }
   }
   // Open, leader first; on any failure close everything.
@@ -440,7 +440,7 @@ absl::Status PerfDevice::Program(const ProgramRequest& request) {
           fmt::format("enabling a perf group failed: {}", std::strerror(err)));
     }
   }
-  enabled_at_ns_ = MonotonicNowNs();
+  enabled_at_ns_ = common::MonotonicNowNs();
   groups_ = std::move(groups);
   counters_ = std::move(counters);
   read_plan_.clear();

@@ -33,12 +33,12 @@ std::map<int, int> ReadPackages(const fs::path& cpu_root) {
   for (const fs::directory_entry& e : fs::directory_iterator(cpu_root, ec)) {
     const std::string name = e.path().filename().string();
     if (name.size() < 4 || name.compare(0, 3, "cpu") != 0) continue;
-    std::optional<uint64_t> cpu = ParseUnsigned(name.substr(3));
+    std::optional<uint64_t> cpu = common::ParseUnsigned(name.substr(3));
     if (!cpu) continue;
     std::optional<std::string> pkg =
-        ReadSmallFile(e.path() / "topology" / "physical_package_id");
+        common::ReadSmallFile(e.path() / "topology" / "physical_package_id");
     if (!pkg) continue;  // offline
-    std::optional<uint64_t> id = ParseUnsigned(*pkg);
+    std::optional<uint64_t> id = common::ParseUnsigned(*pkg);
     if (id) package_of_cpu[static_cast<int>(*cpu)] = static_cast<int>(*id);
   }
   return package_of_cpu;
@@ -82,7 +82,7 @@ absl::StatusOr<FormatField> ParseFormatField(std::string_view name,
                                              std::string_view text) {
   FormatField f;
   f.name = std::string(name);
-  f.text = std::string(StripWhitespace(text));
+  f.text = std::string(common::StripWhitespace(text));
   std::string_view t = f.text;
   const size_t colon = t.find(':');
   auto bad = [&] {
@@ -101,13 +101,13 @@ absl::StatusOr<FormatField> ParseFormatField(std::string_view name,
   } else {
     return bad();
   }
-  for (std::string_view part : Split(t.substr(colon + 1), ',')) {
+  for (std::string_view part : common::Split(t.substr(colon + 1), ',')) {
     const size_t dash = part.find('-');
-    std::optional<uint64_t> lo = ParseUnsigned(
+    std::optional<uint64_t> lo = common::ParseUnsigned(
         dash == std::string_view::npos ? part : part.substr(0, dash));
     std::optional<uint64_t> hi = dash == std::string_view::npos
                                      ? lo
-                                     : ParseUnsigned(part.substr(dash + 1));
+                                     : common::ParseUnsigned(part.substr(dash + 1));
     if (!lo || !hi || *hi < *lo || *hi > 63) return bad();
     f.ranges.push_back({static_cast<int>(*lo), static_cast<int>(*hi)});
   }
@@ -124,7 +124,7 @@ const FormatField* Pmu::FindFormat(std::string_view field) const {
 
 const EventAlias* Pmu::FindAlias(std::string_view alias) const {
   for (const EventAlias& a : aliases) {
-    if (EqualsIgnoreCase(a.name, alias)) return &a;
+    if (common::EqualsIgnoreCase(a.name, alias)) return &a;
   }
   return nullptr;
 }
@@ -132,7 +132,7 @@ const EventAlias* Pmu::FindAlias(std::string_view alias) const {
 std::string Pmu::FormatNames() const {
   std::vector<std::string> names;
   for (const FormatField& f : formats) names.push_back(f.name);
-  return Join(names, ", ");
+  return common::Join(names, ", ");
 }
 
 absl::StatusOr<Pmu::Encoded> Pmu::Encode(
@@ -145,7 +145,7 @@ absl::StatusOr<Pmu::Encoded> Pmu::Encode(
       absl::Status s = f->Insert(value.value_or(1), &out.config);
       if (!s.ok()) {
         return absl::InvalidArgumentError(
-            fmt::format("{}/: {}", name, StatusMessage(s)));
+            fmt::format("{}/: {}", name, common::StatusMessage(s)));
       }
       continue;
     }
@@ -154,17 +154,17 @@ absl::StatusOr<Pmu::Encoded> Pmu::Encode(
       std::vector<std::string> known;
       for (const FormatField& f : formats) known.push_back(f.name);
       for (const EventAlias& a : aliases) known.push_back(a.name);
-      const std::vector<std::string> close = ClosestNames(term, known);
+      const std::vector<std::string> close = common::ClosestNames(term, known);
       return absl::InvalidArgumentError(fmt::format(
           "PMU {} has no format field or event alias '{}'{}; its fields: {}; "
           "its events: {}",
           name, term,
           close.empty() ? ""
-                        : "; did you mean " + JoinAlternatives(close) + "?",
+                        : "; did you mean " + common::JoinAlternatives(close) + "?",
           FormatNames(), [&] {
             std::vector<std::string> a;
             for (const EventAlias& e : aliases) a.push_back(e.name);
-            return a.empty() ? std::string("none") : Join(a, ", ");
+            return a.empty() ? std::string("none") : common::Join(a, ", ");
           }()));
     }
     if (used_alias) {
@@ -172,15 +172,15 @@ absl::StatusOr<Pmu::Encoded> Pmu::Encode(
           "{}/: two event aliases in one event ('{}')", name, term));
     }
     used_alias = true;
-    for (std::string_view part : Split(alias->terms, ',')) {
-      part = StripWhitespace(part);
+    for (std::string_view part : common::Split(alias->terms, ',')) {
+      part = common::StripWhitespace(part);
       if (part.empty()) continue;
       const size_t eq = part.find('=');
       const std::string field(part.substr(0, eq));
       const FormatField* f = FindFormat(field);
       std::optional<uint64_t> v = eq == std::string_view::npos
                                       ? std::optional<uint64_t>(1)
-                                      : ParseUnsigned(part.substr(eq + 1));
+                                      : common::ParseUnsigned(part.substr(eq + 1));
       if (f == nullptr || !v) {
         return absl::InvalidArgumentError(fmt::format(
             "PMU {}: event alias {} = '{}' uses '{}', which its format does "
@@ -251,14 +251,14 @@ absl::StatusOr<PmuCatalog> DiscoverPmus(std::string_view sysfs_root) {
   for (const fs::directory_entry& e : fs::directory_iterator(pmu_root, ec)) {
     Pmu pmu;
     pmu.name = e.path().filename().string();
-    std::optional<std::string> type = ReadSmallFile(e.path() / "type");
+    std::optional<std::string> type = common::ReadSmallFile(e.path() / "type");
     std::optional<uint64_t> type_number =
-        type ? ParseUnsigned(*type) : std::nullopt;
+        type ? common::ParseUnsigned(*type) : std::nullopt;
     if (!type_number) continue;
     pmu.type = static_cast<uint32_t>(*type_number);
-    if (std::optional<std::string> mask = ReadSmallFile(e.path() / "cpumask")) {
+    if (std::optional<std::string> mask = common::ReadSmallFile(e.path() / "cpumask")) {
       pmu.has_cpumask = true;
-      for (int cpu : ParseCpuList(*mask).value_or(std::set<int>{})) {
+      for (int cpu : common::ParseCpuList(*mask).value_or(std::set<int>{})) {
         pmu.cpus.push_back(cpu);
         pmu.sockets.push_back(socket_of(cpu));
       }
@@ -271,7 +271,7 @@ absl::StatusOr<PmuCatalog> DiscoverPmus(std::string_view sysfs_root) {
     std::error_code ec2;
     for (const fs::directory_entry& f :
          fs::directory_iterator(e.path() / "format", ec2)) {
-      std::optional<std::string> text = ReadSmallFile(f.path());
+      std::optional<std::string> text = common::ReadSmallFile(f.path());
       if (!text) continue;
       absl::StatusOr<FormatField> field =
           ParseFormatField(f.path().filename().string(), *text);
@@ -286,21 +286,21 @@ absl::StatusOr<PmuCatalog> DiscoverPmus(std::string_view sysfs_root) {
          fs::directory_iterator(e.path() / "events", ec3)) {
       const std::string name = a.path().filename().string();
       if (name.find('.') != std::string::npos) continue;  // .scale, .unit
-      std::optional<std::string> terms = ReadSmallFile(a.path());
+      std::optional<std::string> terms = common::ReadSmallFile(a.path());
       if (!terms) continue;
       EventAlias alias;
       alias.name = name;
-      alias.terms = std::string(StripWhitespace(*terms));
+      alias.terms = std::string(common::StripWhitespace(*terms));
       if (std::optional<std::string> scale =
-              ReadSmallFile(e.path() / "events" / (name + ".scale"))) {
-        const std::string text(StripWhitespace(*scale));
+              common::ReadSmallFile(e.path() / "events" / (name + ".scale"))) {
+        const std::string text(common::StripWhitespace(*scale));
         char* end = nullptr;
         const double v = std::strtod(text.c_str(), &end);
         if (end != nullptr && *end == '\0' && !text.empty()) alias.scale = v;
       }
       if (std::optional<std::string> unit =
-              ReadSmallFile(e.path() / "events" / (name + ".unit"))) {
-        alias.unit = std::string(StripWhitespace(*unit));
+              common::ReadSmallFile(e.path() / "events" / (name + ".unit"))) {
+        alias.unit = std::string(common::StripWhitespace(*unit));
       }
       pmu.aliases.push_back(std::move(alias));
     }

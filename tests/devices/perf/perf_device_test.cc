@@ -43,7 +43,7 @@ std::string Fixture(std::string_view name) {
 const PmuCatalog& Ivt2s() {
   static const PmuCatalog* catalog = [] {
     absl::StatusOr<PmuCatalog> c = DiscoverPmus(Fixture("ivt2s"));
-    EXPECT_TRUE(c.ok()) << StatusMessage(c.status());
+    EXPECT_TRUE(c.ok()) << common::StatusMessage(c.status());
     return new PmuCatalog(c.ok() ? *std::move(c) : PmuCatalog{});
   }();
   return *catalog;
@@ -145,7 +145,7 @@ TEST(PerfEncodingTest, IvyTownEventsOnTheKernelPmus) {
   };
   for (const Case& c : cases) {
     absl::StatusOr<std::vector<PerfCounter>> plan = Plan({c.spec}, Ivt2s());
-    ASSERT_TRUE(plan.ok()) << c.spec << ": " << StatusMessage(plan.status());
+    ASSERT_TRUE(plan.ok()) << c.spec << ": " << common::StatusMessage(plan.status());
     ASSERT_EQ(plan->size(), 2u) << c.spec;  // one per socket
     const PerfCounter& s0 = (*plan)[0];
     EXPECT_EQ(s0.pmu->name, c.pmu) << c.spec;
@@ -161,7 +161,7 @@ TEST(PerfEncodingTest, IvyTownEventsOnTheKernelPmus) {
 TEST(PerfEncodingTest, InstancesSocketsAndReadPlanOrder) {
   absl::StatusOr<std::vector<PerfCounter>> plan =
       Plan({"imc/CAS_COUNT.RD", "cbo/CLOCKTICKS"}, Ivt2s());
-  ASSERT_TRUE(plan.ok()) << StatusMessage(plan.status());
+  ASSERT_TRUE(plan.ok()) << common::StatusMessage(plan.status());
   // 8 iMC channels and the 10 CBos this part has, on 2 sockets.
   ASSERT_EQ(plan->size(), 2u * 8 + 2u * 10);
   EXPECT_EQ((*plan)[0].pmu->name, "uncore_imc_0");
@@ -179,7 +179,7 @@ TEST(PerfEncodingTest, InstancesSocketsAndReadPlanOrder) {
   // uncore_imc/ALIAS/ means every uncore_imc_N.
   absl::StatusOr<std::vector<PerfCounter>> all =
       Plan({"uncore_imc/cas_count_write/"}, Ivt2s());
-  ASSERT_TRUE(all.ok()) << StatusMessage(all.status());
+  ASSERT_TRUE(all.ok()) << common::StatusMessage(all.status());
   EXPECT_EQ(all->size(), 16u);
   EXPECT_EQ((*all)[0].config.config, 0x0c04u);
   EXPECT_EQ((*all)[0].unit, "MiB");
@@ -203,7 +203,7 @@ TEST(PerfEncodingTest, GenericPmusByFormatAndAlias) {
   EXPECT_FALSE(epyc->HasUncorePmus());
   absl::StatusOr<std::vector<PerfCounter>> df =
       Plan({"amd_df/event=0x1f7,umask=0x38/"}, *epyc);
-  ASSERT_TRUE(df.ok()) << StatusMessage(df.status());
+  ASSERT_TRUE(df.ok()) << common::StatusMessage(df.status());
   ASSERT_EQ(df->size(), 1u);
   EXPECT_EQ((*df)[0].pmu->type, 13u);
   EXPECT_EQ((*df)[0].config.config, (uint64_t{1} << 32) | 0x38f7);
@@ -214,7 +214,7 @@ TEST(PerfEncodingTest, ClearErrors) {
                   const PmuCatalog& pmus) {
     absl::StatusOr<std::vector<PerfCounter>> p = Plan(specs, pmus);
     EXPECT_FALSE(p.ok());
-    return p.ok() ? std::string() : StatusMessage(p.status());
+    return p.ok() ? std::string() : common::StatusMessage(p.status());
   };
   EXPECT_THAT(error({"cbo[12]/CLOCKTICKS"}, Ivt2s()),
               AllOf(HasSubstr("uncore_cbox_12"), HasSubstr("CBo12"),
@@ -257,7 +257,7 @@ TEST(PerfDeviceTest, TooManyEventsForABoxIsRefusedBeforeOpening) {
   }
   const absl::Status s = (*dev)->Program(request);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(StatusMessage(s), AllOf(HasSubstr("5 events on uncore_cbox_0"),
+  EXPECT_THAT(common::StatusMessage(s), AllOf(HasSubstr("5 events on uncore_cbox_0"),
                                       HasSubstr("which has 4 counters"),
                                       HasSubstr("UNCORE_MULTIPLEX=1")));
   EXPECT_EQ((*dev)->num_groups(), 0u);
@@ -269,14 +269,14 @@ TEST(PerfDeviceTest, TooManyEventsForABoxIsRefusedBeforeOpening) {
 bool PerfCanCountTsc(std::string* why) {
   absl::StatusOr<std::unique_ptr<PerfDevice>> dev = PerfDevice::Open({});
   if (!dev.ok()) {
-    *why = StatusMessage(dev.status());
+    *why = common::StatusMessage(dev.status());
     return false;
   }
   ProgramRequest request;
   request.events.push_back(*spec::ParseEventSpec("msr/tsc/"));
   request.sockets = {0};
   const absl::Status s = (*dev)->Program(request);
-  if (!s.ok()) *why = StatusMessage(s);
+  if (!s.ok()) *why = common::StatusMessage(s);
   return s.ok();
 }
 
@@ -320,7 +320,7 @@ TEST(PerfRealCountingTest, TscRateOfASleepingRegionIsTheTscFrequency) {
   o.sockets = {0};
   absl::StatusOr<std::unique_ptr<Session>> session =
       Session::Start(std::move(o));
-  ASSERT_TRUE(session.ok()) << StatusMessage(session.status());
+  ASSERT_TRUE(session.ok()) << common::StatusMessage(session.status());
   for (int i = 0; i < 3; ++i) {
     UNCORE_REGION("sleep");
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -354,7 +354,7 @@ TEST(PerfRealCountingTest, SnapshotsFromManyThreads) {
   request.events.push_back(*spec::ParseEventSpec("msr/event=0x0/"));
   request.allow_multiplexing = true;  // one group per event
   const absl::Status programmed = (*dev)->Program(request);
-  if (!programmed.ok()) GTEST_SKIP() << StatusMessage(programmed);
+  if (!programmed.ok()) GTEST_SKIP() << common::StatusMessage(programmed);
   EXPECT_EQ((*dev)->num_groups(), (*dev)->read_plan().size());
   std::vector<std::thread> threads;
   std::atomic<int> bad{0};

@@ -7,9 +7,9 @@
 // event list (spec/manual-events.json) and Intel's published list
 // (spec/intel-perfmon/ivytown_uncore.json) and committed as
 // event_catalog_data.cc, so the build needs neither Python nor the sources.
-// tests/ivytown/catalog_crosscheck.py compares the compiled catalog with both
+// tests/platforms/ivytown/catalog_crosscheck.py compares the compiled catalog with both
 // sources; every difference is listed with its reason in
-// sdk/ivytown/catalog_allowlist.json.
+// sdk/platforms/ivytown/catalog_allowlist.json.
 //
 // Events are keyed by (box, code, extended-select bit): in the PCU and QPI the
 // same code means different events with and without the extra select bit.
@@ -22,7 +22,7 @@
 #include <span>
 #include <string_view>
 
-#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
 
 namespace uncore::ivytown {
 

@@ -3,8 +3,8 @@
 // Source: Intel 329468-002 (the manual, ../shared/spec/ivytown-uncore-manual-
 // 329468-002.txt; `Lnnnn` = its line).  PCI device ids are recorded facts
 // (notes/kernel-ivbep-facts.md).  Every `// DECISION:` is listed in
-// notes/decisions.md and pinned by tests/ivytown/box_descriptors_test.cc.
-#include "sdk/ivytown/box_descriptors.h"
+// notes/decisions.md and pinned by tests/platforms/ivytown/box_descriptors_test.cc.
+#include "sdk/platforms/ivytown/box_descriptors.h"
 
 #include <array>
 #include <cstdint>
@@ -995,9 +995,9 @@ std::span<const BoxDescriptor> AllBoxes() { return kBoxes; }
 
 const BoxDescriptor* FindBox(std::string_view name) {
   for (const BoxDescriptor& box : kBoxes) {
-    if (EqualsIgnoreCase(name, box.name)) return &box;
+    if (common::EqualsIgnoreCase(name, box.name)) return &box;
     for (std::string_view alias : box.aliases) {
-      if (EqualsIgnoreCase(name, alias)) return &box;
+      if (common::EqualsIgnoreCase(name, alias)) return &box;
     }
   }
   return nullptr;

@@ -6,7 +6,7 @@ Runs `<uncore> list --json` and compares what the binary carries with
   * Intel's list (spec/intel-perfmon/ivytown_uncore.json),
 each independently, with its own reading of the sources (this script shares
 no code with tools/gen_event_catalog.py).  Every difference becomes a
-"finding"; a finding must be explained by sdk/ivytown/catalog_allowlist.json
+"finding"; a finding must be explained by sdk/platforms/ivytown/catalog_allowlist.json
 (see its "about" key for the format), otherwise the check fails.  Allow-list
 entries and rules that explain nothing are stale and fail the check too.
 

@@ -7,14 +7,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "sdk/common/status_macros.h"
+#include "sdk/runtime/environment_session.h"
 #include "sdk/spec/event_spec.h"
 #include "uncore/region.h"
 #include "uncore/session.h"
 #include "uncore/uncore_c.h"
-
-namespace uncore::internal {
-void StopEnvironmentSession();  // sdk/session/session.cc
-}  // namespace uncore::internal
 
 namespace {
 
@@ -31,7 +28,7 @@ CState& State() {
 thread_local std::string t_last_error;
 
 int Fail(const absl::Status& status) {
-  t_last_error = uncore::StatusMessage(status);
+  t_last_error = uncore::common::StatusMessage(status);
   return -1;
 }
 
@@ -78,14 +75,14 @@ int uncore_region_register(const char* name) {
 }
 
 void uncore_region_begin(const char* name) {
-  uncore::internal::Recorder* r =
+  uncore::regions::Recorder* r =
       uncore::internal::g_active_recorder.load(std::memory_order_acquire);
   if (r == nullptr) return;
   uncore::internal::BeginRegion(r, uncore::internal::NameIdOf(name));
 }
 
 void uncore_region_end(const char* name) {
-  uncore::internal::Recorder* r =
+  uncore::regions::Recorder* r =
       uncore::internal::g_active_recorder.load(std::memory_order_acquire);
   if (r == nullptr) return;
   uncore::internal::EndRegion(r, uncore::internal::NameIdOf(name),
@@ -134,7 +131,7 @@ int uncore_finalize(void) {
   std::lock_guard<std::mutex> lock(state.mu);
   if (state.session == nullptr) {
     // A session started from UNCORE_* when the program loaded: report now.
-    uncore::internal::StopEnvironmentSession();
+    uncore::runtime::StopEnvironmentSession();
     return 0;
   }
   absl::Status s = state.session->Stop();

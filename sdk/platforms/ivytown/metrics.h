@@ -31,7 +31,7 @@
 #include <span>
 #include <string_view>
 
-#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
 
 namespace uncore::ivytown {
 

@@ -11,8 +11,8 @@
 #include <iterator>
 #include <span>
 
-#include "sdk/ivytown/box_descriptors.h"
-#include "sdk/ivytown/event_catalog.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/event_catalog.h"
 
 namespace uncore::ivytown {
 namespace {

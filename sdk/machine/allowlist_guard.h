@@ -1,4 +1,4 @@
-// AllowListGuard: a RegisterSpace that lets through only the registers the
+// AllowListGuard: a registers::RegisterSpace that lets through only the registers the
 // IvyTown box descriptors name, on the CPUs and PCI functions the topology
 // gives each socket.  It sits in the register layer, below everything else.
 //
@@ -47,11 +47,11 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/registers/register_space.h"
-#include "sdk/registers/topology.h"
+#include "sdk/machine/topology.h"
 
-namespace uncore::registers {
+namespace uncore::machine {
 
 // What an allowed register is.
 enum class RegisterRole : uint8_t {
@@ -72,7 +72,7 @@ enum class RegisterRole : uint8_t {
 struct AllowedRegister {
   ivytown::AccessSpace space = ivytown::AccessSpace::kMsr;
   int socket = 0;
-  PciAddress function;   // PCI registers: the function holding it
+  registers::PciAddress function;   // PCI registers: the function holding it
   uint32_t address = 0;  // MSR number or PCI config offset
   RegisterRole role = RegisterRole::kCounter;
   ivytown::BoxType box = ivytown::BoxType::kUbox;  // U-Box for global roles
@@ -87,7 +87,7 @@ struct AllowedRegister {
   std::string Describe() const;
 };
 
-class AllowListGuard : public RegisterSpace {
+class AllowListGuard : public registers::RegisterSpace {
  public:
   struct Options {
     // Let reads of registers not on the allow-list through.
@@ -95,58 +95,58 @@ class AllowListGuard : public RegisterSpace {
   };
 
   // `wrapped` must outlive the guard.
-  AllowListGuard(RegisterSpace* wrapped, const Topology& topology);
-  AllowListGuard(RegisterSpace* wrapped, const Topology& topology,
+  AllowListGuard(registers::RegisterSpace* wrapped, const Topology& topology);
+  AllowListGuard(registers::RegisterSpace* wrapped, const Topology& topology,
                  Options options);
   // The guard owns `wrapped`.
-  AllowListGuard(std::unique_ptr<RegisterSpace> wrapped,
+  AllowListGuard(std::unique_ptr<registers::RegisterSpace> wrapped,
                  const Topology& topology, Options options);
-  AllowListGuard(std::unique_ptr<RegisterSpace> wrapped,
+  AllowListGuard(std::unique_ptr<registers::RegisterSpace> wrapped,
                  const Topology& topology);
   AllowListGuard(const AllowListGuard&) = delete;
   AllowListGuard& operator=(const AllowListGuard&) = delete;
 
   absl::Status ReadMsr(int cpu, uint32_t msr, uint64_t* value) override;
   absl::Status WriteMsr(int cpu, uint32_t msr, uint64_t value) override;
-  absl::Status ReadPci(const PciAddress& fn, uint32_t offset,
+  absl::Status ReadPci(const registers::PciAddress& fn, uint32_t offset,
                        uint32_t* value) override;
-  absl::Status WritePci(const PciAddress& fn, uint32_t offset,
+  absl::Status WritePci(const registers::PciAddress& fn, uint32_t offset,
                         uint32_t value) override;
   // Checks every read, then hands the allowed ones to the wrapped space's
   // ReadMsrBatch (one system call where it has one).
-  absl::Status ReadMsrBatch(std::span<MsrRead> reads) override;
+  absl::Status ReadMsrBatch(std::span<registers::MsrRead> reads) override;
 
   // The verdicts, without touching the wrapped space.
   absl::Status CheckMsrWrite(int cpu, uint32_t msr, uint64_t value) const;
-  absl::Status CheckPciWrite(const PciAddress& fn, uint32_t offset,
+  absl::Status CheckPciWrite(const registers::PciAddress& fn, uint32_t offset,
                              uint32_t value) const;
   absl::Status CheckMsrRead(int cpu, uint32_t msr) const;
-  absl::Status CheckPciRead(const PciAddress& fn, uint32_t offset) const;
+  absl::Status CheckPciRead(const registers::PciAddress& fn, uint32_t offset) const;
 
   // The allow-list: MSRs once per socket (they hold on every CPU of it),
   // sorted by socket, space, function and address.
   std::vector<AllowedRegister> AllowedRegisters() const;
 
-  RegisterSpace* wrapped() const { return wrapped_; }
+  registers::RegisterSpace* wrapped() const { return wrapped_; }
 
  private:
-  using PciKey = std::pair<PciAddress, uint32_t>;
+  using PciKey = std::pair<registers::PciAddress, uint32_t>;
   using MsrKey = std::pair<int, uint32_t>;  // (socket, msr)
 
   void Build(const Topology& topology);
   void AddMsr(const AllowedRegister& reg);
   void AddPci(const AllowedRegister& reg);
   const AllowedRegister* FindMsr(int cpu, uint32_t msr) const;
-  const AllowedRegister* FindPci(const PciAddress& fn, uint32_t offset) const;
+  const AllowedRegister* FindPci(const registers::PciAddress& fn, uint32_t offset) const;
 
-  std::unique_ptr<RegisterSpace> owned_;
-  RegisterSpace* wrapped_;
+  std::unique_ptr<registers::RegisterSpace> owned_;
+  registers::RegisterSpace* wrapped_;
   Options options_;
   absl::flat_hash_map<int, int> socket_of_cpu_;
   absl::flat_hash_map<MsrKey, AllowedRegister> msrs_;
   absl::flat_hash_map<PciKey, AllowedRegister> pci_;
 };
 
-}  // namespace uncore::registers
+}  // namespace uncore::machine
 
 #endif  // UNCORE_SDK_REGISTERS_ALLOWLIST_GUARD_H_

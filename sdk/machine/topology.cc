@@ -1,4 +1,4 @@
-#include "sdk/registers/topology.h"
+#include "sdk/machine/topology.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -23,9 +23,13 @@
 #include "fmt/format.h"
 #include "sdk/common/sysfs.h"
 #include "sdk/common/text.h"
-#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
 
-namespace uncore::registers {
+namespace uncore::machine {
+
+using registers::MsrRead;
+using registers::PciAddress;
+using registers::RegisterSpace;
 namespace {
 
 namespace fs = std::filesystem;
@@ -41,21 +45,21 @@ constexpr uint32_t kUboxNodeMapOffset = 0x54;
 constexpr int kMaxCbos = 15;
 
 std::optional<uint64_t> ReadNumber(const fs::path& path, int base) {
-  std::optional<std::string> text = ReadSmallFile(path);
+  std::optional<std::string> text = common::ReadSmallFile(path);
   if (!text) return std::nullopt;
-  return ParseUnsigned(*text, base);
+  return common::ParseUnsigned(*text, base);
 }
 
 // "SSSS:BB:DD.F" -> PciAddress.
 std::optional<PciAddress> ParsePciName(std::string_view name) {
-  std::vector<std::string_view> parts = Split(name, ':');
+  std::vector<std::string_view> parts = common::Split(name, ':');
   if (parts.size() != 3) return std::nullopt;
-  std::vector<std::string_view> devfn = Split(parts[2], '.');
+  std::vector<std::string_view> devfn = common::Split(parts[2], '.');
   if (devfn.size() != 2) return std::nullopt;
-  std::optional<uint64_t> segment = ParseUnsigned(parts[0], 16);
-  std::optional<uint64_t> bus = ParseUnsigned(parts[1], 16);
-  std::optional<uint64_t> device = ParseUnsigned(devfn[0], 16);
-  std::optional<uint64_t> function = ParseUnsigned(devfn[1], 16);
+  std::optional<uint64_t> segment = common::ParseUnsigned(parts[0], 16);
+  std::optional<uint64_t> bus = common::ParseUnsigned(parts[1], 16);
+  std::optional<uint64_t> device = common::ParseUnsigned(devfn[0], 16);
+  std::optional<uint64_t> function = common::ParseUnsigned(devfn[1], 16);
   if (!segment || !bus || !device || !function || *segment > 0xffff ||
       *bus > 0xff || *device > 0x1f || *function > 7) {
     return std::nullopt;
@@ -136,8 +140,8 @@ struct CpuFacts {
 
 absl::StatusOr<std::vector<CpuFacts>> ReadCpus(const fs::path& cpu_root) {
   std::optional<std::set<int>> online;
-  if (std::optional<std::string> text = ReadSmallFile(cpu_root / "online")) {
-    online = ParseCpuList(*text);
+  if (std::optional<std::string> text = common::ReadSmallFile(cpu_root / "online")) {
+    online = common::ParseCpuList(*text);
   }
   std::vector<CpuFacts> cpus;
   std::error_code ec;
@@ -146,7 +150,7 @@ absl::StatusOr<std::vector<CpuFacts>> ReadCpus(const fs::path& cpu_root) {
     const std::string name = it->path().filename().string();
     if (name.size() < 4 || name.compare(0, 3, "cpu") != 0) continue;
     std::optional<uint64_t> cpu =
-        ParseUnsigned(std::string_view(name).substr(3), 10);
+        common::ParseUnsigned(std::string_view(name).substr(3), 10);
     if (!cpu || *cpu > 1'000'000) continue;
     if (online && !online->contains(static_cast<int>(*cpu))) continue;
     const fs::path topology = it->path() / "topology";
@@ -298,7 +302,7 @@ bool CpuIdentity::is_ivytown() const {
 absl::StatusOr<CpuIdentity> ReadCpuIdentity(std::string_view cpuinfo_path) {
   int error = 0;
   std::optional<std::string> text =
-      ReadSmallFile(fs::path(std::string(cpuinfo_path)), &error);
+      common::ReadSmallFile(fs::path(std::string(cpuinfo_path)), &error);
   if (!text) {
     return absl::NotFoundError(
         fmt::format("cannot read {}: {}; pass the path of /proc/cpuinfo",
@@ -306,25 +310,25 @@ absl::StatusOr<CpuIdentity> ReadCpuIdentity(std::string_view cpuinfo_path) {
   }
   CpuIdentity id;
   bool seen_any = false;
-  for (std::string_view line : Split(*text, '\n')) {
-    line = StripWhitespace(line);
+  for (std::string_view line : common::Split(*text, '\n')) {
+    line = common::StripWhitespace(line);
     if (line.empty()) {
       if (seen_any) break;  // the end of the first CPU's block
       continue;
     }
     const size_t colon = line.find(':');
     if (colon == std::string_view::npos) continue;
-    const std::string_view key = StripWhitespace(line.substr(0, colon));
-    const std::string_view value = StripWhitespace(line.substr(colon + 1));
+    const std::string_view key = common::StripWhitespace(line.substr(0, colon));
+    const std::string_view value = common::StripWhitespace(line.substr(colon + 1));
     seen_any = true;
     if (key == "vendor_id" && id.vendor.empty()) {
       id.vendor = std::string(value);
     } else if (key == "cpu family") {
-      if (std::optional<uint64_t> v = ParseUnsigned(value, 10)) {
+      if (std::optional<uint64_t> v = common::ParseUnsigned(value, 10)) {
         id.family = static_cast<int>(std::min<uint64_t>(*v, 1 << 20));
       }
     } else if (key == "model") {
-      if (std::optional<uint64_t> v = ParseUnsigned(value, 10)) {
+      if (std::optional<uint64_t> v = common::ParseUnsigned(value, 10)) {
         id.model = static_cast<int>(std::min<uint64_t>(*v, 1 << 20));
       }
     }
@@ -425,4 +429,17 @@ absl::StatusOr<Topology> DiscoverTopology(std::string_view sysfs_root,
   return t;
 }
 
-}  // namespace uncore::registers
+// ---- CheckIvyTownCpu --------------------------------------------------------
+
+absl::Status CheckIvyTownCpu(std::string_view cpuinfo_path) {
+  absl::StatusOr<CpuIdentity> id = ReadCpuIdentity(cpuinfo_path);
+  if (!id.ok()) return id.status();
+  if (id->is_ivytown()) return absl::OkStatus();
+  return absl::FailedPreconditionError(fmt::format(
+      "not an IvyTown CPU: {} says {}; the direct backend needs a Xeon E5 v2 "
+      "/ E7 v2 (GenuineIntel family 6 model 0x3e); use the perf backend "
+      "(UNCORE_BACKEND=perf) on other CPUs",
+      cpuinfo_path, id->ToString()));
+}
+
+}  // namespace uncore::machine

@@ -3,10 +3,10 @@
 // programs it, and answers the per-backend questions a report needs
 // (instance names, scale and unit, whether a count is an estimate).
 //
-//   session::BackendRequest request;
+//   runtime::BackendRequest request;
 //   request.name = "sim";
 //   request.program.events = {...};
-//   absl::StatusOr<session::OpenedBackend> b = session::OpenBackend(
+//   absl::StatusOr<runtime::OpenedBackend> b = runtime::OpenBackend(
 //       std::move(request));
 //   devices::Device* device = b->backend->device();   // programmed
 //
@@ -32,7 +32,7 @@ class SimulatedUncore;
 class DemoTrafficModel;
 }  // namespace uncore::sim
 
-namespace uncore::session {
+namespace uncore::runtime {
 
 struct EventScale {
   double scale = 1.0;
@@ -82,6 +82,6 @@ absl::StatusOr<OpenedBackend> OpenBackend(BackendRequest request);
 inline constexpr std::string_view kBackendNames[] = {"auto", "perf", "direct",
                                                      "sim", "off"};
 
-}  // namespace uncore::session
+}  // namespace uncore::runtime
 
 #endif  // UNCORE_SDK_SESSION_BACKENDS_H_

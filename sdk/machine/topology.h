@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/registers/register_space.h"
 
-namespace uncore::registers {
+namespace uncore::machine {
 
 struct SocketTopology {
   int socket = 0;
@@ -35,8 +35,8 @@ struct SocketTopology {
   struct PciInstance {
     ivytown::BoxType box;
     int instance = 0;
-    std::optional<PciAddress> pmon;
-    std::optional<PciAddress> aux;
+    std::optional<registers::PciAddress> pmon;
+    std::optional<registers::PciAddress> aux;
   };
   std::vector<PciInstance> pci;
 
@@ -72,7 +72,7 @@ absl::StatusOr<CpuIdentity> ReadCpuIdentity(
 
 // The PCI address SimulatedTopology gives device:function on `socket`:
 // segment socket / 4, bus 0x7f, 0xff, 0x3f, 0xbf for socket % 4 = 0..3.
-PciAddress SimulatedPciAddress(int socket, uint8_t device, uint8_t function);
+registers::PciAddress SimulatedPciAddress(int socket, uint8_t device, uint8_t function);
 
 // A machine with `sockets` IvyTown sockets, every box instance present, PCI
 // bus 0x7f for socket 0, 0xff for socket 1, ... (what SimulatedUncore
@@ -96,6 +96,11 @@ absl::StatusOr<Topology> DiscoverTopology(
     std::string_view sysfs_root = "/sys",
     std::string_view cpuinfo_path = "/proc/cpuinfo");
 
-}  // namespace uncore::registers
+// OK on an IvyTown CPU (GenuineIntel family 6 model 0x3e, Xeon E5 v2 /
+// E7 v2); FailedPrecondition naming what was found otherwise; NotFound when
+// `cpuinfo_path` cannot be read.
+absl::Status CheckIvyTownCpu(std::string_view cpuinfo_path = "/proc/cpuinfo");
+
+}  // namespace uncore::machine
 
 #endif  // UNCORE_SDK_REGISTERS_TOPOLOGY_H_

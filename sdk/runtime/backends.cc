@@ -1,4 +1,4 @@
-#include "sdk/session/backends.h"
+#include "sdk/runtime/backends.h"
 
 #include <algorithm>
 #include <memory>
@@ -14,11 +14,11 @@
 #include "sdk/devices/direct/direct_device.h"
 #include "sdk/devices/direct/open_direct_device.h"
 #include "sdk/devices/perf/perf_device.h"
-#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/sim/demo_traffic.h"
 #include "sdk/sim/simulated_uncore.h"
 
-namespace uncore::session {
+namespace uncore::runtime {
 namespace {
 
 // No device: regions are not measured.
@@ -214,7 +214,7 @@ absl::StatusOr<OpenedBackend> OpenBackend(BackendRequest request) {
         out.backend = *std::move(b);
         return out;
       }
-      reasons.push_back(StatusMessage(b.status()));
+      reasons.push_back(common::StatusMessage(b.status()));
     }
     out.backend = std::make_unique<OffBackend>();
     out.warnings.push_back(fmt::format(
@@ -228,4 +228,4 @@ absl::StatusOr<OpenedBackend> OpenBackend(BackendRequest request) {
       "unknown backend '{}': use auto, perf, direct, sim or off", name));
 }
 
-}  // namespace uncore::session
+}  // namespace uncore::runtime

@@ -1,4 +1,4 @@
-#include "sdk/registers/topology.h"
+#include "sdk/machine/topology.h"
 
 #include <stdlib.h>
 
@@ -16,10 +16,14 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sdk/common/status_macros.h"
-#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/registers/register_space.h"
 
-namespace uncore::registers {
+namespace uncore::machine {
+
+using registers::MsrRead;
+using registers::PciAddress;
+using registers::RegisterSpace;
 namespace {
 
 namespace fs = std::filesystem;
@@ -152,7 +156,7 @@ void WriteDword(const fs::path& file, uint32_t offset, uint32_t value) {
 
 TEST(DiscoverTopologyTest, FindsTheSocketsAndTheirOnlineCpus) {
   absl::StatusOr<Topology> t = DiscoverIvt(Fixture("ivt2s"));
-  ASSERT_TRUE(t.ok()) << StatusMessage(t.status());
+  ASSERT_TRUE(t.ok()) << common::StatusMessage(t.status());
   EXPECT_TRUE(t->is_ivytown);
   EXPECT_EQ(t->cpu_model, "GenuineIntel family 6 model 0x3e");
   ASSERT_EQ(t->sockets.size(), 2u);
@@ -173,7 +177,7 @@ TEST(DiscoverTopologyTest, FindsEveryPciBoxInstanceAtItsAddress) {
   ASSERT_EQ(static_cast<int>(ExpectedInstances().size()),
             NumPciInstancesInDescriptors());
   absl::StatusOr<Topology> t = DiscoverIvt(Fixture("ivt2s"));
-  ASSERT_TRUE(t.ok()) << StatusMessage(t.status());
+  ASSERT_TRUE(t.ok()) << common::StatusMessage(t.status());
   ASSERT_EQ(t->sockets.size(), 2u);
   // The U-Boxes say: bus 0x7f is package 0, bus 0xff package 1; the IIO
   // buses 0x00 and 0x80 (IRP) go with the U-Box bus above them.
@@ -185,7 +189,7 @@ TEST(DiscoverTopologyTest, IgnoresOtherDevices) {
   // The fixture also has a host bridge, a NIC, a GPU and another vendor's
   // device whose id is an iMC channel's (0000:03:00.0, 0x1af4:0x0eb4).
   absl::StatusOr<Topology> t = DiscoverIvt(Fixture("ivt2s"));
-  ASSERT_TRUE(t.ok()) << StatusMessage(t.status());
+  ASSERT_TRUE(t.ok()) << common::StatusMessage(t.status());
   std::set<int> buses;
   for (const SocketTopology& s : t->sockets) {
     for (const SocketTopology::PciInstance& p : s.pci) {
@@ -198,7 +202,7 @@ TEST(DiscoverTopologyTest, IgnoresOtherDevices) {
 
 TEST(DiscoverTopologyTest, MsrBoxesComeFromTheDescriptorsAndCoreCount) {
   absl::StatusOr<Topology> t = DiscoverIvt(Fixture("ivt2s"));
-  ASSERT_TRUE(t.ok()) << StatusMessage(t.status());
+  ASSERT_TRUE(t.ok()) << common::StatusMessage(t.status());
   const SocketTopology& s = t->sockets[0];
   EXPECT_TRUE(s.HasInstance(BoxType::kUbox, 0));
   EXPECT_TRUE(s.HasInstance(BoxType::kPcu, 0));
@@ -217,7 +221,7 @@ TEST(DiscoverTopologyTest, UboxNodeIdsDecideTheSocketOfEachBus) {
   WriteDword(UboxConfig(root, "0000:7f:0b.0"), 0x40, 2);
   WriteDword(UboxConfig(root, "0000:ff:0b.0"), 0x40, 0);
   absl::StatusOr<Topology> t = DiscoverIvt(root);
-  ASSERT_TRUE(t.ok()) << StatusMessage(t.status());
+  ASSERT_TRUE(t.ok()) << common::StatusMessage(t.status());
   ASSERT_EQ(t->sockets.size(), 2u);
   ExpectPciOnBuses(t->sockets[0], 0xff, 0x80);
   ExpectPciOnBuses(t->sockets[1], 0x7f, 0x00);
@@ -230,7 +234,7 @@ TEST(DiscoverTopologyTest, NodeMapOnlyLowThreeBitsOfTheNodeIdCount) {
   WriteDword(UboxConfig(root, "0000:7f:0b.0"), 0x40, 0x40 | 2);
   WriteDword(UboxConfig(root, "0000:ff:0b.0"), 0x40, 0x40 | 0);
   absl::StatusOr<Topology> t = DiscoverIvt(root);
-  ASSERT_TRUE(t.ok()) << StatusMessage(t.status());
+  ASSERT_TRUE(t.ok()) << common::StatusMessage(t.status());
   ExpectPciOnBuses(t->sockets[0], 0xff, 0x80);
   ExpectPciOnBuses(t->sockets[1], 0x7f, 0x00);
 }
@@ -245,7 +249,7 @@ TEST(DiscoverTopologyTest, WithoutReadableNodeIdsBusesGoInAscendingOrder) {
   WriteDword(UboxConfig(root, "0000:ff:0b.0"), 0x40, 0);
   fs::resize_file(UboxConfig(root, "0000:ff:0b.0"), 64);
   absl::StatusOr<Topology> t = DiscoverIvt(root);
-  ASSERT_TRUE(t.ok()) << StatusMessage(t.status());
+  ASSERT_TRUE(t.ok()) << common::StatusMessage(t.status());
   ASSERT_EQ(t->sockets.size(), 2u);
   ExpectPciOnBuses(t->sockets[0], 0x7f, 0x00);
   ExpectPciOnBuses(t->sockets[1], 0xff, 0x80);
@@ -257,7 +261,7 @@ TEST(DiscoverTopologyTest, NoConfigFilesAtAllAlsoGiveAscendingOrder) {
   fs::remove(UboxConfig(root, "0000:7f:0b.0"));
   fs::remove(UboxConfig(root, "0000:ff:0b.0"));
   absl::StatusOr<Topology> t = DiscoverIvt(root);
-  ASSERT_TRUE(t.ok()) << StatusMessage(t.status());
+  ASSERT_TRUE(t.ok()) << common::StatusMessage(t.status());
   ExpectPciOnBuses(t->sockets[0], 0x7f, 0x00);
   ExpectPciOnBuses(t->sockets[1], 0xff, 0x80);
 }
@@ -269,7 +273,7 @@ TEST(DiscoverTopologyTest, DuplicateNodeIdsFallBackToAscendingOrder) {
   WriteDword(UboxConfig(root, "0000:7f:0b.0"), 0x40, 2);
   WriteDword(UboxConfig(root, "0000:ff:0b.0"), 0x40, 2);
   absl::StatusOr<Topology> t = DiscoverIvt(root);
-  ASSERT_TRUE(t.ok()) << StatusMessage(t.status());
+  ASSERT_TRUE(t.ok()) << common::StatusMessage(t.status());
   ExpectPciOnBuses(t->sockets[0], 0x7f, 0x00);
   ExpectPciOnBuses(t->sockets[1], 0xff, 0x80);
 }
@@ -281,7 +285,7 @@ TEST(DiscoverTopologyTest, AbsentFunctionsAreAbsentInstances) {
   fs::remove_all(root / "sys/bus/pci/devices/0000:ff:1c.1");
   fs::remove_all(root / "sys/bus/pci/devices/0000:ff:1e.1");
   absl::StatusOr<Topology> t = DiscoverIvt(root);
-  ASSERT_TRUE(t.ok()) << StatusMessage(t.status());
+  ASSERT_TRUE(t.ok()) << common::StatusMessage(t.status());
   ExpectPciOnBuses(t->sockets[0], 0x7f, 0x00);
   const SocketTopology& s1 = t->sockets[1];
   EXPECT_FALSE(s1.HasInstance(BoxType::kHa, 1));
@@ -313,7 +317,7 @@ TEST(DiscoverTopologyTest, SocketsFollowPackageIdOrder) {
     WriteDword(UboxConfig(root, fn), 0x54, kMap);
   }
   absl::StatusOr<Topology> t = DiscoverIvt(root);
-  ASSERT_TRUE(t.ok()) << StatusMessage(t.status());
+  ASSERT_TRUE(t.ok()) << common::StatusMessage(t.status());
   ASSERT_EQ(t->sockets.size(), 2u);
   // Socket 0 is package 3: the old package 1 CPUs, behind node 2 (bus 0xff).
   EXPECT_THAT(t->sockets[0].cpus, ElementsAre(3, 4, 5, 9, 10, 11));
@@ -328,7 +332,7 @@ TEST(DiscoverTopologyTest, SocketsFollowPackageIdOrder) {
 TEST(DiscoverTopologyTest, NonIvyTownMachineIsNotAnError) {
   absl::StatusOr<Topology> t =
       DiscoverTopology(Fixture("epyc/sys"), Fixture("epyc/cpuinfo"));
-  ASSERT_TRUE(t.ok()) << StatusMessage(t.status());
+  ASSERT_TRUE(t.ok()) << common::StatusMessage(t.status());
   EXPECT_FALSE(t->is_ivytown);
   EXPECT_EQ(t->cpu_model, "AuthenticAMD family 23 model 0x31");
   ASSERT_EQ(t->sockets.size(), 1u);
@@ -348,8 +352,8 @@ TEST(DiscoverTopologyTest, MissingSysfsRootIsAClearError) {
       DiscoverTopology(missing, Fixture("ivt2s/cpuinfo"));
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(StatusMessage(t.status()), HasSubstr(missing));
-  EXPECT_THAT(StatusMessage(t.status()), HasSubstr("sysfs"));
+  EXPECT_THAT(common::StatusMessage(t.status()), HasSubstr(missing));
+  EXPECT_THAT(common::StatusMessage(t.status()), HasSubstr("sysfs"));
 }
 
 TEST(DiscoverTopologyTest, SysfsWithoutCpuTopologyIsAClearError) {
@@ -359,7 +363,7 @@ TEST(DiscoverTopologyTest, SysfsWithoutCpuTopologyIsAClearError) {
       DiscoverTopology((dir.path() / "sys").string(), Fixture("ivt2s/cpuinfo"));
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(StatusMessage(t.status()), HasSubstr("physical_package_id"));
+  EXPECT_THAT(common::StatusMessage(t.status()), HasSubstr("physical_package_id"));
 }
 
 TEST(DiscoverTopologyTest, MissingCpuinfoIsAClearError) {
@@ -368,7 +372,7 @@ TEST(DiscoverTopologyTest, MissingCpuinfoIsAClearError) {
   absl::StatusOr<Topology> t = DiscoverTopology(Fixture("ivt2s/sys"), missing);
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(StatusMessage(t.status()), HasSubstr(missing));
+  EXPECT_THAT(common::StatusMessage(t.status()), HasSubstr(missing));
 }
 
 TEST(DiscoverTopologyTest, ThisMachine) {
@@ -382,7 +386,7 @@ TEST(DiscoverTopologyTest, ThisMachine) {
     EXPECT_FALSE(t.ok());
     GTEST_SKIP() << "no /sys/devices/system/cpu/cpu0/topology here";
   }
-  ASSERT_TRUE(t.ok()) << StatusMessage(t.status());
+  ASSERT_TRUE(t.ok()) << common::StatusMessage(t.status());
   ASSERT_FALSE(t->sockets.empty());
   for (const SocketTopology& s : t->sockets) {
     ASSERT_FALSE(s.cpus.empty());
@@ -391,7 +395,7 @@ TEST(DiscoverTopologyTest, ThisMachine) {
     EXPECT_LE(s.num_cbos, 15);
   }
   absl::StatusOr<CpuIdentity> id = ReadCpuIdentity();
-  ASSERT_TRUE(id.ok()) << StatusMessage(id.status());
+  ASSERT_TRUE(id.ok()) << common::StatusMessage(id.status());
   EXPECT_EQ(t->is_ivytown, id->is_ivytown());
   EXPECT_EQ(t->cpu_model, id->ToString());
 }
@@ -400,7 +404,7 @@ TEST(DiscoverTopologyTest, ThisMachine) {
 
 TEST(ReadCpuIdentityTest, IvyTown) {
   absl::StatusOr<CpuIdentity> id = ReadCpuIdentity(Fixture("ivt2s/cpuinfo"));
-  ASSERT_TRUE(id.ok()) << StatusMessage(id.status());
+  ASSERT_TRUE(id.ok()) << common::StatusMessage(id.status());
   EXPECT_EQ(id->vendor, "GenuineIntel");
   EXPECT_EQ(id->family, 6);
   EXPECT_EQ(id->model, 62);
@@ -411,12 +415,12 @@ TEST(ReadCpuIdentityTest, IvyTown) {
 TEST(ReadCpuIdentityTest, OtherCpusAreNotIvyTown) {
   absl::StatusOr<CpuIdentity> hsx =
       ReadCpuIdentity(Fixture("haswell_ep/cpuinfo"));
-  ASSERT_TRUE(hsx.ok()) << StatusMessage(hsx.status());
+  ASSERT_TRUE(hsx.ok()) << common::StatusMessage(hsx.status());
   EXPECT_EQ(hsx->ToString(), "GenuineIntel family 6 model 0x3f");
   EXPECT_FALSE(hsx->is_ivytown());
 
   absl::StatusOr<CpuIdentity> epyc = ReadCpuIdentity(Fixture("epyc/cpuinfo"));
-  ASSERT_TRUE(epyc.ok()) << StatusMessage(epyc.status());
+  ASSERT_TRUE(epyc.ok()) << common::StatusMessage(epyc.status());
   EXPECT_EQ(epyc->vendor, "AuthenticAMD");
   EXPECT_EQ(epyc->family, 23);
   EXPECT_EQ(epyc->model, 49);
@@ -429,7 +433,7 @@ TEST(ReadCpuIdentityTest, CpuinfoWithoutX86FieldsIsUnknown) {
   std::ofstream(file) << "processor\t: 0\nBogoMIPS\t: 50.00\n"
                          "CPU implementer\t: 0x41\nCPU part\t: 0xd0c\n\n";
   absl::StatusOr<CpuIdentity> id = ReadCpuIdentity(file.string());
-  ASSERT_TRUE(id.ok()) << StatusMessage(id.status());
+  ASSERT_TRUE(id.ok()) << common::StatusMessage(id.status());
   EXPECT_EQ(id->vendor, "unknown");
   EXPECT_FALSE(id->is_ivytown());
 }
@@ -443,7 +447,7 @@ TEST(ReadCpuIdentityTest, OnlyTheFirstCpuCounts) {
                          "processor\t: 1\nvendor_id\t: GenuineIntel\n"
                          "cpu family\t: 6\nmodel\t\t: 63\n\n";
   absl::StatusOr<CpuIdentity> id = ReadCpuIdentity(file.string());
-  ASSERT_TRUE(id.ok()) << StatusMessage(id.status());
+  ASSERT_TRUE(id.ok()) << common::StatusMessage(id.status());
   EXPECT_EQ(id->model, 62);  // not 63, nor parsed from "model name"
 }
 
@@ -451,7 +455,7 @@ TEST(ReadCpuIdentityTest, MissingFileIsNotFound) {
   absl::StatusOr<CpuIdentity> id = ReadCpuIdentity("/nonexistent/cpuinfo");
   ASSERT_FALSE(id.ok());
   EXPECT_EQ(id.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(StatusMessage(id.status()), HasSubstr("/nonexistent/cpuinfo"));
+  EXPECT_THAT(common::StatusMessage(id.status()), HasSubstr("/nonexistent/cpuinfo"));
 }
 
 // ---- the simulator's topology -----------------------------------------------
@@ -505,5 +509,38 @@ TEST(SimulatedTopologyTest, AgreesWithSimulatedPciAddress) {
   }
 }
 
+// ---- CheckIvyTownCpu --------------------------------------------------------
+
+TEST(CheckIvyTownCpuTest, IvyTownIsAccepted) {
+  const absl::Status s = CheckIvyTownCpu(Fixture("ivt2s/cpuinfo"));
+  EXPECT_TRUE(s.ok()) << s;
+}
+
+TEST(CheckIvyTownCpuTest, OtherCpusAreRefusedNamingWhatWasFound) {
+  const absl::Status epyc = CheckIvyTownCpu(Fixture("epyc/cpuinfo"));
+  EXPECT_EQ(epyc.code(), absl::StatusCode::kFailedPrecondition) << epyc;
+  EXPECT_THAT(common::StatusMessage(epyc),
+              AllOf(HasSubstr("not an IvyTown CPU"),
+                    HasSubstr("AuthenticAMD family 23 model 0x31"),
+                    HasSubstr("model 0x3e"), HasSubstr("UNCORE_BACKEND=perf")));
+  const absl::Status hsx = CheckIvyTownCpu(Fixture("haswell_ep/cpuinfo"));
+  EXPECT_EQ(hsx.code(), absl::StatusCode::kFailedPrecondition) << hsx;
+  EXPECT_THAT(common::StatusMessage(hsx),
+              HasSubstr("GenuineIntel family 6 model 0x3f"));
+}
+
+TEST(CheckIvyTownCpuTest, UnreadableCpuinfoIsNotFound) {
+  const absl::Status s = CheckIvyTownCpu("/nonexistent/cpuinfo");
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
+}
+
+TEST(CheckIvyTownCpuTest, ThisMachineGivesAnAnswer) {
+  const absl::Status cpu = CheckIvyTownCpu();
+  if (!cpu.ok()) {
+    EXPECT_EQ(cpu.code(), absl::StatusCode::kFailedPrecondition) << cpu;
+    EXPECT_THAT(common::StatusMessage(cpu), HasSubstr("UNCORE_BACKEND=perf"));
+  }
+}
+
 }  // namespace
-}  // namespace uncore::registers
+}  // namespace uncore::machine

@@ -22,11 +22,12 @@
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
 #include "sdk/devices/device.h"
-#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/regions/recorder.h"
-#include "sdk/registers/topology.h"
+#include "sdk/machine/topology.h"
 #include "sdk/report/report.h"
-#include "sdk/session/backends.h"
+#include "sdk/runtime/backends.h"
+#include "sdk/runtime/session_testing.h"
 #include "sdk/spec/encoder.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/spec/metric_expression.h"
@@ -49,19 +50,19 @@ std::string HostName() {
 }
 
 std::string CpuName() {
-  absl::StatusOr<registers::CpuIdentity> id = registers::ReadCpuIdentity();
+  absl::StatusOr<machine::CpuIdentity> id = machine::ReadCpuIdentity();
   return id.ok() ? id->ToString() : "unknown";
 }
 
 // "0,2-3" -> {0, 2, 3}.
 absl::StatusOr<std::vector<int>> ParseSocketList(std::string_view text) {
   std::vector<int> sockets;
-  for (std::string_view part : Split(text, ',')) {
-    part = StripWhitespace(part);
+  for (std::string_view part : common::Split(text, ',')) {
+    part = common::StripWhitespace(part);
     if (part.empty()) continue;
     const size_t dash = part.find('-');
     auto number = [](std::string_view s) -> std::optional<int> {
-      s = StripWhitespace(s);
+      s = common::StripWhitespace(s);
       if (s.empty() || s.size() > 4) return std::nullopt;
       int v = 0;
       for (char c : s) {
@@ -107,8 +108,8 @@ bool IsRate(const spec::CompiledMetric& m) {
 
 // Retired recorders: regions still open on other threads may touch them
 // after Stop, so they live until the process exits.
-std::vector<std::unique_ptr<internal::Recorder>>& RetiredRecorders() {
-  static auto* retired = new std::vector<std::unique_ptr<internal::Recorder>>;
+std::vector<std::unique_ptr<regions::Recorder>>& RetiredRecorders() {
+  static auto* retired = new std::vector<std::unique_ptr<regions::Recorder>>;
   return *retired;
 }
 
@@ -130,9 +131,9 @@ struct Session::Impl {
     std::vector<int> event_index;  // per compiled.events: session event
   };
   std::vector<Metric> metrics;
-  std::unique_ptr<session::Backend> backend;
-  std::unique_ptr<internal::Recorder> recorder;  // moved to retired on Stop
-  internal::Recorder* recorder_view = nullptr;   // stays valid (retired)
+  std::unique_ptr<runtime::Backend> backend;
+  std::unique_ptr<regions::Recorder> recorder;  // moved to retired on Stop
+  regions::Recorder* recorder_view = nullptr;   // stays valid (retired)
   std::vector<std::string> warnings;
   std::vector<std::string> setup_errors;
   uint64_t start_unix_ns = 0;
@@ -167,8 +168,8 @@ absl::StatusOr<SessionOptions> Session::OptionsFromEnvironment() {
   };
   std::optional<std::string> events = env("UNCORE_EVENTS");
   std::optional<std::string> metrics = env("UNCORE_METRICS");
-  if ((!events || StripWhitespace(*events).empty()) &&
-      (!metrics || StripWhitespace(*metrics).empty())) {
+  if ((!events || common::StripWhitespace(*events).empty()) &&
+      (!metrics || common::StripWhitespace(*metrics).empty())) {
     return absl::NotFoundError(
         "neither UNCORE_EVENTS nor UNCORE_METRICS is set");
   }
@@ -176,7 +177,7 @@ absl::StatusOr<SessionOptions> Session::OptionsFromEnvironment() {
   if (events) o.events = spec::SplitSpecList(*events);
   if (metrics) o.metrics = spec::SplitSpecList(*metrics);
   if (std::optional<std::string> b = env("UNCORE_BACKEND")) {
-    o.backend = ToLower(StripWhitespace(*b));
+    o.backend = common::ToLower(common::StripWhitespace(*b));
   }
   o.output = env("UNCORE_OUTPUT").value_or("-");
   if (std::optional<std::string> s = env("UNCORE_SOCKETS")) {
@@ -184,8 +185,8 @@ absl::StatusOr<SessionOptions> Session::OptionsFromEnvironment() {
   }
   auto flag = [&](const char* name) {
     std::optional<std::string> f = env(name);
-    return f && (*f == "1" || EqualsIgnoreCase(*f, "true") ||
-                 EqualsIgnoreCase(*f, "yes"));
+    return f && (*f == "1" || common::EqualsIgnoreCase(*f, "true") ||
+                 common::EqualsIgnoreCase(*f, "yes"));
   };
   o.force = flag("UNCORE_FORCE");
   o.allow_multiplexing = flag("UNCORE_MULTIPLEX");
@@ -194,17 +195,33 @@ absl::StatusOr<SessionOptions> Session::OptionsFromEnvironment() {
 
 absl::StatusOr<std::unique_ptr<Session>> Session::Start(
     SessionOptions options) {
+  return runtime::SessionAccess::Start(std::move(options), {});
+}
+
+namespace runtime {
+
+absl::StatusOr<std::unique_ptr<Session>> StartSessionOnDevice(
+    SessionOptions options, InjectedDevice device) {
+  if (device.device == nullptr) {
+    return absl::InvalidArgumentError("StartSessionOnDevice: no device");
+  }
+  return SessionAccess::Start(std::move(options), std::move(device));
+}
+
+absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
+    SessionOptions options, InjectedDevice injected) {
+  using Impl = Session::Impl;
   constexpr const char* kOneAtATime =
       "another uncore::Session is active: Stop it first (one session at a "
       "time; an UNCORE_EVENTS environment session counts too)";
   // Refuse before opening anything: a second session must not touch the
   // registers or PMUs the active one counts on.
-  if (Active() != nullptr) {
+  if (Session::Active() != nullptr) {
     return absl::FailedPreconditionError(kOneAtATime);
   }
   auto impl = std::make_unique<Impl>();
   impl->start_unix_ns = UnixNowNs();
-  impl->start_steady_ns = MonotonicNowNs();
+  impl->start_steady_ns = common::MonotonicNowNs();
   impl->host = HostName();
   impl->cpu = CpuName();
 
@@ -249,7 +266,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Start(
   }
   for (const std::string& text : options.metrics) {
     const std::string full =
-        StartsWithIgnoreCase(text, "metric/") ? text : "metric/" + text;
+        common::StartsWithIgnoreCase(text, "metric/") ? text : "metric/" + text;
     absl::StatusOr<spec::Spec> s = spec::ParseSpec(full);
     if (!s.ok()) return s.status();
     if (!s->is_metric()) {
@@ -263,23 +280,22 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Start(
   }
 
   // The backend.
-  session::BackendRequest request;
-  request.name = ToLower(options.backend.empty() ? "auto" : options.backend);
+  runtime::BackendRequest request;
+  request.name = common::ToLower(options.backend.empty() ? "auto" : options.backend);
   request.program.events = impl->events;
   request.program.sockets = options.sockets;
   request.program.force = options.force;
   request.program.allow_multiplexing = options.allow_multiplexing;
   request.sim_sockets = options.sim_sockets;
   request.sim_demo_traffic = options.sim_demo_traffic;
-  request.device = std::move(options.device);
-  request.device_name = options.device_name;
-  request.device_simulated = options.device_simulated;
-  UNCORE_ASSIGN_OR_RETURN(session::OpenedBackend opened,
-                          session::OpenBackend(std::move(request)));
+  request.device = std::move(injected.device);
+  request.device_name = std::move(injected.name);
+  request.device_simulated = injected.simulated;
+  UNCORE_ASSIGN_OR_RETURN(runtime::OpenedBackend opened,
+                          runtime::OpenBackend(std::move(request)));
   impl->backend = std::move(opened.backend);
   impl->warnings = std::move(opened.warnings);
   impl->options = std::move(options);
-  impl->options.device = nullptr;
 
   std::unique_ptr<Session> session(new Session(std::move(impl)));
   Impl& s = *session->impl_;
@@ -290,14 +306,14 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Start(
       s.instance_names.push_back(s.backend->InstanceName(i, s.plan[i]));
     }
     for (size_t i = 0; i < s.event_infos.size(); ++i) {
-      const session::EventScale scale = s.backend->ScaleOf(static_cast<int>(i));
+      const runtime::EventScale scale = s.backend->ScaleOf(static_cast<int>(i));
       s.event_infos[i].scale = scale.scale;
       s.event_infos[i].unit = scale.unit;
       if (!scale.encoding.empty()) s.event_infos[i].encoding = scale.encoding;
     }
   }
   if (session->backend_ != "off") {
-    s.recorder = std::make_unique<internal::Recorder>(s.backend->device());
+    s.recorder = std::make_unique<regions::Recorder>(s.backend->device());
     s.recorder_view = s.recorder.get();
     session->recorder_ = s.recorder_view;
   }
@@ -315,6 +331,8 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Start(
   return session;
 }
 
+}  // namespace runtime
+
 absl::Status Session::Stop() {
   Impl& s = *impl_;
   if (s.stopped) return absl::OkStatus();
@@ -326,7 +344,7 @@ absl::Status Session::Stop() {
       internal::g_active_recorder.store(nullptr, std::memory_order_release);
     }
   }
-  s.stop_steady_ns = MonotonicNowNs();
+  s.stop_steady_ns = common::MonotonicNowNs();
   if (s.recorder_view != nullptr) {
     s.open_at_stop = s.recorder_view->OpenRegions();
   }
@@ -372,7 +390,7 @@ Results Session::Collect() const {
   r.run.cpu = s.cpu;
   r.run.start_unix_ns = s.start_unix_ns;
   const uint64_t end =
-      s.stop_steady_ns != 0 ? s.stop_steady_ns : MonotonicNowNs();
+      s.stop_steady_ns != 0 ? s.stop_steady_ns : common::MonotonicNowNs();
   r.run.duration_ns = end - s.start_steady_ns;
   r.run.warnings = s.warnings;
   r.events = s.event_infos;
@@ -413,7 +431,7 @@ Results Session::Collect() const {
         "region {} was still open when the session stopped: not counted",
         open));
   }
-  for (internal::Recorder::RegionTotals& t : s.recorder_view->Collect()) {
+  for (regions::Recorder::RegionTotals& t : s.recorder_view->Collect()) {
     RegionResult region;
     region.name = std::move(t.name);
     region.path = std::move(t.path);
@@ -458,54 +476,3 @@ Results Session::Collect() const {
 
 }  // namespace uncore
 
-// The default: programs start the UNCORE_EVENTS session.  A program that
-// chooses its sessions itself defines a strong version returning 0.
-extern "C" __attribute__((weak)) int uncore_environment_session_enabled(void) {
-  return 1;
-}
-
-namespace uncore::internal {
-namespace {
-
-std::unique_ptr<Session>& EnvironmentSession() {
-  static auto* session = new std::unique_ptr<Session>();
-  return *session;
-}
-
-}  // namespace
-
-void StopEnvironmentSession() {
-  std::unique_ptr<Session>& session = EnvironmentSession();
-  if (session == nullptr) return;
-  absl::Status s = session->Stop();
-  if (!s.ok()) {
-    std::fprintf(stderr, "uncore: writing the report failed: %s\n",
-                 StatusMessage(s).c_str());
-  }
-}
-
-bool StartEnvironmentSession() {
-  if (uncore_environment_session_enabled() == 0) return false;
-  absl::StatusOr<SessionOptions> options = Session::OptionsFromEnvironment();
-  if (!options.ok()) {
-    if (options.status().code() != absl::StatusCode::kNotFound) {
-      std::fprintf(stderr, "uncore: regions will not be measured: %s\n",
-                   StatusMessage(options.status()).c_str());
-    }
-    return false;
-  }
-  absl::StatusOr<std::unique_ptr<Session>> session =
-      Session::Start(*std::move(options));
-  if (!session.ok()) {
-    std::fprintf(stderr,
-                 "uncore: regions will not be measured: the session "
-                 "UNCORE_EVENTS asks for cannot start: %s\n",
-                 StatusMessage(session.status()).c_str());
-    return false;
-  }
-  EnvironmentSession() = *std::move(session);
-  std::atexit(&StopEnvironmentSession);
-  return true;
-}
-
-}  // namespace uncore::internal

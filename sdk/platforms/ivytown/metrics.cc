@@ -11,7 +11,7 @@
 //   - `fix` is set only where the expression differs from the manual's
 //     formula beyond these conventions (or the printed register name is
 //     wrong: "Notation only").
-#include "sdk/ivytown/metrics.h"
+#include "sdk/platforms/ivytown/metrics.h"
 
 #include <cstddef>
 #include <iterator>
@@ -20,7 +20,7 @@
 #include <string_view>
 
 #include "sdk/common/text.h"
-#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
 
 namespace uncore::ivytown {
 namespace {
@@ -1340,7 +1340,7 @@ const MetricDescriptor* FindMetric(std::string_view name, bool* ambiguous) {
   const MetricDescriptor* found = nullptr;
   for (const MetricDescriptor& m : kMetrics) {
     if (box.has_value() && m.box != *box) continue;
-    if (!EqualsIgnoreCase(m.name, name)) continue;
+    if (!common::EqualsIgnoreCase(m.name, name)) continue;
     if (found != nullptr) {
       // Names are unique within a box, so this is an unqualified name that
       // several boxes define.

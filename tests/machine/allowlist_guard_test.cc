@@ -2,7 +2,7 @@
 // backend, programming every catalog event and thousands of random specs
 // through the guard onto a recording space, never writes outside the
 // allow-list.
-#include "sdk/registers/allowlist_guard.h"
+#include "sdk/machine/allowlist_guard.h"
 
 #include <cstdint>
 #include <map>
@@ -21,15 +21,21 @@
 #include "gtest/gtest.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/devices/direct/direct_device.h"
-#include "sdk/ivytown/box_descriptors.h"
-#include "sdk/ivytown/event_catalog.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/event_catalog.h"
 #include "sdk/registers/recording_register_space.h"
-#include "sdk/registers/topology.h"
+#include "sdk/machine/topology.h"
 #include "sdk/sim/simulated_uncore.h"
 #include "sdk/spec/event_spec.h"
 #include "tests/testing/catalog_specs.h"
 
-namespace uncore::registers {
+namespace uncore::machine {
+
+using registers::MsrRead;
+using registers::PciAddress;
+using registers::RecordingRegisterSpace;
+using registers::RegisterAccess;
+using registers::RegisterSpace;
 namespace {
 
 using ivytown::AccessSpace;
@@ -148,15 +154,15 @@ TEST(AllowListGuardTest, RefusedWritesNeverReachTheSpace) {
   // The TSC is not an uncore PMON register.
   absl::Status s = guard.WriteMsr(0, kTsc, 0);
   EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_THAT(StatusMessage(s), HasSubstr("MSR 0x10"));
+  EXPECT_THAT(common::StatusMessage(s), HasSubstr("MSR 0x10"));
   // A CPU of no socket.
   s = guard.WriteMsr(99, kCbo0Ctl0, 0x00400000);
   EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_THAT(StatusMessage(s), HasSubstr("CPU 99 belongs to no socket"));
+  EXPECT_THAT(common::StatusMessage(s), HasSubstr("CPU 99 belongs to no socket"));
   // Reserved bit 20 of a CBo counter control.
   s = guard.WriteMsr(0, kCbo0Ctl0, 0x00500000);
   EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_THAT(StatusMessage(s), HasSubstr("bits 0x100000 are reserved"));
+  EXPECT_THAT(common::StatusMessage(s), HasSubstr("bits 0x100000 are reserved"));
   // A CBo counter is 44 bits wide.
   s = guard.WriteMsr(0, 0xD16, uint64_t{1} << 44);
   EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
@@ -165,7 +171,7 @@ TEST(AllowListGuardTest, RefusedWritesNeverReachTheSpace) {
   EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
   s = guard.WritePci(kImc0Channel0, 0x04, 0);  // the command register
   EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_THAT(StatusMessage(s), HasSubstr("0000:7f:10.4 offset 0x4"));
+  EXPECT_THAT(common::StatusMessage(s), HasSubstr("0000:7f:10.4 offset 0x4"));
   // A PCI counter's high dword holds bits 47:32 only.
   s = guard.WritePci(kImc0Channel0, 0xA0 + 4, 0x10000);
   EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
@@ -295,7 +301,7 @@ TEST(AllowListGuardTest, EveryCatalogEventProgramsInsideTheAllowList) {
     req.events.push_back(*e);
     std::string context = text;
     const absl::Status s = stack.ProgramAndRelease(req, {}, &context);
-    EXPECT_TRUE(s.ok()) << text << ": " << StatusMessage(s);
+    EXPECT_TRUE(s.ok()) << text << ": " << common::StatusMessage(s);
     programmed += s.ok() ? 1 : 0;
   }
   EXPECT_GT(programmed, 1000);
@@ -404,7 +410,7 @@ TEST(AllowListGuardTest, ThousandsOfRandomSpecsNeverLeaveTheAllowList) {
       // A bad request is refused by planning, before any register access;
       // never by the guard.
       EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument)
-          << context << ": " << StatusMessage(s);
+          << context << ": " << common::StatusMessage(s);
       ++refused_by_plan;
     }
   }
@@ -443,4 +449,4 @@ TEST(AllowListGuardTest, TheIndependentCheckerFlagsBadWrites) {
 }
 
 }  // namespace
-}  // namespace uncore::registers
+}  // namespace uncore::machine

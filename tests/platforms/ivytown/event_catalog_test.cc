@@ -1,4 +1,4 @@
-#include "sdk/ivytown/event_catalog.h"
+#include "sdk/platforms/ivytown/event_catalog.h"
 
 #include <array>
 #include <cctype>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
 
 namespace uncore::ivytown {
 namespace {

@@ -14,7 +14,7 @@
 //
 // Where the manual (Intel 329468-002) is ambiguous or wrong, the datum carries
 // a `// DECISION:` comment quoting the manual's line; notes/decisions.md lists
-// them all and tests/ivytown/box_descriptors_test.cc pins each one.
+// them all and tests/platforms/ivytown/box_descriptors_test.cc pins each one.
 //
 // Guarantees: pure data, no allocation, usable in constant expressions.
 #ifndef UNCORE_SDK_IVYTOWN_BOX_DESCRIPTORS_H_

@@ -1,4 +1,4 @@
-#include "sdk/ivytown/event_catalog.h"
+#include "sdk/platforms/ivytown/event_catalog.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -8,7 +8,7 @@
 #include <tuple>
 
 #include "sdk/common/text.h"
-#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
 
 // AllEvents() is defined in the generated event_catalog_data.cc.
 
@@ -26,10 +26,10 @@ auto Key(const EventDescriptor& e) {
 const UmaskDescriptor* EventDescriptor::FindUmask(
     std::string_view umask_name) const {
   for (const UmaskDescriptor& u : umasks) {
-    if (EqualsIgnoreCase(u.name, umask_name)) return &u;
+    if (common::EqualsIgnoreCase(u.name, umask_name)) return &u;
   }
   for (const UmaskDescriptor& u : umasks) {
-    if (MatchesAnyIgnoreCase(umask_name, u.aliases)) return &u;
+    if (common::MatchesAnyIgnoreCase(umask_name, u.aliases)) return &u;
   }
   return nullptr;
 }
@@ -50,10 +50,10 @@ const EventDescriptor* FindEvent(BoxType box, std::string_view name) {
   const std::span<const EventDescriptor> events = EventsOf(box);
   // Names first, so an alias can never shadow another event's own name.
   for (const EventDescriptor& e : events) {
-    if (EqualsIgnoreCase(e.name, name)) return &e;
+    if (common::EqualsIgnoreCase(e.name, name)) return &e;
   }
   for (const EventDescriptor& e : events) {
-    if (MatchesAnyIgnoreCase(name, e.aliases)) return &e;
+    if (common::MatchesAnyIgnoreCase(name, e.aliases)) return &e;
   }
   return nullptr;
 }

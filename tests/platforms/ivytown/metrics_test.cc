@@ -1,8 +1,8 @@
-// Tests for the derived-metric table (sdk/ivytown/metrics.h): counts, lookup,
+// Tests for the derived-metric table (sdk/platforms/ivytown/metrics.h): counts, lookup,
 // golden expressions, documentation of every correction, parameters, and a
 // cross-check of every event spec in every expression against the box
 // descriptors and the event catalog.
-#include "sdk/ivytown/metrics.h"
+#include "sdk/platforms/ivytown/metrics.h"
 
 #include <cctype>
 #include <cstdint>
@@ -15,8 +15,8 @@
 
 #include "gtest/gtest.h"
 #include "sdk/common/text.h"
-#include "sdk/ivytown/box_descriptors.h"
-#include "sdk/ivytown/event_catalog.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/event_catalog.h"
 
 namespace uncore::ivytown {
 namespace {

@@ -1,4 +1,4 @@
-#include "sdk/registers/allowlist_guard.h"
+#include "sdk/machine/allowlist_guard.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -12,9 +12,13 @@
 
 #include "absl/status/status.h"
 #include "fmt/format.h"
-#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
 
-namespace uncore::registers {
+namespace uncore::machine {
+
+using registers::MsrRead;
+using registers::PciAddress;
+using registers::RegisterSpace;
 namespace {
 
 using ivytown::AccessSpace;
@@ -400,4 +404,4 @@ std::vector<AllowedRegister> AllowListGuard::AllowedRegisters() const {
   return out;
 }
 
-}  // namespace uncore::registers
+}  // namespace uncore::machine

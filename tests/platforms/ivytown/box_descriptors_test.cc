@@ -1,6 +1,6 @@
 // Golden addresses (the manual's tables), self-consistency of every box
 // descriptor, one test per notes/decisions.md entry, and FindBox.
-#include "sdk/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,0 +1,34 @@
+// Internal hooks on uncore::Session for tests, benchmarks and the SDK's own
+// integrations: count on a device made in code, and reach the simulator
+// behind the `sim` backend.  Not installed; not part of the public API.
+#ifndef UNCORE_SDK_RUNTIME_SESSION_TESTING_H_
+#define UNCORE_SDK_RUNTIME_SESSION_TESTING_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "sdk/devices/device.h"
+#include "uncore/session.h"
+
+namespace uncore::runtime {
+
+// A device given in code instead of a backend; Start programs it.
+struct InjectedDevice {
+  std::unique_ptr<devices::Device> device;
+  std::string name = "custom";  // the report's backend name
+  bool simulated = false;       // the report says SIMULATED
+};
+
+// Session::Start, counting on `device` (InvalidArgument when it is null).
+absl::StatusOr<std::unique_ptr<Session>> StartSessionOnDevice(
+    SessionOptions options, InjectedDevice device);
+
+struct SessionAccess {
+  static absl::StatusOr<std::unique_ptr<Session>> Start(
+      SessionOptions options, InjectedDevice injected);
+};
+
+}  // namespace uncore::runtime
+
+#endif  // UNCORE_SDK_RUNTIME_SESSION_TESTING_H_
