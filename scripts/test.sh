@@ -1,33 +1,55 @@
 #!/usr/bin/env bash
-# Builds and runs every test: a plain build, an ASan+UBSan build, and the
-# libFuzzer target for a bounded time (UNCORE_FUZZ_SECONDS, default 60).
+# Builds and runs every test, as CI does (.ci/run):
+#   1. clang-format --dry-run -Werror over every tracked C/C++ source;
+#   2. a GCC Release build, warnings as errors, and every test (CTest);
+#   3. a clang Release build of the library, the tool, the integrations and
+#      the examples, warnings as errors, then clang-tidy over the C++ files the
+#      last commit changed (scripts/tidy.sh; UNCORE_TIDY_BASE changes that);
+#   4. an ASan+UBSan Debug build (GCC) and every test but the install test;
+#   5. a TSan build of the tests labelled `concurrent`, run under TSan;
+#   6. the spec-parser fuzzer (clang, libFuzzer) for UNCORE_FUZZ_SECONDS
+#      (default 60).
+# Warnings are errors here (UNCORE_WERROR=ON); a user's own build does not
+# turn them into errors unless asked.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 jobs=$(nproc)
+start=$SECONDS
+stage() { echo; echo "=== $* ($((SECONDS - start)) s in)"; }
 
-echo "=== plain build (warnings are errors)"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+stage "format: clang-format --dry-run -Werror over the tracked sources"
+git ls-files -z '*.cc' '*.h' '*.c' | xargs -0 clang-format --dry-run -Werror
+echo "format: clean"
+
+stage "GCC Release build (warnings are errors) and every test"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DUNCORE_WERROR=ON
 cmake --build build -j "$jobs"
 (cd build && ctest --output-on-failure -j "$jobs")
 
-echo "=== ASan + UBSan build"
+stage "clang Release build (warnings are errors) and clang-tidy"
+CC=clang CXX=clang++ cmake -S . -B build-clang -G Ninja \
+  -DCMAKE_BUILD_TYPE=Release -DUNCORE_WERROR=ON -DUNCORE_BUILD_TESTS=OFF
+cmake --build build-clang -j "$jobs"
+bash scripts/tidy.sh build-clang
+
+stage "ASan + UBSan Debug build and every test"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-  -DUNCORE_SANITIZE=address,undefined
+  -DUNCORE_WERROR=ON -DUNCORE_SANITIZE=address,undefined
 cmake --build build-asan -j "$jobs"
 # The install test builds an unsanitized consumer against the installed
-# library: it runs in the plain build only.
+# library, and the layer probes rebuild targets: the plain build runs them.
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --output-on-failure -j "$jobs" -LE install)
+  ctest --output-on-failure -j "$jobs" -LE 'install|layers')
 
-echo "=== TSan build: the concurrent parts (regions, sessions, devices, simulator)"
+stage "TSan build: the tests labelled 'concurrent'"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DUNCORE_SANITIZE=thread
-cmake --build build-tsan -j "$jobs" --target regions_test devices_test sim_test
+  -DUNCORE_WERROR=ON -DUNCORE_SANITIZE=thread
+cmake --build build-tsan -j "$jobs" --target concurrent_tests
 (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-  ctest --output-on-failure -j "$jobs" -R '^(RegionTest|DirectDevice|Sim|SimulatedUncore|DemoTraffic|PerfRealCounting)')
+  ctest --output-on-failure -j "$jobs" -L concurrent)
 
-echo "=== libFuzzer: spec parser (${UNCORE_FUZZ_SECONDS:-60}s)"
+stage "libFuzzer: spec parser (${UNCORE_FUZZ_SECONDS:-60}s)"
 CXX=clang++ CC=clang cmake -S . -B build-fuzz -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUNCORE_BUILD_TESTS=OFF \
   -DUNCORE_BUILD_FUZZERS=ON -DUNCORE_SANITIZE=address,undefined \
@@ -39,3 +61,4 @@ rm -rf "$corpus" && mkdir -p "$corpus" && cp tests/fuzz/corpus/* "$corpus"/
   -max_total_time="${UNCORE_FUZZ_SECONDS:-60}" -max_len=256 \
   -dict=tests/fuzz/spec.dict -print_final_stats=1 2>&1 | tail -n 15
 echo "fuzzing: no crash in ${UNCORE_FUZZ_SECONDS:-60}s"
+stage "all stages passed"

@@ -5,12 +5,13 @@
 //   std::unique_ptr<RegisterSpace> space = ...;   // Linux, simulator, guard
 //   uint64_t v = 0;
 //   UNCORE_RETURN_IF_ERROR(space->ReadMsr(/*cpu=*/0, 0x0C00, &v));
-//   UNCORE_RETURN_IF_ERROR(space->WritePci({0, 0x7f, 16, 4}, 0xD8,
-//   0x00400304));
+//   UNCORE_RETURN_IF_ERROR(
+//       space->WritePci({0, 0x7f, 16, 4}, 0xD8, 0x00400304));
 //
-// Implementations: LinuxRegisterSpace (/dev/cpu/N/msr and PCI config files),
-// SimulatedUncore (sdk/sim), AllowListGuard (refuses writes to registers the
-// box descriptors do not name) and RecordingRegisterSpace (tests).
+// Implementations: LinuxRegisterSpace (/dev/cpu/N/msr and PCI config files)
+// and RecordingRegisterSpace (tests) here; above this layer, SimulatedUncore
+// (sdk/sim) and AllowListGuard (sdk/machine: refuses registers the box
+// descriptors do not name).
 //
 // Guarantees: every call returns a Status; an implementation never prints,
 // exits or throws.  Thread-safety is per implementation (see each).

@@ -1,8 +1,8 @@
 // The event-spec language: one string names one event (or one metric).
 //
 //   absl::StatusOr<Spec> s =
-//   ParseSpec("cbo[0-3]/LLC_LOOKUP.DATA_READ:filter_state=0x1f"); const
-//   EventSpec& e = std::get<EventSpec>(s->value);
+//       ParseSpec("cbo[0-3]/LLC_LOOKUP.DATA_READ:filter_state=0x1f");
+//   const EventSpec& e = std::get<EventSpec>(s->value);
 //   // e.box->type == BoxType::kCbo, e.instances == {0,1,2,3}
 //
 // Grammar (names are case-insensitive; the manual's and the kernel's
@@ -19,9 +19,9 @@
 //   body      := EVENT ["." UMASK ("|" UMASK)*] [(":" | ",") modifiers]
 //              | terms ["/"]                    kernel syntax, see below
 //   modifiers := mod (("," | ":") mod)*
-//   mod       := FIELD "=" INT | FLAG           thresh=1, edge, inv,
-//   filter_opc=0x182 terms     := term ("," term)* term      := FIELD "=" INT |
-//   FLAG           event=0x04,umask=0x03,edge=1
+//   mod       := FIELD "=" INT | FLAG           thresh=1, edge, filter_opc=0x182
+//   terms     := term ("," term)*
+//   term      := FIELD "=" INT | FLAG           event=0x04,umask=0x03,edge=1
 //
 // Fixed counters are events: `ubox/UCLK`, `imc/DCLK` (the kernel's
 // `uncore_imc/event=0xff/` names the same counter).  Any other PMU

@@ -4,7 +4,7 @@
 //
 //   machine::Topology topo = ...;                 // or SimulatedTopology(1)
 //   machine::AllowListGuard guard(&linux_space);  // production
-//   devices::DirectDevice dev(&guard, topo);        // the space is not owned
+//   devices::DirectDevice dev(&guard, topo);      // the space is not owned
 //   ProgramRequest req;
 //   req.events.push_back(*spec::ParseEventSpec("imc/CAS_COUNT.RD"));
 //   UNCORE_RETURN_IF_ERROR(dev.Program(req));
@@ -15,73 +15,16 @@
 //   uint64_t reads = b.values[0] - a.values[0];   // 64-bit, never wraps
 //   UNCORE_RETURN_IF_ERROR(dev.Release());        // registers as found
 //
-// Program (see program_plan.h for the exact write order): validates and
-// resolves the request (bipartite counter matching, shared filters), then
-// READS every register it will change on each used box instance: the box
-// control, every counter control (all of the box's counters, since the box
-// reset clears them all), the fixed counter control, the filter registers,
-// every counter's data register, and U_MSR_PMON_GLOBAL_CTL.
-//   "In use" test: a box instance is in use by another agent when any of
-//   its counter controls or its fixed counter control has the enable bit
-//   (en) set, or its box control reads with frz set (someone froze it to
-//   read it).  Filter and data registers are not looked at: agents leave
-//   them behind when they stop, and they count nothing without en.  The
-//   global control is not looked at either (perf's uncore driver never
-//   writes it); its pmi_core_sel and wk_on_pmi bits are kept.
-// In use → FailedPrecondition naming the box, instance, register and value,
-// unless request.force.  Then the setup writes, and on any failure every
-// register of every box instance touched so far (and of the global control)
-// is written back with its saved value, in reverse order, and the error is
-// returned.  Release restores the same saved values.  Data registers are
-// restored too, so the machine is left as found (the counts an agent had
-// at Program time).  U_MSR_PMON_GLOBAL_CTL's freeze state cannot be read
-// (frz_all and unfrz_all are write-only triggers), so restoring it writes
-// the kept bits with unfrz_all: the state after reset, and the one every
-// other agent expects.
-//
-// Snapshots: per socket, one window of U_MSR_PMON_GLOBAL_CTL.frz_all, the
-// counter reads (MSR: one read each, through ReadMsrBatch when there are
-// several; PCI: the low and then the high dword), and unfrz_all: exactly 2
-// writes per socket, 1 read per MSR counter and 2 per PCI counter.
-//   Concurrency: the window is serialised per socket by a std::mutex.  The
-//   freeze is one global state per socket, not a nesting count: with two
-//   windows overlapping, the first unfrz_all restarts the counters while the
-//   second is still reading (and a PCI counter read as two dwords can then
-//   tear).  A lock-free reference count cannot fix that: the thread that
-//   takes the count from 0 to 1 has not yet written frz_all when a second
-//   thread sees the count at 1 and starts reading, and the last one out
-//   cannot unfreeze atomically with a newcomer's increment.  Every scheme
-//   that is correct makes a reader wait for the freeze to be in force, which
-//   is a lock.  The window is a few register accesses, so contention is
-//   short.
-//   Width extension: the hardware counters are 44 or 48 bits.  Per counter
-//   the device keeps the last raw value and a 64-bit total, updated under
-//   the same per-socket lock with WidthAwareDelta, so snapshot values are
-//   monotonic 64-bit counts.  They are exact while some read of the counter
-//   happens at least once per wrap period.  We chose a background extender
-//   over overflow status: CBo and IRP counters have no ov_en and the CBo no
-//   box status (notes/decisions.md #1, #7), and ov_en would also freeze the
-//   whole socket on every wrap.  The extender thread (started by Program,
-//   stopped by Release) runs ExtendNow every `extender_period()`: a fraction
-//   (Options::wrap_fraction, 1/4) of the shortest wrap time of the used
-//   counters at their box's (or event's) maximum increment per cycle and an
-//   assumed maximum clock (Options::assumed_max_clock_hz, 5 GHz, above any
-//   IvyTown uncore clock).  E.g. an IRP or R3QPI counter (44 bits, 255 per
-//   cycle) wraps after at least 13.8 s, so the extender runs every 3.4 s.
-//   Time frozen: CLOCK_MONOTONIC around each window, summed in frozen_ns().
-//   A failed access → Snapshot::valid = false, every value zeroed, and the
-//   error returned; the unfreeze is still written when the freeze was.
-//   TakeSnapshot allocates nothing when out->values already has
-//   read_plan().size() entries (the space's own ReadMsrBatch aside).
-//
-// Sampling (ProgramOptions::samples, manual §2.1.2 e): the counter is
-// preloaded with 2^width - interval and ov_en set, so the socket freezes
-// when it overflows.  Note that a later TakeSnapshot unfreezes the socket.
-//
-// Guarantees: TakeSnapshot and ExtendNow are safe from many threads at once;
-// Program and Release are not safe with each other or with snapshots.  The
-// space must outlive the device; the destructor calls Release.  Never
-// prints, exits or throws.
+// Guarantees: Program refuses boxes another agent uses (unless forced) and
+// rolls back every write on failure; Release restores every register it
+// saved.  A snapshot is one freeze window per socket (2 writes, 1 read per
+// MSR counter, 2 per PCI counter); values are 64-bit and exact while the
+// background extender reads each counter within its wrap period.
+// TakeSnapshot and ExtendNow are safe from many threads at once; Program and
+// Release are not safe with each other or with snapshots.  The space must
+// outlive the device.  Never prints, exits or throws.  The whole protocol
+// (in-use test, rollback, freeze windows, width extension, sampling):
+// docs/direct-backend.md.
 #ifndef UNCORE_SDK_DEVICES_DIRECT_DIRECT_DEVICE_H_
 #define UNCORE_SDK_DEVICES_DIRECT_DIRECT_DEVICE_H_
 
