@@ -24,7 +24,6 @@
 #include "sdk/common/clock.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
-#include "sdk/devices/direct/counter_assignment.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/spec/encoder.h"
 
