@@ -1,0 +1,184 @@
+// Tests of the JSON report (FormatJson), read back by nlohmann-json
+// (json_oracle.h) and compared with tests/report/golden/report.json.
+//
+// The reader decodes escapes, so the bytes chosen for invalid UTF-8 in names
+// (\u00ff, see sdk/common/json.h) are also checked in the text itself.
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <string>
+
+#include "fmt/format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sdk/report/report.h"
+#include "tests/report/json_oracle.h"
+#include "tests/report/report_test_util.h"
+
+namespace uncore::report {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST(JsonReportTest, MatchesGolden) {
+  ExpectMatchesGolden(FormatJson(MakeResults(true)), "report.json");
+}
+
+TEST(JsonReportTest, ParsesBackWithEveryField) {
+  const Results results = MakeResults(true);
+  const Json root = MustParseJson(FormatJson(results));
+  ASSERT_TRUE(root.is_object());
+  EXPECT_THAT(
+      JsonKeys(root),
+      ElementsAre("schema_version", "backend", "simulated", "host", "cpu",
+                  "sockets", "start_unix_ns", "duration_ns", "frozen_ns",
+                  "errors", "warnings", "events", "metrics", "regions"));
+  EXPECT_EQ(JsonUint(root.at("schema_version")),
+            static_cast<uint64_t>(Results::kSchemaVersion));
+  EXPECT_EQ(JsonString(root.at("backend")), "sim");
+  EXPECT_TRUE(JsonBool(root.at("simulated")));
+  EXPECT_EQ(JsonString(root.at("host")), "node17");
+  EXPECT_EQ(JsonString(root.at("cpu")), "GenuineIntel family 6 model 0x3e");
+  ASSERT_EQ(JsonSize(root.at("sockets")), 2u);
+  EXPECT_EQ(JsonUint(root.at("sockets").at(1)), 1u);
+  EXPECT_EQ(JsonUint(root.at("start_unix_ns")), 1'700'000'000'000'000'000u);
+  EXPECT_EQ(JsonUint(root.at("duration_ns")), 2'500'000'000u);
+  EXPECT_EQ(JsonUint(root.at("frozen_ns")), 12'345u);
+  ASSERT_EQ(JsonSize(root.at("errors")), 1u);
+  EXPECT_EQ(JsonString(root.at("errors").at(0)), results.run.errors[0]);
+  EXPECT_EQ(JsonString(root.at("warnings").at(0)), results.run.warnings[0]);
+
+  const Json& events = root.at("events");
+  ASSERT_EQ(JsonSize(events), 4u);
+  EXPECT_EQ(JsonString(events.at(1).at("spec")), "power/energy-pkg");
+  EXPECT_EQ(JsonString(events.at(1).at("canonical")), "power/energy-pkg");
+  EXPECT_EQ(JsonString(events.at(1).at("encoding")), "config=0x2");
+  EXPECT_EQ(JsonString(events.at(1).at("unit")), "Joules");
+  EXPECT_EQ(JsonNumber(events.at(1).at("scale")), 6.103515625e-05);
+  EXPECT_FALSE(JsonBool(events.at(1).at("from_metric")));
+  EXPECT_TRUE(JsonBool(events.at(3).at("from_metric")));
+  EXPECT_EQ(JsonString(events.at(0).at("spec")), "imc/cas_count.rd");
+
+  const Json& metrics = root.at("metrics");
+  ASSERT_EQ(JsonSize(metrics), 2u);
+  EXPECT_EQ(JsonString(metrics.at(0).at("name")), "MEM_BW_READS");
+  EXPECT_EQ(JsonString(metrics.at(0).at("expression")),
+            "{imc/CAS_COUNT.RD} * 64 / ELAPSED_SECONDS");
+  EXPECT_EQ(JsonString(metrics.at(0).at("unit")), "bytes/s");
+
+  const Json& regions = root.at("regions");
+  ASSERT_EQ(JsonSize(regions), results.regions.size());
+  const Json& solve = regions.at(1);
+  EXPECT_THAT(JsonKeys(solve),
+              ElementsAre("name", "path", "depth", "calls", "wall_ns", "min_ns",
+                          "max_ns", "events", "metrics"));
+  EXPECT_EQ(JsonString(solve.at("name")), "solve");
+  EXPECT_EQ(JsonString(solve.at("path")), "main/solve");
+  EXPECT_EQ(JsonUint(solve.at("depth")), 1u);
+  EXPECT_EQ(JsonUint(solve.at("calls")), 10u);
+  EXPECT_EQ(JsonUint(solve.at("wall_ns")), 1'800'000'000u);
+  EXPECT_EQ(JsonUint(solve.at("min_ns")), 150'000'000u);
+  EXPECT_EQ(JsonUint(solve.at("max_ns")), 210'000'000u);
+  EXPECT_THAT(JsonKeys(solve.at("events")),
+              ElementsAre("imc/CAS_COUNT.RD", "power/energy-pkg",
+                          "cbo/LLC_VICTIMS.M_STATE", "imc/CAS_COUNT.WR"));
+  const Json& victims = solve.at("events").at("cbo/LLC_VICTIMS.M_STATE");
+  EXPECT_THAT(
+      JsonKeys(victims),
+      ElementsAre("total", "per_socket", "per_instance", "exclusive_total",
+                  "exclusive_per_socket", "estimated"));
+  EXPECT_EQ(JsonUint(victims.at("total")), 1'550'000u);
+  EXPECT_EQ(JsonUint(victims.at("per_socket").at(0)), 900'000u);
+  EXPECT_EQ(JsonUint(victims.at("per_socket").at(1)), 650'000u);
+  ASSERT_EQ(JsonSize(victims.at("per_instance")), 3u);
+  EXPECT_EQ(JsonUint(victims.at("per_instance").at(1).at("socket")), 0u);
+  EXPECT_EQ(JsonString(victims.at("per_instance").at(1).at("instance")),
+            "box1");
+  EXPECT_EQ(JsonUint(victims.at("per_instance").at(1).at("value")), 225'000u);
+  EXPECT_EQ(JsonUint(victims.at("per_instance").at(2).at("socket")), 1u);
+  EXPECT_EQ(JsonUint(victims.at("exclusive_total")), 550'000u);
+  EXPECT_EQ(JsonUint(victims.at("exclusive_per_socket").at(1)), 250'000u);
+  EXPECT_TRUE(JsonBool(victims.at("estimated")));
+  EXPECT_FALSE(
+      JsonBool(solve.at("events").at("imc/CAS_COUNT.RD").at("estimated")));
+  EXPECT_EQ(JsonNumber(solve.at("metrics").at("MEM_BW_READS")), 960'000'000);
+  EXPECT_TRUE(solve.at("metrics").at("PCT_WRITES").is_null());
+  EXPECT_EQ(JsonNumber(regions.at(0).at("metrics").at("MEM_BW_READS")),
+            1'333'333'333.3);
+
+  // Counts beyond 2^53 stay exact (nlohmann reads them as uint64_t).
+  EXPECT_EQ(
+      JsonUint(regions.at(5).at("events").at("imc/CAS_COUNT.RD").at("total")),
+      kHugeCount);
+}
+
+TEST(JsonReportTest, WeirdNamesRoundTrip) {
+  const std::string json = FormatJson(MakeResults(false));
+  const Json root = MustParseJson(json);
+  const Json& weird = root.at("regions").at(3);
+  EXPECT_EQ(JsonString(weird.at("name")), kWeirdNameFromJson);
+  EXPECT_EQ(JsonString(weird.at("path")), "main/" + kWeirdNameFromJson);
+  EXPECT_EQ(JsonUint(weird.at("depth")), 1u);
+  // Byte level: the reader gives U+00FF for both "\u00ff" and a raw U+00FF;
+  // the invalid bytes 0xFF 0xFE must be the escapes (sdk/common/json.h).
+  EXPECT_THAT(json, HasSubstr(R"("name": "a \"quoted\", comma\nnewline )"
+                              R"(\u00ff\u00fe",)"));
+  EXPECT_THAT(json, HasSubstr(R"("path": "main/a \"quoted\", comma\nnewline )"
+                              R"(\u00ff\u00fe",)"));
+}
+
+TEST(JsonReportTest, DuplicateKeysAreMadeUnique) {
+  Results results = MakeResults(false);
+  results.events[2].canonical = "imc/CAS_COUNT.RD";
+  results.events[3].canonical = "imc/CAS_COUNT.RD#2";
+  results.metrics[1].name = "MEM_BW_READS";
+  // MustParseJson fails on duplicate keys (json_oracle.h).
+  const Json root = MustParseJson(FormatJson(results));
+  EXPECT_THAT(JsonKeys(root.at("regions").at(0).at("events")),
+              ElementsAre("imc/CAS_COUNT.RD", "power/energy-pkg",
+                          "imc/CAS_COUNT.RD#3", "imc/CAS_COUNT.RD#2"));
+  EXPECT_THAT(JsonKeys(root.at("regions").at(0).at("metrics")),
+              ElementsAre("MEM_BW_READS", "MEM_BW_READS#2"));
+}
+
+TEST(JsonReportTest, EmptyAndInconsistentResultsStayValid) {
+  const Json empty = MustParseJson(FormatJson(Results{}));
+  EXPECT_EQ(JsonSize(empty.at("regions")), 0u);
+  EXPECT_FALSE(JsonBool(empty.at("simulated")));
+  Results results = MakeResults(false);
+  results.regions[0].inclusive.resize(1);
+  results.regions[0].exclusive.clear();
+  results.regions[0].metrics.clear();
+  results.regions[1].metrics[0].value = std::numeric_limits<double>::infinity();
+  const Json root = MustParseJson(FormatJson(results));
+  const Json& main = root.at("regions").at(0);
+  EXPECT_THAT(JsonKeys(main.at("events")), ElementsAre("imc/CAS_COUNT.RD"));
+  EXPECT_TRUE(
+      main.at("events").at("imc/CAS_COUNT.RD").at("exclusive_total").is_null());
+  EXPECT_TRUE(main.at("metrics").at("MEM_BW_READS").is_null());
+  // The infinite value: null (the reader rejects "Infinity" and the like).
+  EXPECT_TRUE(
+      root.at("regions").at(1).at("metrics").at("MEM_BW_READS").is_null());
+}
+
+TEST(JsonReportTest, PythonAcceptsIt) {
+  if (std::system("python3 -c pass >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "python3 is not available";
+  }
+  const std::string path = TempPath("python.json");
+  ASSERT_TRUE(WriteReport(MakeResults(true), path).ok());
+  const std::string command = fmt::format(
+      "python3 -c 'import json, sys\n"
+      "def bad(c): sys.exit(\"non-standard constant \" + c)\n"
+      "with open(sys.argv[1], encoding=\"utf-8\", errors=\"strict\") as f:\n"
+      "  d = json.load(f, parse_constant=bad)\n"
+      "assert d[\"regions\"][3][\"name\"] == \"a \\\"quoted\\\", "
+      "comma\\nnewline \\u00ff\\u00fe\", d[\"regions\"][3][\"name\"]\n' {}",
+      path);
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace uncore::report

@@ -1,0 +1,118 @@
+// Tests of the building blocks of sdk/report: number, duration and value
+// formatting, table and CSV escaping of names, and ParseOutput.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "gtest/gtest.h"
+#include "sdk/report/report.h"
+
+namespace uncore::report {
+namespace {
+
+TEST(ReportHelpersTest, GroupDigits) {
+  EXPECT_EQ(GroupDigits(0), "0");
+  EXPECT_EQ(GroupDigits(999), "999");
+  EXPECT_EQ(GroupDigits(1000), "1,000");
+  EXPECT_EQ(GroupDigits(1234567), "1,234,567");
+  EXPECT_EQ(GroupDigits(std::numeric_limits<uint64_t>::max()),
+            "18,446,744,073,709,551,615");
+}
+
+TEST(ReportHelpersTest, FormatDurationPicksAUnit) {
+  EXPECT_EQ(FormatDuration(0), "0 ns");
+  EXPECT_EQ(FormatDuration(999), "999 ns");
+  EXPECT_EQ(FormatDuration(1000), "1.00 us");
+  EXPECT_EQ(FormatDuration(12'345), "12.3 us");
+  EXPECT_EQ(FormatDuration(999'999), "1.00 ms");  // rounds up a unit
+  EXPECT_EQ(FormatDuration(45'600'000), "45.6 ms");
+  EXPECT_EQ(FormatDuration(1'500'000'000), "1.50 s");
+  EXPECT_EQ(FormatDuration(123'400'000'000), "123 s");
+  EXPECT_EQ(FormatDuration(12'345'600'000'000), "12,346 s");
+}
+
+TEST(ReportHelpersTest, FormatEventValueAppliesScaleUnitAndEstimate) {
+  EXPECT_EQ(FormatEventValue(1234567, 1.0, "", false), "1,234,567");
+  EXPECT_EQ(FormatEventValue(1234567, 1.0, "", true), "~1,234,567");
+  EXPECT_EQ(FormatEventValue(4200, 1.0, "cycles", false), "4,200 cycles");
+  // 20165 * 2^-14 J = 1.2307... J
+  EXPECT_EQ(FormatEventValue(20165, 6.103515625e-05, "Joules", false),
+            "1.23 Joules");
+  EXPECT_EQ(FormatEventValue(20'000'000, 6.103515625e-05, "Joules", true),
+            "~1,220.70 Joules");
+  EXPECT_EQ(FormatEventValue(1, 6.103515625e-05, "Joules", false),
+            "6.10e-05 Joules");
+  EXPECT_EQ(FormatEventValue(10000, 6.103515625e-05, "Joules", false),
+            "0.610 Joules");
+  EXPECT_EQ(FormatEventValue(0, 6.103515625e-05, "Joules", false),
+            "0.00 Joules");
+}
+
+TEST(ReportHelpersTest, FormatMetricValueUsesSiPrefixes) {
+  EXPECT_EQ(FormatMetricValue(1.234e9, "bytes/s"), "1.23 Gbytes/s");
+  EXPECT_EQ(FormatMetricValue(999.96, "bytes"), "1.00 kbytes");
+  EXPECT_EQ(FormatMetricValue(0, "bytes"), "0 bytes");
+  EXPECT_EQ(FormatMetricValue(-2.5e-6, "cycles"), "-2.50 ucycles");
+  EXPECT_EQ(FormatMetricValue(12.345, "%"), "12.3 %");
+  EXPECT_EQ(FormatMetricValue(0.5, "ratio"), "0.500 ratio");
+  EXPECT_EQ(FormatMetricValue(1e-15, "bytes"), "0.00100 pbytes");
+  EXPECT_EQ(FormatMetricValue(12'345.6, "MB"), "12,346 MB");  // has a prefix
+  EXPECT_EQ(FormatMetricValue(7.2, "GT/s"), "7.20 GT/s");
+  EXPECT_EQ(FormatMetricValue(4.5e6, ""), "4.50 M");
+  EXPECT_EQ(FormatMetricValue(42, ""), "42.0");
+  EXPECT_EQ(FormatMetricValue(std::nan(""), "bytes"), "n/a");
+  EXPECT_EQ(FormatMetricValue(1e30, "bytes"), "1000000000000 Ebytes");
+}
+
+TEST(ReportHelpersTest, EscapeForTableKeepsOneLine) {
+  EXPECT_EQ(EscapeForTable("plain name"), "plain name");
+  EXPECT_EQ(EscapeForTable("a\nb\rc\td"), R"(a\nb\rc\td)");
+  EXPECT_EQ(EscapeForTable("back\\slash"), R"(back\\slash)");
+  EXPECT_EQ(EscapeForTable(std::string("nul\0bell\a", 9)),
+            R"(nul\x00bell\x07)");
+  EXPECT_EQ(EscapeForTable("\x7f"), R"(\x7f)");
+  EXPECT_EQ(EscapeForTable("\xff\xfe"), R"(\xff\xfe)");
+  EXPECT_EQ(EscapeForTable("caf\xC3\xA9"), "caf\xC3\xA9");       // valid UTF-8
+  EXPECT_EQ(EscapeForTable("\xC2\x85"), R"(\xc2\x85)");          // C1 control
+  EXPECT_EQ(EscapeForTable("\xC0\x80"), R"(\xc0\x80)");          // overlong NUL
+  EXPECT_EQ(EscapeForTable("\xED\xA0\x80"), R"(\xed\xa0\x80)");  // surrogate
+  EXPECT_EQ(EscapeForTable("\xF0\x9F\x98\x80"), "\xF0\x9F\x98\x80");
+  EXPECT_EQ(DisplayWidth("caf\xC3\xA9"), 4u);
+}
+
+TEST(ReportHelpersTest, CsvFieldQuotesAndRepairs) {
+  EXPECT_EQ(CsvField("plain"), "plain");
+  EXPECT_EQ(CsvField(""), "");
+  EXPECT_EQ(CsvField("a,b"), "\"a,b\"");
+  EXPECT_EQ(CsvField("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(CsvField("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(CsvField("cr\r"), "\"cr\r\"");
+  EXPECT_EQ(CsvField("x\xffy"), "x\xEF\xBF\xBDy");
+  EXPECT_EQ(CsvField("caf\xC3\xA9"), "caf\xC3\xA9");
+}
+
+TEST(ReportHelpersTest, ParseOutputChoosesFormat) {
+  auto parse = [](std::string_view text) {
+    absl::StatusOr<ReportDestination> d = ParseOutput(text);
+    EXPECT_TRUE(d.ok()) << text << ": " << d.status();
+    return d.ok() ? *d : ReportDestination{};
+  };
+  EXPECT_EQ(parse("-").format, ReportFormat::kTable);
+  EXPECT_EQ(parse("-").path, "");
+  EXPECT_EQ(parse("out/run.json").format, ReportFormat::kJson);
+  EXPECT_EQ(parse("out/run.json").path, "out/run.json");
+  EXPECT_EQ(parse("RUN.JSON").format, ReportFormat::kJson);
+  EXPECT_EQ(parse("run.csv").format, ReportFormat::kCsv);
+  EXPECT_EQ(parse("run.txt").format, ReportFormat::kTable);
+  EXPECT_EQ(parse("run.txt").path, "run.txt");
+  EXPECT_EQ(parse("json").format, ReportFormat::kTable);
+  const absl::StatusOr<ReportDestination> empty = ParseOutput("");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace uncore::report
