@@ -1,5 +1,6 @@
 // `uncore doctor`'s work: gathers each layer's structured probe and renders
-// them as a report for people or as one JSON object.  The facts and their
+// them as a report for people or as one JSON object (the checks themselves:
+// doctor_checks.h).  The facts and their
 // reason codes come from the SDK (machine::ReadCpuIdentity,
 // registers::ProbeMsrAccess, devices::perf::ProbePerf, machine::
 // DiscoverTopology, a direct-device trial, the simulator) and the verdict
