@@ -1,303 +1,35 @@
 #include "sdk/registers/linux_register_space.h"
 
 #include <fcntl.h>
-#include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <cerrno>
-#include <charconv>
-#include <cstddef>
 #include <cstdint>
-#include <cstring>
-#include <filesystem>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <utility>
-#include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
-#include "sdk/common/text.h"
+#include "sdk/registers/access_errors.h"
+#include "sdk/registers/fd_table.h"
+#include "sdk/registers/msr_safe_batch.h"
+#include "sdk/registers/posix_io.h"
 
 namespace uncore::registers {
 namespace {
 
-// ---- msr-safe's batch ABI (msr_safe.h of github.com/LLNL/msr-safe) ----
-//
-// struct msr_batch_op { __u16 cpu; __u16 isrdmsr; __s32 err; __u32 msr;
-//                       __u64 msrdata; __u64 wmask; };
-// struct msr_batch_array { __u32 numops; __u32 version; msr_batch_op* ops; };
-// #define X86_IOC_MSR_BATCH _IOWR('c', 0xA2, struct msr_batch_array)
-//
-// `version` sits where releases before 2.0 had padding: those ignore it,
-// 2.0 and later refuse a batch whose version differs from the loaded
-// module's (read from /dev/cpu/msr_safe_version, "2.0.0").  `err` is a
-// negative errno per operation: -ENXIO (no such CPU), -EACCES (MSR not in
-// the allowlist), -EIO (the rdmsr faulted).
-struct MsrBatchOp {
-  uint16_t cpu;
-  uint16_t isrdmsr;
-  int32_t err;
-  uint32_t msr;
-  uint64_t msrdata;
-  uint64_t wmask;
-};
-static_assert(sizeof(MsrBatchOp) == 32 && offsetof(MsrBatchOp, msr) == 8 &&
-              offsetof(MsrBatchOp, msrdata) == 16);
-
-struct MsrBatchArray {
-  uint32_t numops;
-  uint32_t version;
-  MsrBatchOp* ops;
-};
-static_assert(sizeof(MsrBatchArray) == 16 && offsetof(MsrBatchArray, ops) == 8);
-
-constexpr unsigned long kMsrBatchIoctl = _IOWR('c', 0xA2, MsrBatchArray);
-static_assert(kMsrBatchIoctl == 0xC01063A2);
-
-// Operations per ioctl; larger batches take several.
-constexpr size_t kMsrBatchCapacity = 256;
-// `err` before the ioctl: the kernel writes 0 or a negative errno into
-// every operation it looks at, so this survives only where it did not.
-constexpr int32_t kErrUntouched = 0x7fffffff;
-// msr-safe releases whose batch layout is the one above.
-constexpr int kMaxKnownMsrSafeMajor = 2;
-
-// FdTable entries.
-constexpr int kReadOnlyBit = 1;
-constexpr int kMsrSafeBit = 2;
-constexpr int kFdShift = 2;
-
-int OpenRetry(const std::string& path, int flags) {
-  int fd;
-  do {
-    fd = ::open(path.c_str(), flags | O_CLOEXEC);
-  } while (fd < 0 && errno == EINTR);
-  return fd;
-}
-
-ssize_t PreadRetry(int fd, void* buffer, size_t size, off_t offset) {
-  ssize_t n;
-  do {
-    n = ::pread(fd, buffer, size, offset);
-  } while (n < 0 && errno == EINTR);
-  return n;
-}
-
-ssize_t PwriteRetry(int fd, const void* buffer, size_t size, off_t offset) {
-  ssize_t n;
-  do {
-    n = ::pwrite(fd, buffer, size, offset);
-  } while (n < 0 && errno == EINTR);
-  return n;
-}
-
-bool IsPermissionError(int error) {
-  return error == EACCES || error == EPERM || error == EROFS;
-}
-
-std::string ErrnoText(int error) {
-  return std::error_code(error, std::generic_category()).message();
-}
-
-bool IsDirectory(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-// The numeric subdirectories (CPU numbers) of `root`, ascending.
-std::vector<int> ListCpuDirs(const std::string& root) {
-  std::vector<int> cpus;
-  std::error_code ec;
-  for (std::filesystem::directory_iterator it(root, ec), end; !ec && it != end;
-       it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    int cpu = 0;
-    const char* last = name.data() + name.size();
-    auto [ptr, parse_ec] = std::from_chars(name.data(), last, cpu);
-    if (parse_ec != std::errc() || ptr != last || cpu < 0) continue;
-    if (it->is_directory(ec)) cpus.push_back(cpu);
-  }
-  std::sort(cpus.begin(), cpus.end());
-  return cpus;
-}
-
-// "0-3" style summary of a sorted CPU list, for messages.
-std::string DescribeCpus(const std::vector<int>& cpus) {
-  if (cpus.empty()) return "none";
-  if (static_cast<int>(cpus.size()) == cpus.back() - cpus.front() + 1) {
-    return cpus.size() == 1 ? fmt::format("{}", cpus.front())
-                            : fmt::format("{}-{}", cpus.front(), cpus.back());
-  }
-  return fmt::format("{} CPUs, {} to {}", cpus.size(), cpus.front(),
-                     cpus.back());
-}
-
-// msr-safe's loaded version as (major << 16 | minor << 8 | patch), from
-// <dev_cpu_root>/msr_safe_version ("1.7.0"); nullopt when unreadable.
-std::optional<uint32_t> ReadMsrSafeVersion(const std::string& path) {
-  const int fd = OpenRetry(path, O_RDONLY);
-  if (fd < 0) return std::nullopt;
-  char buffer[64] = {};
-  const ssize_t n = PreadRetry(fd, buffer, sizeof(buffer) - 1, 0);
-  ::close(fd);
-  if (n <= 0) return std::nullopt;
-  std::string_view text =
-      common::StripWhitespace(std::string_view(buffer, std::strlen(buffer)));
-  std::vector<std::string_view> parts = common::Split(text, '.');
-  if (parts.size() != 3) return std::nullopt;
-  uint32_t version = 0;
-  for (std::string_view part : parts) {
-    unsigned value = 0;
-    auto [ptr, ec] =
-        std::from_chars(part.data(), part.data() + part.size(), value);
-    if (ec != std::errc() || ptr != part.data() + part.size() || value > 255) {
-      return std::nullopt;
-    }
-    version = (version << 8) | value;
-  }
-  return version;
-}
-
-// One batch operation's error as a Status (err is a negative errno).
-absl::Status BatchOpError(int32_t err, int cpu, uint32_t msr) {
-  const int error = -err;
-  switch (error) {
-    case ENXIO:
-      return absl::NotFoundError(fmt::format(
-          "CPU {} does not exist or is offline (msr-safe batch read of MSR "
-          "0x{:x})",
-          cpu, msr));
-    case EACCES:
-    case EPERM:
-      return absl::PermissionDeniedError(fmt::format(
-          "MSR 0x{:x} is not in msr-safe's allowlist (batch read on CPU {}): "
-          "add it to /dev/cpu/msr_allowlist as root",
-          msr, cpu));
-    case EIO:
-      return absl::FailedPreconditionError(fmt::format(
-          "CPU {} does not have MSR 0x{:x} (the rdmsr faulted in msr-safe's "
-          "batch): is this an IvyTown Xeon (E5 v2 / E7 v2)?",
-          cpu, msr));
-    default:
-      return absl::Status(
-          absl::ErrnoToStatusCode(error),
-          fmt::format("msr-safe batch read of MSR 0x{:x} on CPU {}: {}", msr,
-                      cpu, ErrnoText(error)));
-  }
-}
+constexpr int kBatchUndecided = 0;
+constexpr int kBatchIoctl = 1;
+constexpr int kBatchLoop = 2;
 
 }  // namespace
-
-// ---- FdTable ----------------------------------------------------------------
-
-// Open addressing over a fixed array of 64-bit slots, each (key << 32) |
-// (entry + 1), 0 when empty.  Slots only ever go from empty to full, under
-// `mu_`; readers probe without a lock.  Past 3/4 load, entries go to a
-// mutex-guarded overflow map.
-class LinuxRegisterSpace::FdTable {
- public:
-  explicit FdTable(int capacity_log2)
-      : shift_(64 - capacity_log2),
-        mask_((size_t{1} << capacity_log2) - 1),
-        slots_(new std::atomic<uint64_t>[mask_ + 1]) {
-    for (size_t i = 0; i <= mask_; ++i) {
-      slots_[i].store(0, std::memory_order_relaxed);
-    }
-  }
-  ~FdTable() {
-    for (size_t i = 0; i <= mask_; ++i) {
-      const uint64_t slot = slots_[i].load(std::memory_order_relaxed);
-      if (slot != 0) ::close(DecodeEntry(slot) >> kFdShift);
-    }
-    for (const auto& [key, entry] : overflow_) ::close(entry >> kFdShift);
-  }
-  FdTable(const FdTable&) = delete;
-  FdTable& operator=(const FdTable&) = delete;
-
-  // The entry of `key`, or -1.  Lock-free unless the table overflowed.
-  int Find(uint32_t key) const {
-    const int entry = FindInSlots(key);
-    if (entry >= 0 || !has_overflow_.load(std::memory_order_acquire)) {
-      return entry;
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = overflow_.find(key);
-    return it == overflow_.end() ? -1 : it->second;
-  }
-
-  // The entry of `key`; when absent, `open()` (a StatusOr<int>) makes it,
-  // under the table's lock so that a key is opened once.  Failures are not
-  // remembered: a later call tries again.
-  template <typename Open>
-  absl::StatusOr<int> FindOrOpen(uint32_t key, Open&& open) {
-    if (const int entry = Find(key); entry >= 0) return entry;
-    std::lock_guard<std::mutex> lock(mu_);
-    if (const int entry = FindInSlots(key); entry >= 0) return entry;
-    if (auto it = overflow_.find(key); it != overflow_.end()) {
-      return it->second;
-    }
-    absl::StatusOr<int> entry = open();
-    if (!entry.ok()) return entry;
-    InsertLocked(key, *entry);
-    return entry;
-  }
-
- private:
-  static int DecodeEntry(uint64_t slot) {
-    return static_cast<int>(static_cast<uint32_t>(slot) - 1);
-  }
-  size_t Home(uint32_t key) const {
-    return static_cast<size_t>((key * uint64_t{0x9E3779B97F4A7C15}) >> shift_);
-  }
-  int FindInSlots(uint32_t key) const {
-    for (size_t i = Home(key), probes = 0; probes <= mask_;
-         i = (i + 1) & mask_, ++probes) {
-      const uint64_t slot = slots_[i].load(std::memory_order_acquire);
-      if (slot == 0) return -1;
-      if (static_cast<uint32_t>(slot >> 32) == key) return DecodeEntry(slot);
-    }
-    return -1;
-  }
-  void InsertLocked(uint32_t key, int entry) {
-    if (used_ + 1 > (mask_ + 1) / 4 * 3) {
-      overflow_.emplace(key, entry);
-      has_overflow_.store(true, std::memory_order_release);
-      return;
-    }
-    size_t i = Home(key);
-    while (slots_[i].load(std::memory_order_relaxed) != 0) i = (i + 1) & mask_;
-    slots_[i].store((uint64_t{key} << 32) | (static_cast<uint32_t>(entry) + 1),
-                    std::memory_order_release);
-    ++used_;
-  }
-
-  const int shift_;
-  const size_t mask_;
-  const std::unique_ptr<std::atomic<uint64_t>[]> slots_;
-  mutable std::mutex mu_;
-  size_t used_ = 0;                              // guarded by mu_
-  absl::flat_hash_map<uint32_t, int> overflow_;  // guarded by mu_
-  std::atomic<bool> has_overflow_{false};
-};
-
-struct LinuxRegisterSpace::MsrBatch {
-  int fd = -1;
-  uint32_t version = 0;
-  std::array<MsrBatchOp, kMsrBatchCapacity> ops{};
-  std::array<uint32_t, kMsrBatchCapacity> read_index{};
-};
 
 // ---- LinuxRegisterSpace -----------------------------------------------------
 
@@ -308,9 +40,8 @@ LinuxRegisterSpace::LinuxRegisterSpace(std::string dev_cpu_root,
       msr_fds_(std::make_unique<FdTable>(/*capacity_log2=*/12)),
       pci_fds_(std::make_unique<FdTable>(/*capacity_log2=*/9)) {}
 
-LinuxRegisterSpace::~LinuxRegisterSpace() {
-  if (batch_ != nullptr && batch_->fd >= 0) ::close(batch_->fd);
-}
+// The tables and the batch device close their files.
+LinuxRegisterSpace::~LinuxRegisterSpace() = default;
 
 std::string LinuxRegisterSpace::MsrPath(int cpu, bool msr_safe) const {
   return fmt::format("{}/{}/{}", dev_cpu_root_, cpu,
@@ -349,66 +80,18 @@ absl::StatusOr<LinuxRegisterSpace::OpenFile> LinuxRegisterSpace::MsrFile(
       if (read_only && !IsPermissionError(*a.error)) continue;
       const int fd = OpenRetry(*a.path, a.flags);
       if (fd >= 0) {
-        return (fd << kFdShift) | (a.safe ? kMsrSafeBit : 0) |
-               (read_only ? kReadOnlyBit : 0);
+        return EncodeFdEntry(fd, a.safe, read_only);
       }
       *a.error = errno;
     }
-    const std::string how_to = fmt::format(
-        "reading and writing MSRs needs root or CAP_SYS_RAWIO "
-        "(and write access to {}), or msr-safe with the uncore "
-        "MSRs in /dev/cpu/msr_allowlist",
-        msr);
-    if (IsPermissionError(msr_error)) {
-      return absl::PermissionDeniedError(fmt::format(
-          "cannot open {}: {}; {}", msr, ErrnoText(msr_error), how_to));
-    }
-    if (IsPermissionError(safe_error)) {
-      return absl::PermissionDeniedError(fmt::format(
-          "cannot open {}: {}; {}", safe, ErrnoText(safe_error), how_to));
-    }
-    if (msr_error == ENOENT && safe_error == ENOENT) {
-      const std::string dir = fmt::format("{}/{}", dev_cpu_root_, cpu);
-      if (IsDirectory(dir)) {
-        return absl::FailedPreconditionError(fmt::format(
-            "{} has no msr file: the msr driver is not loaded: run `modprobe "
-            "msr` as root (or load msr-safe)",
-            dir));
-      }
-      const std::vector<int> cpus = ListCpuDirs(dev_cpu_root_);
-      if (cpus.empty()) {
-        return absl::FailedPreconditionError(fmt::format(
-            "no CPU devices in {}: the msr driver is not loaded: run "
-            "`modprobe msr` as root (or load msr-safe)",
-            dev_cpu_root_));
-      }
-      return absl::NotFoundError(fmt::format(
-          "CPU {} does not exist: there is no {} (CPUs there: {}); use a CPU "
-          "of the socket from the topology",
-          cpu, dir, DescribeCpus(cpus)));
-    }
-    const int error = msr_error != ENOENT ? msr_error : safe_error;
-    const std::string& path = msr_error != ENOENT ? msr : safe;
-    switch (error) {
-      case ENXIO:
-      case ENODEV:
-        return absl::NotFoundError(fmt::format(
-            "cannot open {}: CPU {} does not exist or is offline", path, cpu));
-      case EIO:
-        return absl::FailedPreconditionError(fmt::format(
-            "cannot open {}: CPU {} does not support MSRs", path, cpu));
-      default:
-        return absl::Status(
-            absl::ErrnoToStatusCode(error),
-            fmt::format("cannot open {}: {}", path, ErrnoText(error)));
-    }
+    return MsrOpenError(dev_cpu_root_, cpu, msr, msr_error, safe, safe_error);
   };
   absl::StatusOr<int> entry =
       msr_fds_->FindOrOpen(static_cast<uint32_t>(cpu), open);
   if (!entry.ok()) return entry.status();
-  return OpenFile{.fd = *entry >> kFdShift,
-                  .read_only = (*entry & kReadOnlyBit) != 0,
-                  .msr_safe = (*entry & kMsrSafeBit) != 0};
+  return OpenFile{.fd = FdOfEntry(*entry),
+                  .read_only = EntryIsReadOnly(*entry),
+                  .msr_safe = EntryIsMsrSafe(*entry)};
 }
 
 absl::Status LinuxRegisterSpace::ReadMsr(int cpu, uint32_t msr,
@@ -422,37 +105,8 @@ absl::Status LinuxRegisterSpace::ReadMsr(int cpu, uint32_t msr,
     return absl::OkStatus();
   }
   const std::string path = MsrPath(cpu, file->msr_safe);
-  if (n >= 0) {
-    return absl::DataLossError(
-        fmt::format("short read of MSR 0x{:x} on CPU {}: {} of 8 bytes from {}",
-                    msr, cpu, n, path));
-  }
-  const int error = errno;
-  switch (error) {
-    case EIO:
-      return absl::FailedPreconditionError(fmt::format(
-          "CPU {} does not have MSR 0x{:x} (reading {} failed: the rdmsr "
-          "faulted); is this an IvyTown Xeon (E5 v2 / E7 v2)?",
-          cpu, msr, path));
-    case EACCES:
-    case EPERM:
-      return absl::PermissionDeniedError(
-          file->msr_safe
-              ? fmt::format("cannot read MSR 0x{:x} through {}: it is not in "
-                            "msr-safe's allowlist: add it to "
-                            "/dev/cpu/msr_allowlist as root",
-                            msr, path)
-              : fmt::format("cannot read MSR 0x{:x} through {}: {}; reading "
-                            "MSRs needs root or CAP_SYS_RAWIO",
-                            msr, path, ErrnoText(error)));
-    case ENXIO:
-      return absl::NotFoundError(
-          fmt::format("cannot read MSR 0x{:x}: CPU {} is offline", msr, cpu));
-    default:
-      return absl::Status(absl::ErrnoToStatusCode(error),
-                          fmt::format("cannot read MSR 0x{:x} from {}: {}", msr,
-                                      path, ErrnoText(error)));
-  }
+  if (n >= 0) return MsrShortReadError(n, cpu, msr, path);
+  return MsrReadError(errno, cpu, msr, path, file->msr_safe);
 }
 
 absl::Status LinuxRegisterSpace::WriteMsr(int cpu, uint32_t msr,
@@ -475,37 +129,7 @@ absl::Status LinuxRegisterSpace::WriteMsr(int cpu, uint32_t msr,
         fmt::format("short write of MSR 0x{:x} on CPU {}: {} of 8 bytes to {}",
                     msr, cpu, n, path));
   }
-  const int error = errno;
-  switch (error) {
-    case EIO:
-      return absl::FailedPreconditionError(fmt::format(
-          "CPU {} refused 0x{:x} in MSR 0x{:x} (writing {} failed: the wrmsr "
-          "faulted): the CPU does not have MSR 0x{:x}, or the value sets "
-          "reserved bits",
-          cpu, value, msr, path, msr));
-    case EACCES:
-    case EPERM:
-    case EROFS:
-      return absl::PermissionDeniedError(
-          file->msr_safe
-              ? fmt::format("cannot write MSR 0x{:x} through {}: msr-safe's "
-                            "allowlist does not let it be written: add it "
-                            "with a write mask to /dev/cpu/msr_allowlist as "
-                            "root",
-                            msr, path)
-              : fmt::format("cannot write MSR 0x{:x} through {}: {}; writing "
-                            "MSRs needs root or CAP_SYS_RAWIO (and write "
-                            "access to {}), and a kernel that allows MSR "
-                            "writes (msr.allow_writes=on, no lockdown)",
-                            msr, path, ErrnoText(error), path));
-    case ENXIO:
-      return absl::NotFoundError(
-          fmt::format("cannot write MSR 0x{:x}: CPU {} is offline", msr, cpu));
-    default:
-      return absl::Status(absl::ErrnoToStatusCode(error),
-                          fmt::format("cannot write MSR 0x{:x} to {}: {}", msr,
-                                      path, ErrnoText(error)));
-  }
+  return MsrWriteError(errno, cpu, msr, value, path, file->msr_safe);
 }
 
 absl::StatusOr<LinuxRegisterSpace::OpenFile> LinuxRegisterSpace::PciFile(
@@ -524,7 +148,7 @@ absl::StatusOr<LinuxRegisterSpace::OpenFile> LinuxRegisterSpace::PciFile(
       fd = OpenRetry(path, O_RDONLY);
       read_only = true;
     }
-    if (fd >= 0) return (fd << kFdShift) | (read_only ? kReadOnlyBit : 0);
+    if (fd >= 0) return EncodeFdEntry(fd, /*msr_safe=*/false, read_only);
     const int error = errno;
     if (error == ENOENT) {
       const std::string dir = fmt::format("{}/{}", pci_root_, fn.ToString());
@@ -552,8 +176,8 @@ absl::StatusOr<LinuxRegisterSpace::OpenFile> LinuxRegisterSpace::PciFile(
   };
   absl::StatusOr<int> entry = pci_fds_->FindOrOpen(key, open);
   if (!entry.ok()) return entry.status();
-  return OpenFile{.fd = *entry >> kFdShift,
-                  .read_only = (*entry & kReadOnlyBit) != 0,
+  return OpenFile{.fd = FdOfEntry(*entry),
+                  .read_only = EntryIsReadOnly(*entry),
                   .msr_safe = false};
 }
 
@@ -566,25 +190,6 @@ absl::Status CheckPciOffset(const PciAddress& fn, uint32_t offset) {
         offset, fn.ToString()));
   }
   return absl::OkStatus();
-}
-
-absl::Status PciIoError(int error, std::string_view verb, uint32_t offset,
-                        const std::string& path) {
-  if (IsPermissionError(error)) {
-    return absl::PermissionDeniedError(fmt::format(
-        "cannot {} PCI config offset 0x{:x} in {}: {}; PCI config space "
-        "beyond its first 64 bytes needs root (CAP_SYS_ADMIN)",
-        verb, offset, path, ErrnoText(error)));
-  }
-  if (error == ENODEV || error == ENXIO) {
-    return absl::NotFoundError(fmt::format(
-        "cannot {} PCI config offset 0x{:x} in {}: the device is gone ({})",
-        verb, offset, path, ErrnoText(error)));
-  }
-  return absl::Status(
-      absl::ErrnoToStatusCode(error),
-      fmt::format("cannot {} PCI config offset 0x{:x} in {}: {}", verb, offset,
-                  path, ErrnoText(error)));
 }
 
 }  // namespace
@@ -639,80 +244,8 @@ absl::Status LinuxRegisterSpace::WritePci(const PciAddress& fn, uint32_t offset,
 
 // ---- ReadMsrBatch -----------------------------------------------------------
 
-namespace {
-constexpr int kBatchUndecided = 0;
-constexpr int kBatchIoctl = 1;
-constexpr int kBatchLoop = 2;
-}  // namespace
-
 bool LinuxRegisterSpace::uses_msr_batch() const {
   return batch_state_.load(std::memory_order_acquire) == kBatchIoctl;
-}
-
-bool LinuxRegisterSpace::OpenMsrBatchLocked() {
-  std::optional<uint32_t> version =
-      ReadMsrSafeVersion(dev_cpu_root_ + "/msr_safe_version");
-  // A later major release may change the operation layout: read one by one.
-  if (version && (*version >> 16) > kMaxKnownMsrSafeMajor) return false;
-  const int fd = OpenRetry(dev_cpu_root_ + "/msr_batch", O_RDONLY);
-  if (fd < 0) return false;
-  batch_ = std::make_unique<MsrBatch>();
-  batch_->fd = fd;
-  // Unknown (the version device is root-only): 0, which releases before
-  // 2.0 ignore and later ones refuse, sending us to the loop.
-  batch_->version = version.value_or(0);
-  return true;
-}
-
-bool LinuxRegisterSpace::BatchChunkLocked(std::span<MsrRead> reads) {
-  MsrBatch& b = *batch_;
-  uint32_t numops = 0;
-  for (size_t i = 0; i < reads.size(); ++i) {
-    MsrRead& r = reads[i];
-    if (r.cpu < 0 || r.cpu > 0xffff) continue;  // the loop below reports it
-    b.ops[numops] = MsrBatchOp{.cpu = static_cast<uint16_t>(r.cpu),
-                               .isrdmsr = 1,
-                               .err = kErrUntouched,
-                               .msr = r.msr,
-                               .msrdata = 0,
-                               .wmask = 0};
-    b.read_index[numops] = static_cast<uint32_t>(i);
-    ++numops;
-  }
-  int rc = 0;
-  if (numops > 0) {
-    MsrBatchArray array{
-        .numops = numops, .version = b.version, .ops = b.ops.data()};
-    do {
-      rc = ::ioctl(b.fd, kMsrBatchIoctl, &array);
-    } while (rc < 0 && errno == EINTR);
-    if (rc < 0) {
-      bool touched = false;
-      for (uint32_t k = 0; k < numops; ++k) {
-        touched = touched || b.ops[k].err != kErrUntouched;
-      }
-      if (!touched) return false;  // refused as a whole: the loop reads all
-    }
-  }
-  // CPUs msr-safe cannot address: ReadMsr explains.
-  for (MsrRead& r : reads) {
-    if (r.cpu < 0 || r.cpu > 0xffff) r.status = ReadMsr(r.cpu, r.msr, &r.value);
-  }
-  for (uint32_t k = 0; k < numops; ++k) {
-    const MsrBatchOp& op = b.ops[k];
-    MsrRead& r = reads[b.read_index[k]];
-    if (rc == 0 && op.err == 0) {
-      r.value = op.msrdata;
-      r.status = absl::OkStatus();
-    } else if (op.err != 0 && op.err != kErrUntouched) {
-      r.status = BatchOpError(op.err, r.cpu, r.msr);
-    } else {
-      // The batch failed on another operation: msr-safe may not have run
-      // this one (it checks the allowlist of all before running any).
-      r.status = ReadMsr(r.cpu, r.msr, &r.value);
-    }
-  }
-  return true;
 }
 
 absl::Status LinuxRegisterSpace::ReadMsrBatch(std::span<MsrRead> reads) {
@@ -722,7 +255,8 @@ absl::Status LinuxRegisterSpace::ReadMsrBatch(std::span<MsrRead> reads) {
   }
   std::unique_lock<std::mutex> lock(batch_mu_);
   int state = batch_state_.load(std::memory_order_relaxed);
-  if (state == kBatchUndecided && batch_ == nullptr && !OpenMsrBatchLocked()) {
+  if (state == kBatchUndecided && batch_ == nullptr &&
+      (batch_ = MsrSafeBatch::Open(dev_cpu_root_)) == nullptr) {
     batch_state_.store(kBatchLoop, std::memory_order_release);
     state = kBatchLoop;
   }
@@ -733,9 +267,9 @@ absl::Status LinuxRegisterSpace::ReadMsrBatch(std::span<MsrRead> reads) {
   absl::Status first;
   size_t done = 0;
   while (done < reads.size()) {
-    std::span<MsrRead> chunk =
-        reads.subspan(done, std::min(kMsrBatchCapacity, reads.size() - done));
-    if (!BatchChunkLocked(chunk)) break;
+    std::span<MsrRead> chunk = reads.subspan(
+        done, std::min(MsrSafeBatch::kCapacity, reads.size() - done));
+    if (!batch_->ReadChunk(chunk, this)) break;
     for (const MsrRead& r : chunk) {
       if (!r.status.ok() && first.ok()) first = r.status;
     }
@@ -750,8 +284,7 @@ absl::Status LinuxRegisterSpace::ReadMsrBatch(std::span<MsrRead> reads) {
   // msr-safe refused the ioctl itself (an older or newer ABI, no read
   // access): on the first batch, give it up for good.
   if (state == kBatchUndecided) {
-    ::close(batch_->fd);
-    batch_->fd = -1;
+    batch_->Close();
     batch_state_.store(kBatchLoop, std::memory_order_release);
   }
   lock.unlock();

@@ -6,6 +6,10 @@
 //   uint64_t ctl = 0;
 //   UNCORE_RETURN_IF_ERROR(space.ReadMsr(/*cpu=*/0, 0x0C00, &ctl));
 //
+// The pieces: fd_table.h (the lock-free table of open files),
+// msr_safe_batch.h (msr-safe's batch ioctl), access_errors.h (what each
+// errno means and what to do about it).
+//
 // Files are opened on first use (read-write, or read-only when only that is
 // permitted) and kept open until destruction.  Where /dev/cpu/N/msr cannot be
 // opened but msr-safe's /dev/cpu/N/msr_safe can, that is used instead.  When
@@ -41,6 +45,9 @@
 
 namespace uncore::registers {
 
+class FdTable;       // fd_table.h
+class MsrSafeBatch;  // msr_safe_batch.h
+
 class LinuxRegisterSpace : public RegisterSpace {
  public:
   explicit LinuxRegisterSpace(std::string dev_cpu_root = "/dev/cpu",
@@ -64,14 +71,6 @@ class LinuxRegisterSpace : public RegisterSpace {
   const std::string& dev_cpu_root() const { return dev_cpu_root_; }
   const std::string& pci_root() const { return pci_root_; }
 
-  // A lazily filled table of open file descriptors keyed by CPU number or
-  // packed PCI address, read without a lock.  Entries hold
-  // fd * 4 + (msr_safe << 1) + read_only, or -1 when not yet opened.  Public
-  // for the implementation's helpers only.
-  class FdTable;
-  // msr-safe's batch device and its reusable operation buffer.
-  struct MsrBatch;
-
  private:
   // An open msr (or msr_safe) or PCI config file.
   struct OpenFile {
@@ -85,11 +84,6 @@ class LinuxRegisterSpace : public RegisterSpace {
   absl::StatusOr<OpenFile> PciFile(const PciAddress& fn);
   std::string MsrPath(int cpu, bool msr_safe) const;
   std::string PciConfigPath(const PciAddress& fn) const;
-  // Opens <dev_cpu_root>/msr_batch; false when it is absent or unusable.
-  bool OpenMsrBatchLocked();
-  // Reads `reads` (at most the buffer's capacity) with one ioctl; false,
-  // leaving `reads` untouched, when the ioctl was refused as a whole.
-  bool BatchChunkLocked(std::span<MsrRead> reads);
 
   const std::string dev_cpu_root_;
   const std::string pci_root_;
@@ -99,7 +93,7 @@ class LinuxRegisterSpace : public RegisterSpace {
   // msr-safe batch device: state 0 undecided, 1 batch, 2 loop.
   std::mutex batch_mu_;
   std::atomic<int> batch_state_{0};
-  std::unique_ptr<MsrBatch> batch_;  // guarded by batch_mu_
+  std::unique_ptr<MsrSafeBatch> batch_;  // guarded by batch_mu_
 };
 
 }  // namespace uncore::registers

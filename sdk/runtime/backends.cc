@@ -15,6 +15,7 @@
 #include "sdk/devices/direct/open_direct_device.h"
 #include "sdk/devices/perf/perf_device.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/runtime/backend_policy.h"
 #include "sdk/sim/demo_traffic.h"
 #include "sdk/sim/simulated_uncore.h"
 
@@ -207,21 +208,30 @@ absl::StatusOr<OpenedBackend> OpenBackend(BackendRequest request) {
     return out;
   }
   if (name == "auto") {
-    std::vector<std::string> reasons;
-    for (auto open : {&OpenPerf, &OpenDirect}) {
-      absl::StatusOr<std::unique_ptr<Backend>> b = open(request.program);
-      if (b.ok()) {
-        out.backend = *std::move(b);
-        return out;
-      }
-      reasons.push_back(common::StatusMessage(b.status()));
+    // The policy (backend_policy.h) says what to try and what to pick.
+    AutoProbes probes;
+    std::unique_ptr<Backend> opened[2];
+    AutoDecision decision = DecideAutoBackend(probes);
+    while (decision.probe_next) {
+      const BackendKind kind = *decision.probe_next;
+      absl::StatusOr<std::unique_ptr<Backend>> b =
+          kind == BackendKind::kPerf ? OpenPerf(request.program)
+                                     : OpenDirect(request.program);
+      probes.For(kind) = BackendProbe::FromStatus(b.status());
+      if (b.ok()) opened[kind == BackendKind::kPerf ? 0 : 1] = *std::move(b);
+      decision = DecideAutoBackend(probes);
+    }
+    if (decision.backend != BackendKind::kOff) {
+      out.backend =
+          std::move(opened[decision.backend == BackendKind::kPerf ? 0 : 1]);
+      return out;
     }
     out.backend = std::make_unique<OffBackend>();
     out.warnings.push_back(fmt::format(
-        "no backend could count here, so regions were not measured: perf: "
-        "{}; direct: {} (run `uncore doctor`; UNCORE_BACKEND=sim tries the "
-        "SDK on a simulated socket)",
-        reasons[0], reasons[1]));
+        "no backend could count here, so regions were not measured: {} (run "
+        "`uncore doctor`; UNCORE_BACKEND=sim tries the SDK on a simulated "
+        "socket)",
+        decision.RejectedText()));
     return out;
   }
   return absl::InvalidArgumentError(fmt::format(

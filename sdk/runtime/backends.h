@@ -10,8 +10,9 @@
 //       std::move(request));
 //   devices::Device* device = b->backend->device();   // programmed
 //
-// `auto` tries perf, then direct; when neither opens it gives the `off`
-// backend and a warning naming every reason.  It never picks `sim`.
+// `auto` follows DecideAutoBackend (backend_policy.h): it tries perf, then
+// direct; when neither opens it gives the `off` backend and a warning naming
+// every reason.  It never picks `sim`.
 //
 // Guarantees: OpenBackend returns a programmed backend or an error with
 // nothing left programmed.

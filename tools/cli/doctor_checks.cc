@@ -1,0 +1,542 @@
+#include "tools/cli/doctor_checks.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fmt/format.h"
+#include "sdk/common/status_macros.h"
+#include "sdk/common/sysfs.h"
+#include "sdk/common/text.h"
+#include "sdk/devices/device_trial.h"
+#include "sdk/devices/direct/open_direct_device.h"
+#include "sdk/devices/perf/perf_probe.h"
+#include "sdk/machine/topology.h"
+#include "sdk/registers/msr_access_probe.h"
+#include "sdk/report/report.h"
+#include "sdk/runtime/backend_policy.h"
+#include "sdk/runtime/backends.h"
+#include "sdk/spec/event_spec.h"
+#include "tools/cli/commands.h"
+
+namespace uncore::cli::doctor {
+namespace {
+
+using devices::perf::kCapSysRawio;
+using devices::perf::PerfReason;
+using devices::perf::PerfTrial;
+using registers::MsrAccessReason;
+
+constexpr std::string_view kSimHint =
+    "UNCORE_BACKEND=sim (or `uncore stat --backend sim`) tries the SDK on a "
+    "simulated IvyTown socket";
+constexpr std::string_view kNeedIvyTown =
+    "the direct backend programs IvyTown's own registers: run on a Xeon E5 "
+    "v2 / E7 v2 (GenuineIntel family 6 model 0x3e); elsewhere use the perf "
+    "backend (UNCORE_BACKEND=perf)";
+
+// The value of the first "key : value" line of cpuinfo for `key`.
+std::string CpuinfoValue(std::string_view text, std::string_view key) {
+  for (std::string_view line : common::Split(text, '\n')) {
+    const size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    if (common::StripWhitespace(line.substr(0, colon)) == key) {
+      return std::string(common::StripWhitespace(line.substr(colon + 1)));
+    }
+  }
+  return "";
+}
+
+std::string YesNo(bool b) { return b ? "yes" : "no"; }
+
+// ---- perf: checks from devices::perf::ProbePerf ----------------------------
+
+// "uncore_cbox_0..14 (15), uncore_ubox": instances grouped by name.
+std::string CompactPmuList(const std::vector<std::string>& names) {
+  std::map<std::string, std::vector<int>> groups;
+  std::vector<std::string> order;
+  for (const std::string& n : names) {
+    const size_t us = n.rfind('_');
+    std::string base = n;
+    int index = -1;
+    if (us != std::string::npos && us + 1 < n.size()) {
+      if (std::optional<uint64_t> v =
+              common::ParseUnsigned(std::string_view(n).substr(us + 1), 10)) {
+        base = n.substr(0, us + 1);
+        index = static_cast<int>(*v);
+      }
+    }
+    if (groups.find(base) == groups.end()) order.push_back(base);
+    groups[base].push_back(index);
+  }
+  std::vector<std::string> parts;
+  for (const std::string& base : order) {
+    std::vector<int>& ids = groups[base];
+    std::sort(ids.begin(), ids.end());
+    if (ids.size() == 1) {
+      parts.push_back(ids[0] < 0 ? base : fmt::format("{}{}", base, ids[0]));
+    } else {
+      parts.push_back(fmt::format("{}{}..{} ({})", base, ids.front(),
+                                  ids.back(), ids.size()));
+    }
+  }
+  return common::Join(parts, ", ");
+}
+
+std::string CpuListText(const std::vector<int>& cpus) {
+  std::vector<std::string> s;
+  for (int c : cpus) s.push_back(std::to_string(c));
+  return fmt::format("CPU{} {}", cpus.size() == 1 ? "" : "s",
+                     common::Join(s, ","));
+}
+
+runtime::Rejection PerfRejection(PerfReason reason) {
+  switch (reason) {
+    case PerfReason::kOk:
+      return runtime::Rejection::kNone;
+    case PerfReason::kNoPmuFolder:
+    case PerfReason::kNoUncorePmus:
+    case PerfReason::kCpuOffline:
+      return runtime::Rejection::kUnavailable;
+    case PerfReason::kNoPermission:
+    case PerfReason::kParanoidUnreadable:
+      return runtime::Rejection::kNoPermission;
+    case PerfReason::kBusy:
+      return runtime::Rejection::kBusy;
+    default:
+      return runtime::Rejection::kFailed;
+  }
+}
+
+void AddTrial(const PerfTrial& t, BackendReport* r) {
+  const std::string name = fmt::format("trial {}", t.spec);
+  const std::string_view code = devices::perf::PerfReasonName(t.reason);
+  if (t.ok()) {
+    r->Add(name, State::kOk,
+           fmt::format("opened system-wide on {}; counted {} in {}",
+                       CpuListText(t.cpus), report::GroupDigits(t.count),
+                       report::FormatDuration(t.ns)),
+           "", "", code);
+  } else {
+    r->Add(name, State::kFail, t.error, t.fix,
+           fmt::format("{} does not open", t.spec), code,
+           PerfRejection(t.reason));
+  }
+}
+
+// What to do about no uncore PMU, on this machine.
+std::string NoUncorePmuFix(const Machine& m, const PerfProbe& p) {
+  if (m.hypervisor) {
+    return fmt::format(
+        "a virtual machine does not get the host's uncore PMUs: run on the "
+        "bare-metal host ({}), or {}",
+        m.is_ivytown() ? "this IvyTown" : "an IvyTown Xeon E5 v2 / E7 v2",
+        kSimHint);
+  }
+  if (m.cpu && m.cpu->vendor == "GenuineIntel") {
+    return devices::perf::PerfFix(PerfReason::kNoUncorePmus, "", p.sysfs_root);
+  }
+  return fmt::format(
+      "{} has no IvyTown uncore: run on an IvyTown Xeon E5 v2 / E7 v2, "
+      "count this machine's own PMUs with raw specs (see below), or {}",
+      m.CpuText(), kSimHint);
+}
+
+}  // namespace
+
+std::string Machine::CpuText() const {
+  if (!cpu) return "unknown CPU";
+  std::string text = cpu->ToString();
+  if (!model_name.empty()) text += fmt::format(" ({})", model_name);
+  return text;
+}
+
+Machine GatherMachine(const DoctorInputs& in) {
+  Machine m;
+  absl::StatusOr<machine::CpuIdentity> id =
+      machine::ReadCpuIdentity(in.cpuinfo);
+  if (id.ok()) {
+    m.cpu = *id;
+  } else {
+    m.cpu_error = common::StatusMessage(id.status());
+  }
+  if (std::optional<std::string> text = common::ReadSmallFile(in.cpuinfo)) {
+    m.model_name = CpuinfoValue(*text, "model name");
+    for (std::string_view flag : common::Split(CpuinfoValue(*text, "flags"),
+                                               ' ', /*skip_empty=*/true)) {
+      m.hypervisor = m.hypervisor || flag == "hypervisor";
+    }
+  }
+  m.privileges = devices::perf::ReadProcessPrivileges(in.proc_status);
+  return m;
+}
+
+BackendReport CheckPerf(const Machine& m, const PerfProbe& p) {
+  BackendReport r;
+  r.name = "perf";
+  if (!p.pmu_folder) {
+    r.Add("PMU folder", State::kFail,
+          fmt::format("{}: {}", p.pmu_folder_path, p.pmu_folder_error),
+          devices::perf::PerfFix(PerfReason::kNoPmuFolder, "", p.sysfs_root),
+          "no perf_event PMU folder",
+          devices::perf::PerfReasonName(PerfReason::kNoPmuFolder),
+          runtime::Rejection::kUnavailable);
+  } else {
+    r.Add("PMU folder", State::kOk,
+          fmt::format("{}: {} PMUs", p.pmu_folder_path, p.num_pmus));
+    if (!p.uncore_pmus.empty()) {
+      r.Add("uncore PMUs", State::kOk,
+            fmt::format("{}: {}", p.uncore_pmus.size(),
+                        CompactPmuList(p.uncore_pmus)));
+    } else {
+      r.Add("uncore PMUs", State::kFail,
+            fmt::format("no uncore_* PMU under {}: the kernel's uncore "
+                        "driver is not loaded or has nothing to drive here",
+                        p.pmu_folder_path),
+            NoUncorePmuFix(m, p), "no uncore_* PMU",
+            devices::perf::PerfReasonName(PerfReason::kNoUncorePmus),
+            runtime::Rejection::kUnavailable);
+    }
+    if (p.other_pmus.empty()) {
+      r.Add("other PMUs", State::kSkip,
+            "none besides the software PMUs (software, tracepoint, ...)");
+    } else {
+      std::vector<std::string> described;
+      for (const devices::perf::OtherPmu& o : p.other_pmus) {
+        std::vector<std::string> aliases = o.aliases;
+        if (aliases.size() > 4) {
+          aliases.resize(4);
+          aliases.push_back("...");
+        }
+        described.push_back(aliases.empty()
+                                ? o.name
+                                : fmt::format("{} (events: {})", o.name,
+                                              common::Join(aliases, " ")));
+      }
+      r.Add("other PMUs", State::kOk,
+            fmt::format("{} (countable with raw specs such as msr/tsc/, "
+                        "power/energy-pkg/)",
+                        common::Join(described, ", ")));
+    }
+  }
+
+  // Permission for system-wide counting.
+  const std::string_view permission_code =
+      devices::perf::PerfReasonName(p.permission);
+  if (!p.paranoid) {
+    if (p.pmu_folder) {
+      r.Add("perf_event_paranoid", State::kFail, p.permission_detail,
+            p.permission_fix, "perf_event_paranoid unreadable", permission_code,
+            PerfRejection(p.permission));
+    } else {
+      r.Add("perf_event_paranoid", State::kSkip,
+            fmt::format("{} (no perf_event here)", p.permission_detail), "", "",
+            permission_code);
+    }
+  } else {
+    const int v = *p.paranoid;
+    const std::string detail =
+        fmt::format("{} ({}); system-wide counting {}", v,
+                    devices::perf::ParanoidMeaning(v), p.permission_detail);
+    if (p.permission == PerfReason::kOk) {
+      r.Add("perf_event_paranoid", State::kOk, detail, "", "", permission_code);
+    } else {
+      r.Add("perf_event_paranoid", State::kFail, detail, p.permission_fix,
+            fmt::format("perf_event_paranoid is {} and this process lacks "
+                        "CAP_PERFMON",
+                        v),
+            permission_code, PerfRejection(p.permission));
+    }
+  }
+
+  // Trials.
+  if (p.other_trial.tried()) {
+    AddTrial(p.other_trial, &r);
+  } else {
+    r.Add("trial msr/tsc/", State::kSkip,
+          p.pmu_folder ? "no msr PMU here" : "no PMU folder", "", "",
+          devices::perf::PerfReasonName(PerfReason::kNotTried));
+  }
+  if (p.uncore_trial.tried()) {
+    AddTrial(p.uncore_trial, &r);
+  } else {
+    r.Add("trial uncore event", State::kSkip, "no uncore_* PMU to try", "", "",
+          devices::perf::PerfReasonName(PerfReason::kNotTried));
+  }
+
+  r.usable = p.uncore_usable();
+  if (r.usable) {
+    r.summary = "usable: the kernel's uncore PMUs count here";
+  } else if (p.other_usable()) {
+    r.summary = fmt::format(
+        "not usable for the uncore; counts other PMUs' events (e.g. {})",
+        p.other_trial.spec);
+  } else {
+    r.summary = "not usable here";
+  }
+  return r;
+}
+
+BackendReport CheckDirect(const Machine& m, const DoctorInputs& in,
+                          DirectFacts* f) {
+  BackendReport r;
+  r.name = "direct";
+  using runtime::Rejection;
+  if (!m.cpu) {
+    r.Add(
+        "IvyTown CPU", State::kFail, m.cpu_error,
+        fmt::format("make {} readable (mount -t proc proc /proc)", in.cpuinfo),
+        "the CPU is unknown", "cpu_unknown", Rejection::kUnavailable);
+  } else if (m.is_ivytown()) {
+    r.Add("IvyTown CPU", State::kOk, m.CpuText(), "", "", "ok");
+  } else {
+    r.Add("IvyTown CPU", State::kFail,
+          fmt::format("{} is not IvyTown (GenuineIntel family 6 model 0x3e)",
+                      m.CpuText()),
+          fmt::format("{}; or {}", kNeedIvyTown, kSimHint),
+          "not an IvyTown CPU", "not_ivytown", Rejection::kUnavailable);
+  }
+
+  // The msr driver and MSR access: registers::ProbeMsrAccess.
+  f->msr = registers::ProbeMsrAccess(in.dev_cpu);
+  const MsrAccessProbe& msr = f->msr;
+  const std::string_view msr_code = registers::MsrAccessReasonName(msr.reason);
+  if (!msr.driver_loaded()) {
+    r.Add("msr driver", State::kFail, msr.detail, msr.fix,
+          "msr driver not loaded", msr_code, Rejection::kUnavailable);
+    r.Add("MSR access", State::kSkip, "no msr device to open", "", "",
+          msr_code);
+  } else {
+    r.Add("msr driver", State::kOk,
+          fmt::format("{} CPUs have {}/N/msr{}", msr.msr_devices, in.dev_cpu,
+                      msr.msr_safe_devices > 0
+                          ? fmt::format(", {} msr_safe", msr.msr_safe_devices)
+                          : std::string()),
+          "", "", "ok");
+    if (msr.ok()) {
+      r.Add("MSR access", State::kOk, fmt::format("{} (TSC)", msr.detail), "",
+            "", msr_code);
+    } else {
+      const bool permission = msr.reason == MsrAccessReason::kNoPermission ||
+                              msr.reason == MsrAccessReason::kReadRefused;
+      std::string fix = msr.fix;
+      if (permission) {
+        fix += fmt::format(" (this process has CAP_SYS_RAWIO: {})",
+                           YesNo(m.privileges.Cap(kCapSysRawio)));
+      }
+      r.Add("MSR access", State::kFail, msr.detail, std::move(fix),
+            msr.opened_read_write ? "MSR reads fail"
+                                  : "no write access to the MSRs",
+            msr_code,
+            permission ? Rejection::kNoPermission : Rejection::kFailed);
+    }
+  }
+
+  // Uncore PCI functions: machine::DiscoverTopology.
+  absl::StatusOr<machine::Topology> topology =
+      machine::DiscoverTopology(in.sysfs, in.cpuinfo);
+  if (!topology.ok()) {
+    r.Add("uncore PCI functions", State::kFail,
+          common::StatusMessage(topology.status()),
+          fmt::format("make {}/bus/pci/devices and {}/devices/system/cpu "
+                      "readable (mount sysfs)",
+                      in.sysfs, in.sysfs),
+          "PCI discovery failed", "discovery_failed", Rejection::kUnavailable);
+  } else {
+    int total = 0;
+    std::vector<std::string> per_socket;
+    for (const machine::SocketTopology& s : topology->sockets) {
+      int n = 0;
+      for (const auto& p : s.pci) n += p.pmon ? 1 : 0;
+      f->pci_per_socket.push_back(n);
+      total += n;
+      per_socket.push_back(fmt::format("socket {}: {}", s.socket, n));
+    }
+    if (total > 0) {
+      r.Add("uncore PCI functions", State::kOk,
+            fmt::format("{} PMON functions ({})", total,
+                        common::Join(per_socket, ", ")),
+            "", "", "ok");
+    } else {
+      r.Add("uncore PCI functions", State::kFail,
+            fmt::format("no IvyTown uncore PCI function (8086:0e..) under "
+                        "{}/bus/pci/devices ({} socket{})",
+                        in.sysfs, topology->sockets.size(),
+                        topology->sockets.size() == 1 ? "" : "s"),
+            m.is_ivytown()
+                ? std::string(
+                      "the BIOS hides the uncore devices: check `lspci -d "
+                      "8086:` for devices 0x0e.. and enable them in the "
+                      "BIOS setup, or use the perf backend "
+                      "(UNCORE_BACKEND=perf)")
+                : fmt::format("{} has none; {}", m.CpuText(), kNeedIvyTown),
+            "no uncore PCI functions", "no_pci_functions",
+            Rejection::kUnavailable);
+    }
+  }
+
+  // The trial: open, program (the in-use check), count, release.
+  bool ready = true;
+  for (const Check& c : r.checks) ready = ready && c.state == State::kOk;
+  const std::vector<std::string> specs = {"ubox/UCLK", "imc/DCLK"};
+  const std::string trial_name =
+      fmt::format("trial {}", common::Join(specs, " + "));
+  if (!ready) {
+    r.Add(trial_name, State::kSkip, "not tried: the checks above failed", "",
+          "", "not_tried");
+  } else {
+    devices::DirectDeviceConfig config;
+    config.sysfs_root = in.sysfs;
+    config.cpuinfo_path = in.cpuinfo;
+    config.dev_cpu_root = in.dev_cpu;
+    absl::StatusOr<std::unique_ptr<devices::DirectDevice>> device =
+        devices::OpenDirectDevice(config);
+    devices::DeviceTrial t;
+    if (!device.ok()) {
+      t.status = device.status();
+      f->trial_stage = "open";
+    } else {
+      t = devices::RunDeviceTrial(device->get(), specs, kTrialTime);
+      f->trial_stage = std::string(devices::TrialStageName(t.stage));
+    }
+    if (t.status.ok()) {
+      r.usable = true;
+      r.Add(trial_name, State::kOk,
+            fmt::format("programmed (no other agent uses these boxes), "
+                        "counted {} in {}, registers restored",
+                        report::GroupDigits(t.count),
+                        report::FormatDuration(t.ns)),
+            "", "", "ok");
+    } else {
+      // Classified by stage and status code.
+      const Rejection rejection = runtime::RejectionFromStatus(t.status);
+      std::string fix;
+      std::string_view code = "failed";
+      if (rejection == Rejection::kNoPermission) {
+        code = "no_permission";
+        fix =
+            "run as root, or give the program CAP_SYS_RAWIO and write "
+            "access to /dev/cpu/*/msr and the uncore PCI config files";
+      } else if (t.stage == devices::TrialStage::kProgram &&
+                 t.status.code() == absl::StatusCode::kFailedPrecondition) {
+        // DirectDevice::Program refuses boxes another agent has enabled
+        // with FailedPrecondition (a write the CPU faults on is the other
+        // cause).
+        code = "in_use";
+        fix =
+            "another agent has these counters enabled (perf's uncore "
+            "driver in use, another tool): stop it, or take them over with "
+            "UNCORE_FORCE=1 (uncore stat --force); if none does, the CPU "
+            "refused a write: read the error above";
+      } else {
+        fix =
+            "read the error above; `uncore describe --registers "
+            "ubox/UCLK` shows what the trial writes";
+      }
+      r.Add(trial_name, State::kFail, common::StatusMessage(t.status),
+            std::move(fix), "programming the trial events failed", code,
+            code == "in_use" ? Rejection::kBusy : rejection);
+    }
+  }
+  r.summary = r.usable ? "usable: programs the IvyTown registers itself"
+                       : "not usable here";
+  return r;
+}
+
+// ---- sim --------------------------------------------------------------------
+
+BackendReport CheckSim() {
+  BackendReport r;
+  r.name = "sim";
+  runtime::BackendRequest request;
+  request.name = "sim";
+  request.sim_demo_traffic = false;
+  absl::StatusOr<spec::EventSpec> e = spec::ParseEventSpec("imc/CAS_COUNT.RD");
+  absl::Status status = e.status();
+  if (e.ok()) {
+    request.program.events.push_back(*e);
+    absl::StatusOr<runtime::OpenedBackend> opened =
+        runtime::OpenBackend(std::move(request));
+    status = opened.status();
+    if (opened.ok()) status = opened->backend->Stop();
+  }
+  if (status.ok()) {
+    r.usable = true;
+    r.Add("simulator", State::kOk,
+          "a simulated IvyTown socket opens and programs imc/CAS_COUNT.RD; "
+          "its counts come from a made-up traffic model and every report "
+          "says SIMULATED",
+          "", "", "ok");
+    r.summary =
+        fmt::format("usable everywhere, with made-up counts: {}", kSimHint);
+  } else {
+    r.Add("simulator", State::kFail, common::StatusMessage(status),
+          "a bug in the SDK: report it with this output",
+          "the simulator does not open", "failed");
+    r.summary = "not usable (a bug)";
+  }
+  return r;
+}
+
+Verdict Decide(const BackendReport& perf, const BackendReport& direct,
+               const PerfProbe& pf) {
+  Verdict v;
+  runtime::AutoProbes probes;
+  probes.perf = perf.Probe();
+  probes.direct = direct.Probe();
+  v.decision = runtime::DecideAutoBackend(probes);
+
+  // Other PMUs' events (msr/tsc/): perf counts them when its trial opened;
+  // direct never does.
+  runtime::AutoProbes other;
+  other.perf =
+      pf.other_usable()
+          ? runtime::BackendProbe::Usable()
+          : runtime::BackendProbe::Rejected(
+                PerfRejection(pf.other_trial.reason),
+                pf.other_trial.tried() ? pf.other_trial.error : "no msr PMU");
+  other.direct = runtime::BackendProbe::Rejected(
+      runtime::Rejection::kUnavailable,
+      "the direct backend counts IvyTown's uncore events only");
+  v.other = runtime::DecideAutoBackend(other);
+
+  switch (v.decision.backend) {
+    case runtime::BackendKind::kPerf:
+      v.line = fmt::format(
+          "auto → perf: the kernel's uncore PMUs open here ({} of them)",
+          pf.uncore_pmus.size());
+      break;
+    case runtime::BackendKind::kDirect:
+      v.line = fmt::format(
+          "auto → direct: perf cannot count the uncore here ({}), the direct "
+          "backend can",
+          v.decision.rejected.front().detail);
+      break;
+    case runtime::BackendKind::kOff:
+      v.line = fmt::format(
+          "auto → off: no uncore counters are reachable here ({}); {}",
+          v.decision.RejectedText(), kSimHint);
+      break;
+  }
+  if (v.other.backend == runtime::BackendKind::kPerf) {
+    v.line += fmt::format(
+        ". Other PMUs' events ({} ...) do count with perf here, and auto "
+        "picks perf for them",
+        pf.other_trial.spec);
+  }
+  v.exit_status = v.decision.backend == runtime::BackendKind::kOff
+                      ? kExitNoUncoreBackend
+                      : kExitOk;
+  return v;
+}
+
+}  // namespace uncore::cli::doctor

@@ -1,0 +1,289 @@
+#include "tools/cli/doctor_report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fmt/format.h"
+#include "sdk/common/json.h"
+#include "sdk/devices/perf/perf_probe.h"
+#include "sdk/registers/msr_access_probe.h"
+#include "sdk/report/report.h"
+#include "sdk/runtime/backend_policy.h"
+#include "tools/cli/doctor_checks.h"
+
+namespace uncore::cli {
+namespace {
+
+using devices::perf::kCapPerfmon;
+using devices::perf::kCapSysAdmin;
+using devices::perf::kCapSysRawio;
+using devices::perf::ProcessPrivileges;
+using doctor::BackendReport;
+using doctor::Check;
+using doctor::DirectFacts;
+using doctor::Machine;
+using doctor::State;
+using doctor::Verdict;
+
+std::string YesNo(bool b) { return b ? "yes" : "no"; }
+
+std::string PrivilegesText(const ProcessPrivileges& p) {
+  std::string text =
+      p.uid ? fmt::format("uid {}{}", *p.uid, p.root() ? " (root)" : "")
+            : std::string("uid unknown");
+  if (p.cap_eff) {
+    text += fmt::format(
+        "; CapEff 0x{:016x}: CAP_PERFMON {}{}, CAP_SYS_ADMIN {}, "
+        "CAP_SYS_RAWIO {}",
+        *p.cap_eff, YesNo(p.Cap(kCapPerfmon)),
+        p.kernel_knows_perfmon ? "" : " (ignored: Linux < 5.8)",
+        YesNo(p.Cap(kCapSysAdmin)), YesNo(p.Cap(kCapSysRawio)));
+  } else {
+    text += "; capabilities unknown (no CapEff line)";
+  }
+  return text;
+}
+
+// ---- output -----------------------------------------------------------------
+
+void StringOrNull(std::string_view s, common::JsonWriter* json) {
+  if (s.empty()) {
+    json->Null();
+  } else {
+    json->String(s);
+  }
+}
+
+void WriteChecksJson(const BackendReport& r, common::JsonWriter* json) {
+  json->Key("usable");
+  json->Bool(r.usable);
+  json->Key("summary");
+  json->String(r.summary);
+  json->Key("why_not");
+  StringOrNull(r.why_not, json);
+  json->Key("checks");
+  json->BeginArray();
+  for (const Check& c : r.checks) {
+    json->BeginObject();
+    json->Key("name");
+    json->String(c.name);
+    json->Key("status");
+    json->String(doctor::StateName(c.state));
+    json->Key("detail");
+    json->String(c.detail);
+    json->Key("fix");
+    StringOrNull(c.fix, json);
+    json->Key("reason");
+    StringOrNull(c.reason, json);
+    json->EndObject();
+  }
+  json->EndArray();
+}
+
+void WriteStrings(const std::vector<std::string>& items,
+                  common::JsonWriter* json) {
+  json->BeginArray();
+  for (const std::string& s : items) json->String(s);
+  json->EndArray();
+}
+
+void WriteDecision(const runtime::AutoDecision& d, common::JsonWriter* json) {
+  json->BeginArray();
+  for (const runtime::RejectedBackend& r : d.rejected) {
+    json->BeginObject();
+    json->Key("backend");
+    json->String(runtime::BackendKindName(r.backend));
+    json->Key("reason");
+    json->String(runtime::RejectionName(r.rejection));
+    json->Key("detail");
+    json->String(r.detail);
+    json->EndObject();
+  }
+  json->EndArray();
+}
+
+std::string FormatJson(const Machine& m, const devices::perf::PerfProbe& pf,
+                       const DirectFacts& df, const BackendReport& perf,
+                       const BackendReport& direct, const BackendReport& sim,
+                       const Verdict& v) {
+  common::JsonWriter json(/*pretty=*/true);
+  json.BeginObject();
+  json.Key("cpu");
+  json.BeginObject();
+  json.Key("vendor");
+  if (m.cpu) {
+    json.String(m.cpu->vendor);
+  } else {
+    json.Null();
+  }
+  json.Key("family");
+  if (m.cpu) {
+    json.Int(m.cpu->family);
+  } else {
+    json.Null();
+  }
+  json.Key("model");
+  if (m.cpu) {
+    json.Int(m.cpu->model);
+  } else {
+    json.Null();
+  }
+  json.Key("model_name");
+  json.String(m.model_name);
+  json.Key("description");
+  json.String(m.CpuText());
+  json.Key("ivytown");
+  json.Bool(m.is_ivytown());
+  json.Key("hypervisor");
+  json.Bool(m.hypervisor);
+  json.EndObject();
+  json.Key("kernel");
+  json.String(m.privileges.kernel);
+  json.Key("privileges");
+  json.BeginObject();
+  json.Key("uid");
+  if (m.privileges.uid) {
+    json.Int(*m.privileges.uid);
+  } else {
+    json.Null();
+  }
+  json.Key("root");
+  json.Bool(m.privileges.root());
+  json.Key("cap_eff");
+  if (m.privileges.cap_eff) {
+    json.String(fmt::format("0x{:016x}", *m.privileges.cap_eff));
+  } else {
+    json.Null();
+  }
+  json.Key("cap_perfmon");
+  json.Bool(m.privileges.Cap(kCapPerfmon));
+  json.Key("cap_sys_admin");
+  json.Bool(m.privileges.Cap(kCapSysAdmin));
+  json.Key("cap_sys_rawio");
+  json.Bool(m.privileges.Cap(kCapSysRawio));
+  json.EndObject();
+
+  json.Key("perf");
+  json.BeginObject();
+  WriteChecksJson(perf, &json);
+  json.Key("reason");
+  json.String(devices::perf::PerfReasonName(pf.uncore_reason));
+  json.Key("usable_for_other_pmus");
+  json.Bool(pf.other_usable());
+  json.Key("pmu_folder");
+  json.Bool(pf.pmu_folder);
+  json.Key("uncore_pmus");
+  WriteStrings(pf.uncore_pmus, &json);
+  json.Key("other_pmus");
+  json.BeginArray();
+  for (const devices::perf::OtherPmu& o : pf.other_pmus) json.String(o.name);
+  json.EndArray();
+  json.Key("perf_event_paranoid");
+  if (pf.paranoid) {
+    json.Int(*pf.paranoid);
+  } else {
+    json.Null();
+  }
+  json.Key("permission_reason");
+  json.String(devices::perf::PerfReasonName(pf.permission));
+  json.EndObject();
+
+  json.Key("direct");
+  json.BeginObject();
+  WriteChecksJson(direct, &json);
+  json.Key("msr_devices");
+  json.Int(df.msr.msr_devices);
+  json.Key("msr_safe_devices");
+  json.Int(df.msr.msr_safe_devices);
+  json.Key("msr_access_reason");
+  json.String(registers::MsrAccessReasonName(df.msr.reason));
+  json.Key("pci_functions_per_socket");
+  json.BeginArray();
+  for (int n : df.pci_per_socket) json.Int(n);
+  json.EndArray();
+  json.Key("trial_stage");
+  StringOrNull(df.trial_stage, &json);
+  json.EndObject();
+
+  json.Key("sim");
+  json.BeginObject();
+  WriteChecksJson(sim, &json);
+  json.EndObject();
+
+  json.Key("verdict");
+  json.BeginObject();
+  json.Key("auto");
+  json.String(runtime::BackendKindName(v.decision.backend));
+  json.Key("auto_for_other_pmus");
+  json.String(runtime::BackendKindName(v.other.backend));
+  json.Key("rejected");
+  WriteDecision(v.decision, &json);
+  json.Key("line");
+  json.String(v.line);
+  json.Key("exit_status");
+  json.Int(v.exit_status);
+  json.EndObject();
+  json.EndObject();
+  return json.Take();
+}
+
+std::string FormatText(const Machine& m, const BackendReport& perf,
+                       const BackendReport& direct, const BackendReport& sim,
+                       const Verdict& v) {
+  std::string text;
+  text += fmt::format("cpu         {}{}{}\n", m.CpuText(),
+                      m.hypervisor ? ", virtual machine" : "",
+                      m.is_ivytown() ? ": IvyTown" : ": not IvyTown");
+  text += fmt::format("kernel      {}\n", m.privileges.kernel);
+  text += fmt::format("privileges  {}\n", PrivilegesText(m.privileges));
+  for (const BackendReport* r : {&perf, &direct, &sim}) {
+    text += fmt::format("\n{}: {}\n", r->name, r->summary);
+    size_t width = 0;
+    for (const Check& c : r->checks) width = std::max(width, c.name.size());
+    for (const Check& c : r->checks) {
+      const std::string_view mark = c.state == State::kOk     ? "ok  "
+                                    : c.state == State::kFail ? "FAIL"
+                                                              : "skip";
+      text += fmt::format("  {}  {:<{}}  {}\n", mark, c.name, width,
+                          report::EscapeForTable(c.detail));
+      if (c.state == State::kFail && !c.fix.empty()) {
+        text += fmt::format("        {:<{}}  fix: {}\n", "", width,
+                            report::EscapeForTable(c.fix));
+      }
+    }
+  }
+  text += fmt::format("\nverdict: {}\n", v.line);
+  return text;
+}
+
+}  // namespace
+
+int RunDoctorReport(const DoctorInputs& inputs, std::FILE* out) {
+  const Machine machine = doctor::GatherMachine(inputs);
+  devices::perf::PerfProbeOptions perf_options;
+  perf_options.sysfs_root = inputs.sysfs;
+  perf_options.paranoid_path = inputs.paranoid;
+  perf_options.privileges = machine.privileges;
+  perf_options.trial_time = doctor::kTrialTime;
+  const devices::perf::PerfProbe perf_probe =
+      devices::perf::ProbePerf(perf_options);
+  DirectFacts direct_facts;
+  const BackendReport perf = doctor::CheckPerf(machine, perf_probe);
+  const BackendReport direct =
+      doctor::CheckDirect(machine, inputs, &direct_facts);
+  const BackendReport sim = doctor::CheckSim();
+  const Verdict verdict = doctor::Decide(perf, direct, perf_probe);
+  if (inputs.json) {
+    fmt::print(out, "{}\n",
+               FormatJson(machine, perf_probe, direct_facts, perf, direct, sim,
+                          verdict));
+  } else {
+    fmt::print(out, "{}", FormatText(machine, perf, direct, sim, verdict));
+  }
+  return verdict.exit_status;
+}
+
+}  // namespace uncore::cli
