@@ -19,10 +19,11 @@ static int failures = 0;
     }                                                                         \
   } while (0)
 
+static volatile double sink = 0;
+
 static void work(int n) {
-  volatile double x = 0;
   int i;
-  for (i = 0; i < n; ++i) x += i * 0.5;
+  for (i = 0; i < n; ++i) sink = sink + i * 0.5;
 }
 
 int main(void) {
