@@ -9,29 +9,31 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
 #include <uncore/events.h>
 
 namespace {
 
-bool PrintEvent(const uncore::EventSpec& event) {
-  if (event.kind == uncore::EventSpec::Kind::kGenericPerf) {
-    std::printf("%-52s  perf PMU '%s' (counted by the perf backend)\n",
-                event.Canonical().c_str(), event.pmu.c_str());
-    return true;
-  }
-  absl::StatusOr<uncore::Encoding> enc = uncore::EncodeEvent(event);
+void PrintError(const absl::Status& status) {
+  std::fprintf(stderr, "%s\n", std::string(status.message()).c_str());
+}
+
+bool PrintEvent(std::string_view spec) {
+  absl::StatusOr<uncore::EventEncoding> enc = uncore::EncodeEvent(spec);
   if (!enc.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(enc.status().message()).c_str());
+    PrintError(enc.status());
     return false;
   }
-  std::printf("%-52s  control 0x%08llx", event.Canonical().c_str(),
+  if (enc->kind == uncore::EventKind::kPerfEvent) {
+    std::printf("%-52s  perf PMU '%s' (counted by the perf backend)\n",
+                enc->canonical.c_str(), enc->pmu.c_str());
+    return true;
+  }
+  std::printf("%-52s  control 0x%08llx", enc->canonical.c_str(),
               static_cast<unsigned long long>(enc->control));
-  for (const uncore::FilterValue& f : enc->filters) {
-    std::printf("  %s=0x%08llx",
-                std::string(enc->box->filters[f.filter].name).c_str(),
+  for (const uncore::FilterSetting& f : enc->filters) {
+    std::printf("  %s=0x%08llx", f.register_name.c_str(),
                 static_cast<unsigned long long>(f.value));
   }
   std::printf("\n");
@@ -39,28 +41,24 @@ bool PrintEvent(const uncore::EventSpec& event) {
 }
 
 bool PrintSpec(std::string_view text) {
-  absl::StatusOr<uncore::Spec> spec = uncore::ParseSpec(text);
-  if (!spec.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(spec.status().message()).c_str());
+  absl::StatusOr<uncore::SpecKind> kind = uncore::ClassifySpec(text);
+  if (!kind.ok()) {
+    PrintError(kind.status());
     return false;
   }
-  if (const auto* event = std::get_if<uncore::EventSpec>(&spec->value)) {
-    return PrintEvent(*event);
-  }
-  const auto& metric = std::get<uncore::MetricSpec>(spec->value);
-  absl::StatusOr<uncore::CompiledMetric> compiled =
-      uncore::CompileMetric(metric);
-  if (!compiled.ok()) {
-    std::fprintf(stderr, "%s\n",
-                 std::string(compiled.status().message()).c_str());
+  if (*kind == uncore::SpecKind::kEvent) return PrintEvent(text);
+  absl::StatusOr<uncore::MetricDefinition> metric =
+      uncore::DescribeMetric(text);
+  if (!metric.ok()) {
+    PrintError(metric.status());
     return false;
   }
-  std::printf("%s = %s  [%s]\n", metric.Canonical().c_str(),
-              compiled->expression.c_str(), compiled->unit.c_str());
+  std::printf("%s = %s  [%s]\n", metric->spec.c_str(),
+              metric->expression.c_str(), metric->unit.c_str());
   bool ok = true;
-  for (const uncore::EventSpec& e : compiled->events) {
+  for (const std::string& event : metric->events) {
     std::printf("  ");
-    ok = PrintEvent(e) && ok;
+    ok = PrintEvent(event) && ok;
   }
   return ok;
 }

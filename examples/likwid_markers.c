@@ -3,6 +3,9 @@
  * LIKWID); the events come from UNCORE_EVENTS:
  *
  *   UNCORE_EVENTS=imc/CAS_COUNT.RD UNCORE_BACKEND=sim likwid_markers
+ *
+ * The markers return what LIKWID's do: 0 on success, a negative value on
+ * error (uncore_last_error() says why).
  */
 #include <stdio.h>
 
@@ -21,15 +24,24 @@ int main(void) {
 
   LIKWID_MARKER_INIT;
   LIKWID_MARKER_THREADINIT;
-  LIKWID_MARKER_REGISTER("scale");
+  if (LIKWID_MARKER_REGISTER("scale") != 0) {
+    fprintf(stderr, "LIKWID_MARKER_REGISTER: %s\n", uncore_last_error());
+    return 1;
+  }
   for (r = 0; r < 10; ++r) {
-    LIKWID_MARKER_START("scale");
+    if (LIKWID_MARKER_START("scale") != 0) {
+      fprintf(stderr, "LIKWID_MARKER_START: %s\n", uncore_last_error());
+      return 1;
+    }
     for (i = 0; i < N; ++i) x[i] = x[i] * 0.5 + 1.0;
-    LIKWID_MARKER_STOP("scale");
+    if (LIKWID_MARKER_STOP("scale") != 0) {
+      fprintf(stderr, "LIKWID_MARKER_STOP: %s\n", uncore_last_error());
+      return 1;
+    }
   }
   LIKWID_MARKER_GET("scale", &nevents, events, &time, &count);
   printf("scale: %d calls, %.3f ms, %d events\n", count, time * 1e3, nevents);
   fflush(stdout); /* before the report, which goes to stderr */
   LIKWID_MARKER_CLOSE;
-  return 0;
+  return count == 10 ? 0 : 1;
 }

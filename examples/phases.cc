@@ -15,8 +15,9 @@
 // hardware would report, this example tells the model, before each phase,
 // the bandwidth that phase reached in unmeasured warm-up runs (bytes it
 // moves by construction over its measured time; the best of three), so the
-// simulated counts follow the program.  On real hardware (direct or perf) that
-// step is skipped.
+// simulated counts follow the program: Session::SetSimulatedActivity and
+// AdvanceSimulation, which do nothing on real hardware (direct or perf),
+// where that step is skipped.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -32,9 +33,7 @@
 #include <utility>
 #include <vector>
 
-#include "sdk/common/status_macros.h"
-#include "sdk/sim/demo_traffic.h"
-#include "uncore/uncore.h"
+#include <uncore/uncore.h>
 
 namespace {
 
@@ -142,14 +141,16 @@ int main(int argc, char** argv) {
     own = *std::move(session);
   }
   uncore::Session* session = uncore::Session::Active();
-  uncore::sim::DemoTrafficModel* demo =
-      session != nullptr ? session->demo_traffic() : nullptr;
+  // Only the simulator needs to be told each phase's rate.
+  uncore::Session* sim = session != nullptr && session->simulated()
+                             ? session
+                             : nullptr;
 
   for (const Phase& phase : kPhases) {
-    if (demo != nullptr) {
+    if (sim != nullptr) {
       // Simulator only: warm-up runs tell the model this phase's rate (the
       // best of three, so that a busy machine does not skew it).
-      (void)demo->Advance();  // what came before, at the previous rate
+      sim->AdvanceSimulation();  // what came before, at the previous rate
       double best = 0;
       for (int i = 0; i < 3; ++i) {
         const auto t0 = std::chrono::steady_clock::now();
@@ -157,17 +158,17 @@ int main(int argc, char** argv) {
         const double seconds = Seconds(std::chrono::steady_clock::now() - t0);
         best = std::max(best, static_cast<double>(bytes) / seconds);
       }
-      demo->SetActivity(best, best / 64);
+      sim->SetSimulatedActivity(best);
     }
     // Simulator only: bring its clock to now before and after the phase,
     // so the phase's counts come at the rate just set.
-    if (demo != nullptr) (void)demo->Advance();
+    if (sim != nullptr) sim->AdvanceSimulation();
     const auto t0 = std::chrono::steady_clock::now();
     uint64_t bytes = 0;
     {
       uncore::UncoreRegion region(phase.name);
       bytes = phase.run(buffers, quick);
-      if (demo != nullptr) (void)demo->Advance();
+      if (sim != nullptr) sim->AdvanceSimulation();
     }
     const double seconds = Seconds(std::chrono::steady_clock::now() - t0);
     std::fprintf(stderr,
@@ -176,7 +177,7 @@ int main(int argc, char** argv) {
                  phase.name, seconds * 1e3,
                  static_cast<double>(bytes) / seconds / 1e9);
   }
-  if (demo != nullptr) demo->SetActivity(0, 0);
+  if (sim != nullptr) sim->SetSimulatedActivity(0);
   if (own != nullptr) {
     absl::Status s = own->Stop();  // writes the report
     if (!s.ok()) {

@@ -1,22 +1,28 @@
-/* uncore/likwid_marker.h: LIKWID's marker API on top of the Uncore SDK.
- * Code annotated for LIKWID switches by changing one include:
+/* uncore/likwid_marker.h: LIKWID's marker API (LIKWID 5's likwid-marker.h)
+ * on top of the Uncore SDK.  Code annotated for LIKWID switches by changing
+ * one include; events come from UNCORE_EVENTS / UNCORE_METRICS, not -g.
  *
  *   #include <uncore/likwid_marker.h>     // was: #include <likwid-marker.h>
  *
- *   LIKWID_MARKER_INIT;                   // uncore_init(): UNCORE_* env
- *   #pragma omp parallel
- *   { LIKWID_MARKER_THREADINIT; LIKWID_MARKER_START("solve"); ...
- *     LIKWID_MARKER_STOP("solve"); }
- *   LIKWID_MARKER_CLOSE;                  // the report
+ *   LIKWID_MARKER_INIT;
+ *   LIKWID_MARKER_THREADINIT;
+ *   if (LIKWID_MARKER_START("solve") != 0) abort();   // 0 on success
+ *   solve();
+ *   LIKWID_MARKER_STOP("solve");
+ *   LIKWID_MARKER_GET("solve", &nevents, events, &time, &count);
+ *   LIKWID_MARKER_CLOSE;                  // writes the report
  *
- * As with LIKWID, the macros do something only when LIKWID_PERFMON is
- * defined (-DLIKWID_PERFMON); otherwise they expand to nothing.  Events come
- * from UNCORE_EVENTS / UNCORE_METRICS, not from likwid-perfctr's -g.
- * LIKWID_MARKER_GET(tag, nevents, events, time, count) fills the region's
- * inclusive totals so far (merged over threads: uncore counts are
- * socket-wide).  THREADINIT, SWITCH and REGISTER have nothing to do here
- * (REGISTER interns the name).  RESET is not supported and does nothing.
- * Compiles as C and C++.
+ * As in LIKWID, with -DLIKWID_PERFMON the macros have LIKWID's types:
+ * REGISTER, START, STOP, RESET and WRITE_FILE are int expressions (0 on
+ * success, negative on error: uncore_last_error() says why); INIT,
+ * THREADINIT, SWITCH, GET and CLOSE are void.  Without LIKWID_PERFMON every
+ * macro expands to nothing, exactly as LIKWID's do: use them as statements
+ * (`int r = LIKWID_MARKER_START("x");` compiles with LIKWID_PERFMON only,
+ * as with LIKWID).  Differences: THREADINIT and SWITCH have nothing to do
+ * (one event set, counted socket-wide); GET's totals are merged over threads;
+ * RESET is not supported and returns -1; WRITE_FILE(f) writes the report so
+ * far to `f` (a .json, .csv or table file).  LIKWID's likwid_marker*
+ * functions are not defined: use the macros.  Compiles as C89 and as C++.
  */
 #ifndef UNCORE_LIKWID_MARKER_H_
 #define UNCORE_LIKWID_MARKER_H_
@@ -27,12 +33,13 @@
 #define LIKWID_MARKER_INIT ((void)uncore_init())
 #define LIKWID_MARKER_THREADINIT ((void)0)
 #define LIKWID_MARKER_SWITCH ((void)0)
-#define LIKWID_MARKER_REGISTER(regionTag) (uncore_region_register(regionTag))
+#define LIKWID_MARKER_REGISTER(regionTag) uncore_region_register(regionTag)
 #define LIKWID_MARKER_START(regionTag) uncore_region_begin(regionTag)
 #define LIKWID_MARKER_STOP(regionTag) uncore_region_end(regionTag)
 #define LIKWID_MARKER_GET(regionTag, nevents, events, time, count) \
   ((void)uncore_region_get(regionTag, nevents, events, time, count))
-#define LIKWID_MARKER_RESET(regionTag) ((void)(regionTag))
+#define LIKWID_MARKER_RESET(regionTag) uncore_region_reset(regionTag)
+#define LIKWID_MARKER_WRITE_FILE(markerfile) uncore_write_report(markerfile)
 #define LIKWID_MARKER_CLOSE ((void)uncore_finalize())
 #else
 #define LIKWID_MARKER_INIT
@@ -43,6 +50,7 @@
 #define LIKWID_MARKER_STOP(regionTag)
 #define LIKWID_MARKER_GET(regionTag, nevents, events, time, count)
 #define LIKWID_MARKER_RESET(regionTag)
+#define LIKWID_MARKER_WRITE_FILE(markerfile)
 #define LIKWID_MARKER_CLOSE
 #endif
 

@@ -1,40 +1,27 @@
 // uncore/region.h: bracket a phase of your program and get what the uncore
 // did while it ran.
 //
-//   #include <uncore/region.h>
-//
 //   void Solve() {
 //     UNCORE_REGION("solve");              // the fastest form: the name is
 //     ...                                  // interned once per call site
 //   }
-//   {
-//     uncore::UncoreRegion r("assemble");  // RAII, any string
-//     ...
-//   }
-//   uncore::RegionBegin("io");             // phases that are not scopes
-//   ...
-//   uncore::RegionEnd("io");
+//   { uncore::UncoreRegion r("assemble"); ... }   // RAII, any string
+//   uncore::RegionBegin("io"); ... uncore::RegionEnd("io");  // not scopes
 //
 // Regions count only while a session is active (uncore/session.h, or the
-// UNCORE_EVENTS environment variable).  Without one, or with backend `off`,
-// a region costs one pointer test.  Compiling with -DUNCORE_DISABLE makes
-// UNCORE_REGION expand to nothing.
+// UNCORE_EVENTS environment variable); without one, or with backend `off`, a
+// region costs one pointer test.  -DUNCORE_DISABLE compiles UNCORE_REGION
+// away.  Counts are socket-wide: a region reports everything its sockets'
+// uncore did while it was open, whichever thread did the work.  Any thread
+// may open regions, with its own stack (kMaxRegionDepth deep) merged into
+// the report; a thread that exits keeps its results.
 //
-// Counts are socket-wide: a region reports everything each socket's uncore
-// did while the region was open, whichever threads did the work.  Any
-// thread may open regions; each thread has its own stack of open regions
-// (up to kMaxRegionDepth deep) and its own accumulators, merged when the
-// report is made; a thread that exits keeps its results.
-//
-// Misuse never crashes and is recorded as an error in the report: an end
-// without a begin, an end whose name is not the innermost open region's,
-// nesting deeper than kMaxRegionDepth, a region closed by an exception.
-//
-// Guarantees (hot path, after a call site's first use): no allocation, no
-// lock, no string hashing.  `UncoreRegion(const char*)` finds its id by the
-// pointer and confirms it with one string compare; `UncoreRegion(RegionId)`
-// and UNCORE_REGION do neither.  Each region takes one counter snapshot at
-// begin and one at end (the backend's cost: see README "Performance").
+// Guarantees: misuse never crashes and is recorded in the report (an end
+// without a begin, an end that is not the innermost region's, nesting too
+// deep, a region closed by an exception).  Hot path, after a call site's
+// first use: no allocation, no lock, no string hashing (`UncoreRegion(const
+// char*)` finds its id by the pointer, confirmed by one strcmp).  Each
+// region takes one counter snapshot at begin and one at end.
 #ifndef UNCORE_REGION_H_
 #define UNCORE_REGION_H_
 

@@ -1,11 +1,12 @@
-// uncore/results.h: what a session measured, as plain data, ready to print
-// (sdk/report: table, JSON, CSV) or to inspect in code.
+// uncore/results.h: what a session measured, as plain data, to inspect in
+// code (a session writes it as a table, JSON or CSV: docs/report-format.md).
 //
 //   uncore::Results r = session->Collect();
 //   for (const uncore::RegionResult& region : r.regions) {
-//     const uncore::EventCounts& reads = region.inclusive[0];
-//     fmt::print("{} {}: {} reads on {} sockets\n", region.path,
-//                region.calls, reads.total, reads.per_socket.size());
+//     const uncore::EventCounts& reads = region.inclusive[0];  // events[0]
+//     std::printf("%s: %llu calls, %llu reads\n", region.path.c_str(),
+//                 (unsigned long long)region.calls,
+//                 (unsigned long long)reads.total);
 //   }
 //
 // Counts are socket-wide: an event counts everything its box saw while the

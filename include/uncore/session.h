@@ -13,27 +13,19 @@
 //   uncore::Results results = (*session)->Collect();
 //   (*session)->Stop();                // writes `output`; restores registers
 //
-// Or with no code beyond the region annotations: set UNCORE_EVENTS (and
-// optionally UNCORE_METRICS, UNCORE_BACKEND, UNCORE_OUTPUT, UNCORE_SOCKETS,
-// UNCORE_FORCE=1, UNCORE_MULTIPLEX=1) and the program starts a session when it
-// loads and writes the report when it exits (UNCORE_OUTPUT, default "-").
-// A program that makes its own sessions turns that off by defining
-// uncore_environment_session_enabled() (uncore/uncore_c.h) returning 0.
+// Or set UNCORE_EVENTS (docs/environment.md) and the program starts a
+// session when it loads and writes the report when it exits.  Backends:
+// `direct` (IvyTown registers; root), `perf` (the kernel's PMUs), `sim` (a
+// simulated socket; every report says SIMULATED), `off`, and `auto` (perf,
+// then direct, else off with a warning; never sim).  README "Backends and
+// permissions" says what each needs; docs/report-format.md, the reports.
 //
-// Backends: `direct` programs the IvyTown registers itself (root or
-// CAP_SYS_RAWIO; see README "Backends and permissions"); `perf` uses the
-// kernel's uncore PMUs; `sim` runs a simulated IvyTown socket driven by a
-// made-up traffic model, and every report says SIMULATED; `off` measures
-// nothing; `auto` takes the first of perf and direct that opens here, and
-// else runs as `off` with a warning that says why (it never picks `sim`).
-//
-// One session is active at a time.  Counts are socket-wide (uncore/region.h).
-//
-// Guarantees: Start either returns an active session or an error, with no
-// register left programmed.  Stop the session after every thread's regions
-// have ended.  Nothing is printed except the report asked for, and, for a
-// session started from the environment, one message on stderr when its
-// configuration is wrong.
+// Guarantees: one session is active at a time; Start returns an active
+// session or an error, with no register left programmed.  Stop the session
+// after every thread's regions have ended.  Nothing is printed except the
+// report asked for (and, for a session started from the environment, one
+// message on stderr when its configuration is wrong).  Counts are
+// socket-wide (uncore/region.h).
 #ifndef UNCORE_SESSION_H_
 #define UNCORE_SESSION_H_
 
@@ -50,10 +42,6 @@
 
 namespace uncore {
 
-namespace sim {
-class SimulatedUncore;
-class DemoTrafficModel;
-}  // namespace sim
 namespace regions {
 class Recorder;
 }  // namespace regions
@@ -108,10 +96,20 @@ class Session {
 
   std::string_view backend() const { return backend_; }
   bool measuring() const { return recorder_ != nullptr; }
-  // The simulator behind the `sim` backend (nullptr for others): tests and
-  // demos inject traffic into it.
-  sim::SimulatedUncore* simulator() const;
-  sim::DemoTrafficModel* demo_traffic() const;
+  // Whether every count is made up by the simulator (backend `sim`).
+  bool simulated() const;
+  // Backend `sim` with its demo traffic model (SessionOptions::
+  // sim_demo_traffic): brings the simulated counts up to now at the
+  // previous rate, then makes up memory traffic of `memory_bytes_per_second`
+  // per socket (2/3 reads, 1/3 writes, one LLC lookup per 64 bytes) from
+  // now on.  Lets a demo show what hardware would report for its phases.
+  // Does nothing on every other backend.
+  void SetSimulatedActivity(double memory_bytes_per_second);
+  // Backend `sim` with demo traffic: brings the simulated counts up to now
+  // (the model also does so every millisecond on its own thread).  Call it
+  // at a phase's edges so the phase gets exactly its rate.  Does nothing on
+  // every other backend.
+  void AdvanceSimulation();
 
  private:
   friend struct runtime::SessionAccess;

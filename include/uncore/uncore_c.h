@@ -4,31 +4,29 @@
  *   #include <uncore/uncore_c.h>
  *
  *   uncore_init();                      // the session UNCORE_* describes
- *   uncore_region_begin("solve");
+ *   if (uncore_region_begin("solve") != 0) puts(uncore_last_error());
  *   solve();
  *   uncore_region_end("solve");
  *   uncore_finalize();                  // writes the report, restores
  *
  * Or choose in code: uncore_init_with("imc/CAS_COUNT.RD", "MEM_BW_TOTAL",
  * "sim", "report.json").  Every function returning int returns 0 on success
- * and -1 on failure; uncore_last_error() then says why.
+ * and a negative value (-1) on failure; uncore_last_error() then says why.
+ * Link: `cc prog.c $(pkg-config --cflags --libs uncore-sdk)`.
  *
- * Fortran:
+ * Fortran (each function returns integer(c_int)):
  *   interface
- *     integer(c_int) function uncore_init() bind(C, name="uncore_init")
- *       import :: c_int
- *     end function
- *     subroutine uncore_region_begin(name) bind(C, name="uncore_region_begin")
- *       import :: c_char
+ *     integer(c_int) function uncore_region_begin(name) &
+ *         bind(C, name="uncore_region_begin")
+ *       import :: c_int, c_char
  *       character(kind=c_char), dimension(*) :: name
- *     end subroutine
+ *     end function
  *   end interface
- *   call uncore_region_begin("solve" // c_null_char)
+ *   rc = uncore_region_begin("solve" // c_null_char)
  *
- * Counts are socket-wide (see uncore/region.h).  Regions follow the C++
- * rules: nesting per thread, misuse recorded in the report, no allocation
- * or lock once a name is known (a name passed from a new buffer each call
- * is looked up by its text).
+ * Guarantees: regions follow the C++ rules (uncore/region.h): counts are
+ * socket-wide, nesting is per thread, misuse is recorded in the report, and
+ * once a name is known a region call takes no lock and allocates nothing.
  */
 #ifndef UNCORE_UNCORE_C_H_
 #define UNCORE_UNCORE_C_H_
@@ -45,16 +43,27 @@ int uncore_init(void);
  * NULL), a backend (NULL: "auto") and an output (NULL: "-"). */
 int uncore_init_with(const char* events, const char* metrics,
                      const char* backend, const char* output);
-/* Interns a region name ahead of its first use (optional); returns 0. */
+/* Interns a region name ahead of its first use (optional). */
 int uncore_region_register(const char* name);
-void uncore_region_begin(const char* name);
-void uncore_region_end(const char* name);
+/* Opens / closes region `name` on the calling thread.  0 also when no
+ * session is active (regions are then not measured) and when the end does
+ * not match the innermost open region (the report records that misuse);
+ * -1 when `name` is NULL.  uncore_last_error() is set only on failure. */
+int uncore_region_begin(const char* name);
+int uncore_region_end(const char* name);
 /* The inclusive totals of region `name` so far: up to *nevents event totals
  * (in session order) into `events`, *nevents set to the number written;
  * the total wall time in seconds and the number of calls.  Any pointer may
  * be NULL.  -1 when the region is unknown or no session is active. */
 int uncore_region_get(const char* name, int* nevents, double* events,
                       double* seconds, int* calls);
+/* Resetting a region's totals is not supported (they accumulate over the
+ * session): always -1, with the reason in uncore_last_error(). */
+int uncore_region_reset(const char* name);
+/* Writes the active session's report so far to `output` ("-": a table on
+ * stderr, FILE.json, FILE.csv, any other FILE: the table).  -1 when no
+ * session is active or the file cannot be written. */
+int uncore_write_report(const char* output);
 /* Stops the session started by uncore_init*, writes its report. */
 int uncore_finalize(void);
 /* Why the last call failed ("" if none).  Valid until the next call. */

@@ -32,6 +32,13 @@ int Fail(const absl::Status& status) {
   return -1;
 }
 
+// Region calls are on the hot path: they touch the last error only when
+// they fail.
+int NullName(const char* function) {
+  return Fail(absl::InvalidArgumentError(
+      std::string(function) + ": the region name is NULL"));
+}
+
 int StartLocked(CState& state, absl::StatusOr<uncore::SessionOptions> o) {
   if (!o.ok()) return Fail(o.status());
   absl::StatusOr<std::unique_ptr<uncore::Session>> s =
@@ -70,23 +77,28 @@ int uncore_init_with(const char* events, const char* metrics,
 }
 
 int uncore_region_register(const char* name) {
-  if (name != nullptr) (void)uncore::InternRegionName(name);
+  if (name == nullptr) return NullName("uncore_region_register");
+  (void)uncore::InternRegionName(name);
   return 0;
 }
 
-void uncore_region_begin(const char* name) {
+int uncore_region_begin(const char* name) {
+  if (name == nullptr) return NullName("uncore_region_begin");
   uncore::regions::Recorder* r =
       uncore::internal::g_active_recorder.load(std::memory_order_acquire);
-  if (r == nullptr) return;
+  if (r == nullptr) return 0;  // no session: not measured, not an error
   uncore::internal::BeginRegion(r, uncore::internal::NameIdOf(name));
+  return 0;
 }
 
-void uncore_region_end(const char* name) {
+int uncore_region_end(const char* name) {
+  if (name == nullptr) return NullName("uncore_region_end");
   uncore::regions::Recorder* r =
       uncore::internal::g_active_recorder.load(std::memory_order_acquire);
-  if (r == nullptr) return;
+  if (r == nullptr) return 0;
   uncore::internal::EndRegion(r, uncore::internal::NameIdOf(name),
                               /*exception=*/false);
+  return 0;
 }
 
 int uncore_region_get(const char* name, int* nevents, double* events,
@@ -123,6 +135,27 @@ int uncore_region_get(const char* name, int* nevents, double* events,
   if (seconds != nullptr) *seconds = static_cast<double>(found->wall_ns) * 1e-9;
   if (calls != nullptr) *calls = static_cast<int>(found->calls);
   return 0;
+}
+
+int uncore_region_reset(const char* name) {
+  return Fail(absl::UnimplementedError(
+      std::string("uncore_region_reset(") + (name != nullptr ? name : "NULL") +
+      "): resetting a region is not supported; its totals accumulate over "
+      "the session"));
+}
+
+int uncore_write_report(const char* output) {
+  t_last_error.clear();
+  uncore::Session* session = uncore::Session::Active();
+  if (session == nullptr) {
+    return Fail(absl::FailedPreconditionError("no active uncore session"));
+  }
+  if (output == nullptr || *output == '\0') {
+    return Fail(absl::InvalidArgumentError(
+        "uncore_write_report: no output given (\"-\", FILE.json, FILE.csv)"));
+  }
+  absl::Status s = session->WriteReport(output);
+  return s.ok() ? 0 : Fail(s);
 }
 
 int uncore_finalize(void) {

@@ -28,6 +28,7 @@
 #include "sdk/report/report.h"
 #include "sdk/runtime/backends.h"
 #include "sdk/runtime/session_testing.h"
+#include "sdk/sim/demo_traffic.h"
 #include "sdk/spec/encoder.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/spec/metric_expression.h"
@@ -374,13 +375,44 @@ absl::Status Session::WriteReport(std::string_view output) const {
   return report::WriteReport(Collect(), output);
 }
 
-sim::SimulatedUncore* Session::simulator() const {
-  return impl_->backend == nullptr ? nullptr : impl_->backend->simulator();
+bool Session::simulated() const {
+  return impl_->backend != nullptr && impl_->backend->simulated();
 }
 
-sim::DemoTrafficModel* Session::demo_traffic() const {
-  return impl_->backend == nullptr ? nullptr : impl_->backend->demo_traffic();
+void Session::SetSimulatedActivity(double memory_bytes_per_second) {
+  sim::DemoTrafficModel* demo = runtime::DemoTrafficOf(*this);
+  if (demo == nullptr) return;
+  (void)demo->Advance();  // what came before, at the previous rate
+  const double rate = std::max(memory_bytes_per_second, 0.0);
+  demo->SetActivity(rate, rate / 64);
 }
+
+void Session::AdvanceSimulation() {
+  sim::DemoTrafficModel* demo = runtime::DemoTrafficOf(*this);
+  if (demo != nullptr) (void)demo->Advance();
+}
+
+namespace runtime {
+
+sim::SimulatedUncore* SessionAccess::Simulator(const Session& session) {
+  const Session::Impl& s = *session.impl_;
+  return s.backend == nullptr ? nullptr : s.backend->simulator();
+}
+
+sim::DemoTrafficModel* SessionAccess::DemoTraffic(const Session& session) {
+  const Session::Impl& s = *session.impl_;
+  return s.backend == nullptr ? nullptr : s.backend->demo_traffic();
+}
+
+sim::SimulatedUncore* SimulatorOf(const Session& session) {
+  return SessionAccess::Simulator(session);
+}
+
+sim::DemoTrafficModel* DemoTrafficOf(const Session& session) {
+  return SessionAccess::DemoTraffic(session);
+}
+
+}  // namespace runtime
 
 Results Session::Collect() const {
   const Impl& s = *impl_;

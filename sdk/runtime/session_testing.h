@@ -1,6 +1,9 @@
 // Internal hooks on uncore::Session for tests, benchmarks and the SDK's own
 // integrations: count on a device made in code, and reach the simulator
 // behind the `sim` backend.  Not installed; not part of the public API.
+//
+//   sim::SimulatedUncore* sim = runtime::SimulatorOf(*session);
+//   if (sim != nullptr) sim->Inject(...);
 #ifndef UNCORE_SDK_RUNTIME_SESSION_TESTING_H_
 #define UNCORE_SDK_RUNTIME_SESSION_TESTING_H_
 
@@ -9,6 +12,8 @@
 
 #include "absl/status/statusor.h"
 #include "sdk/devices/device.h"
+#include "sdk/sim/demo_traffic.h"
+#include "sdk/sim/simulated_uncore.h"
 #include "uncore/session.h"
 
 namespace uncore::runtime {
@@ -24,9 +29,18 @@ struct InjectedDevice {
 absl::StatusOr<std::unique_ptr<Session>> StartSessionOnDevice(
     SessionOptions options, InjectedDevice device);
 
+// The simulator behind the `sim` backend, and its demo traffic model
+// (nullptr for other backends, and for the model when
+// SessionOptions::sim_demo_traffic is false): tests and benchmarks inject
+// traffic into it.
+sim::SimulatedUncore* SimulatorOf(const Session& session);
+sim::DemoTrafficModel* DemoTrafficOf(const Session& session);
+
 struct SessionAccess {
   static absl::StatusOr<std::unique_ptr<Session>> Start(
       SessionOptions options, InjectedDevice injected);
+  static sim::SimulatedUncore* Simulator(const Session& session);
+  static sim::DemoTrafficModel* DemoTraffic(const Session& session);
 };
 
 }  // namespace uncore::runtime

@@ -20,6 +20,7 @@
 
 #include "benchmark/benchmark.h"
 #include "integrations/google_benchmark/uncore_benchmark.h"
+#include "sdk/runtime/session_testing.h"
 #include "sdk/sim/simulated_uncore.h"
 #include "uncore/session.h"
 
@@ -34,13 +35,15 @@ namespace {
 
 void InjectReads(uint64_t n) {
   uncore::Session* session = uncore::Session::Active();
-  if (session == nullptr || session->simulator() == nullptr) return;
+  uncore::sim::SimulatedUncore* simulator =
+      session == nullptr ? nullptr : uncore::runtime::SimulatorOf(*session);
+  if (simulator == nullptr) return;
   const uncore::sim::SimulatedUncore::Traffic reads{
       .box = uncore::ivytown::BoxType::kImc,
       .instance = 0,
       .code = 0x04,
       .umask = 0x03};
-  session->simulator()->Inject(0, reads, n, 1).IgnoreError();
+  simulator->Inject(0, reads, n, 1).IgnoreError();
 }
 
 void BM_AFailure(benchmark::State& state) {

@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "integrations/google_benchmark/uncore_benchmark.h"
 #include "sdk/common/status_macros.h"
+#include "sdk/runtime/session_testing.h"
 #include "sdk/sim/simulated_uncore.h"
 #include "uncore/session.h"
 
@@ -42,11 +43,13 @@ const sim::SimulatedUncore::Traffic kPageMiss = Imc(0x02, 0x01);
 // `n` occurrences of `traffic` on socket 0, in whatever session is active.
 void Inject(const sim::SimulatedUncore::Traffic& traffic, uint64_t n) {
   Session* session = Session::Active();
-  if (session == nullptr || session->simulator() == nullptr) {
+  sim::SimulatedUncore* simulator =
+      session == nullptr ? nullptr : runtime::SimulatorOf(*session);
+  if (simulator == nullptr) {
     ADD_FAILURE() << "no simulated session is active";
     return;
   }
-  const absl::Status s = session->simulator()->Inject(0, traffic, n, 1);
+  const absl::Status s = simulator->Inject(0, traffic, n, 1);
   EXPECT_TRUE(s.ok()) << common::StatusMessage(s);
 }
 

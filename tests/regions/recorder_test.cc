@@ -107,7 +107,7 @@ TEST(RegionTest, ExactCountsPerRegionOnTheSimulator) {
   std::unique_ptr<Session> session =
       StartSim({"imc/CAS_COUNT.RD", "cbo[2]/LLC_VICTIMS.M_STATE"});
   ASSERT_NE(session, nullptr);
-  sim::SimulatedUncore* sim = session->simulator();
+  sim::SimulatedUncore* sim = runtime::SimulatorOf(*session);
   ASSERT_NE(sim, nullptr);
   const sim::SimulatedUncore::Traffic victims{.box = ivytown::BoxType::kCbo,
                                               .instance = 2,
@@ -146,7 +146,7 @@ TEST(RegionTest, ExactCountsPerRegionOnTheSimulator) {
 TEST(RegionTest, NestedRegionsAreInclusiveAndExclusive) {
   std::unique_ptr<Session> session = StartSim({"imc[0]/CAS_COUNT.RD"});
   ASSERT_NE(session, nullptr);
-  sim::SimulatedUncore* sim = session->simulator();
+  sim::SimulatedUncore* sim = runtime::SimulatorOf(*session);
   {
     UNCORE_REGION("outer");
     ASSERT_TRUE(sim->Inject(0, CasReads(0), 1, 10).ok());
@@ -397,7 +397,7 @@ TEST(RegionTest, MetricsAreEvaluatedPerRegion) {
   o.sim_demo_traffic = false;
   absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(std::move(o));
   ASSERT_TRUE(s.ok()) << common::StatusMessage(s.status());
-  sim::SimulatedUncore* sim = (*s)->simulator();
+  sim::SimulatedUncore* sim = runtime::SimulatorOf(**s);
   {
     UNCORE_REGION("read");
     ASSERT_TRUE(sim->Inject(0, CasReads(3), 1, 1000).ok());

@@ -19,10 +19,11 @@ static int failures = 0;
     }                                                                         \
   } while (0)
 
+static volatile double sink = 0;
+
 static void work(int n) {
-  volatile double x = 0;
   int i;
-  for (i = 0; i < n; ++i) x += i * 0.5;
+  for (i = 0; i < n; ++i) sink = sink + i * 0.5;
 }
 
 int main(void) {
@@ -31,12 +32,26 @@ int main(void) {
   double seconds = 0;
   int calls = 0;
   int i;
+  FILE* report;
+  char line[256];
 
-  /* No session: regions are no-ops and uncore_region_get says why. */
-  uncore_region_begin("nothing");
-  uncore_region_end("nothing");
+  /* No session: regions are not measured, which is no error, and
+   * uncore_region_get says why it has nothing. */
+  CHECK(uncore_region_register("nothing") == 0);
+  CHECK(uncore_region_begin("nothing") == 0);
+  CHECK(uncore_region_end("nothing") == 0);
+  CHECK(LIKWID_MARKER_START("nothing") == 0);
+  CHECK(LIKWID_MARKER_STOP("nothing") == 0);
+  CHECK(uncore_write_report("-") == -1);
+  CHECK(strstr(uncore_last_error(), "no active uncore session") != NULL);
   CHECK(uncore_region_get("nothing", &nevents, events, &seconds, &calls) == -1);
   CHECK(strstr(uncore_last_error(), "no active uncore session") != NULL);
+
+  /* A NULL name is an error (negative), with a reason. */
+  CHECK(uncore_region_begin(NULL) < 0);
+  CHECK(strstr(uncore_last_error(), "NULL") != NULL);
+  CHECK(uncore_region_end(NULL) < 0);
+  CHECK(uncore_region_register(NULL) < 0);
 
   /* Bad input is an error with a reason. */
   CHECK(uncore_init_with("imc/NOT_AN_EVENT", NULL, "sim", "") == -1);
@@ -47,9 +62,9 @@ int main(void) {
   /* uncore_init() with a session active does nothing. */
   CHECK(uncore_init() == 0);
   for (i = 0; i < 3; ++i) {
-    uncore_region_begin("c-phase");
+    CHECK(uncore_region_begin("c-phase") == 0);
     work(1000);
-    uncore_region_end("c-phase");
+    CHECK(uncore_region_end("c-phase") == 0);
   }
   nevents = 4;
   CHECK(uncore_region_get("c-phase", &nevents, events, &seconds, &calls) == 0);
@@ -62,16 +77,35 @@ int main(void) {
 
   /* The LIKWID markers map onto the same regions. */
   LIKWID_MARKER_THREADINIT;
-  LIKWID_MARKER_REGISTER("likwid-phase");
-  LIKWID_MARKER_START("likwid-phase");
+  LIKWID_MARKER_SWITCH;
+  CHECK(LIKWID_MARKER_REGISTER("likwid-phase") == 0);
+  /* LIKWID's idiom: the markers are int expressions, 0 on success. */
+  if (LIKWID_MARKER_START("likwid-phase") != 0) {
+    CHECK(!"LIKWID_MARKER_START failed");
+  }
   work(1000);
-  LIKWID_MARKER_STOP("likwid-phase");
+  if (LIKWID_MARKER_STOP("likwid-phase") != 0) {
+    CHECK(!"LIKWID_MARKER_STOP failed");
+  }
   nevents = 4;
   calls = 0;
   LIKWID_MARKER_GET("likwid-phase", &nevents, events, &seconds, &calls);
   CHECK(calls == 1);
   CHECK(nevents == 3);
-  LIKWID_MARKER_RESET("likwid-phase");
+  /* Not supported: says so with a negative value. */
+  CHECK(LIKWID_MARKER_RESET("likwid-phase") < 0);
+  CHECK(strstr(uncore_last_error(), "not supported") != NULL);
+  /* The report so far, to a file. */
+  CHECK(LIKWID_MARKER_WRITE_FILE("c_api_test_report.csv") == 0);
+  report = fopen("c_api_test_report.csv", "r");
+  CHECK(report != NULL);
+  if (report != NULL) {
+    CHECK(fgets(line, sizeof line, report) != NULL);
+    CHECK(strstr(line, "region") != NULL);
+    fclose(report);
+    remove("c_api_test_report.csv");
+  }
+  CHECK(LIKWID_MARKER_WRITE_FILE("") < 0);
   LIKWID_MARKER_CLOSE;
   CHECK(uncore_region_get("c-phase", &nevents, events, &seconds, &calls) ==
         -1);                     /* closed */

@@ -1,0 +1,19 @@
+// A C++ program that only annotates a region, built with pkg-config: run
+// with UNCORE_EVENTS set, the session must start when it loads.  Nothing
+// here refers to the library's environment-session object; only the .pc's
+// `-Wl,--undefined=uncore_environment_session_anchor` keeps it in a static
+// link.
+#include <uncore/region.h>
+#include <uncore/session.h>
+
+#include <cstdio>
+
+int main() {
+  { UNCORE_REGION("env-consumer"); }
+  if (uncore::Session::Active() == nullptr) {
+    std::fprintf(stderr, "no session started from UNCORE_EVENTS\n");
+    return 1;
+  }
+  std::printf("env consumer ok: the UNCORE_EVENTS session is active\n");
+  return 0;
+}
