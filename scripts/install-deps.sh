@@ -3,8 +3,8 @@
 # Does nothing when they are all present already.
 set -euo pipefail
 packages=(cmake ninja-build g++ clang libclang-rt-14-dev libabsl-dev libfmt-dev
-          libgtest-dev libgmock-dev libbenchmark-dev python3 pkg-config
-          nlohmann-json3-dev clang-format clang-tidy)
+          libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev python3
+          pkg-config nlohmann-json3-dev clang-format clang-tidy)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

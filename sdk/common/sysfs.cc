@@ -13,6 +13,8 @@
 #include <system_error>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "sdk/common/id_list.h"
 #include "sdk/common/text.h"
 
 namespace uncore::common {
@@ -56,17 +58,9 @@ std::optional<uint64_t> ParseUnsigned(std::string_view text, int base) {
 }
 
 std::optional<std::set<int>> ParseCpuList(std::string_view text) {
-  std::set<int> cpus;
-  for (std::string_view piece : Split(StripWhitespace(text), ',', true)) {
-    std::vector<std::string_view> range = Split(piece, '-');
-    if (range.size() > 2) return std::nullopt;
-    std::optional<uint64_t> lo = ParseUnsigned(range[0], 10);
-    std::optional<uint64_t> hi =
-        range.size() == 2 ? ParseUnsigned(range[1], 10) : lo;
-    if (!lo || !hi || *lo > *hi || *hi > 1'000'000) return std::nullopt;
-    for (uint64_t c = *lo; c <= *hi; ++c) cpus.insert(static_cast<int>(c));
-  }
-  return cpus;
+  absl::StatusOr<std::vector<int>> ids = ParseIdList(text, -1, "cpulist");
+  if (!ids.ok()) return std::nullopt;
+  return std::set<int>(ids->begin(), ids->end());
 }
 
 }  // namespace uncore::common

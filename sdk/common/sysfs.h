@@ -27,7 +27,8 @@ std::optional<std::string> ReadSmallFile(const std::filesystem::path& path,
 // hexadecimal with a 0x prefix, decimal without).
 std::optional<uint64_t> ParseUnsigned(std::string_view text, int base = 0);
 
-// "0-3,8,10-11" -> {0,1,2,3,8,10,11}; nullopt when malformed.
+// "0-3,8,10-11" -> {0,1,2,3,8,10,11}; nullopt when malformed.  The rules
+// are ParseIdList's (sdk/common/id_list.h), which also says why.
 std::optional<std::set<int>> ParseCpuList(std::string_view text);
 
 }  // namespace uncore::common

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "fmt/format.h"
 #include "sdk/report/report.h"
+#include "sdk/report/text_table.h"
 
 namespace uncore::report {
 namespace {
@@ -73,60 +74,12 @@ std::vector<Row> TreeOrder(const std::vector<RegionResult>& regions) {
   return rows;
 }
 
-// Columns of text, padded to their widths.
-class Grid {
- public:
-  // One column per call; `left` aligns its cells left.
-  void AddColumn(std::string header, bool left) {
-    widths_.push_back(DisplayWidth(header));
-    columns_.push_back({std::move(header), left});
-  }
-  void AddRow(std::vector<std::string> cells) {
-    cells.resize(columns_.size());
-    for (size_t c = 0; c < cells.size(); ++c) {
-      widths_[c] = std::max(widths_[c], DisplayWidth(cells[c]));
-    }
-    rows_.push_back(std::move(cells));
-  }
-
-  size_t Width() const {
-    size_t width = 0;
-    for (size_t c = 0; c < widths_.size(); ++c) {
-      width += widths_[c] + (c > 0 ? kColumnGap.size() : 0);
-    }
-    return width;
-  }
-
-  void Render(std::string* out) const {
-    std::vector<std::string> headers;
-    for (const Column& column : columns_) headers.push_back(column.header);
-    RenderLine(headers, out);
-    *out += std::string(Width(), '-') + "\n";
-    for (const auto& row : rows_) RenderLine(row, out);
-  }
-
- private:
-  struct Column {
-    std::string header;
-    bool left = false;
-  };
-
-  void RenderLine(const std::vector<std::string>& cells,
-                  std::string* out) const {
-    std::string line;
-    for (size_t c = 0; c < columns_.size(); ++c) {
-      if (c > 0) line += kColumnGap;
-      const std::string pad(widths_[c] - DisplayWidth(cells[c]), ' ');
-      line += columns_[c].left ? cells[c] + pad : pad + cells[c];
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    *out += line + "\n";
-  }
-
-  std::vector<Column> columns_;
-  std::vector<size_t> widths_;  // display width of each column
-  std::vector<std::vector<std::string>> rows_;
-};
+// The report's grids: cells made of escaped pieces, a rule under the
+// header.
+TextTable NewGrid() {
+  return TextTable({.indent = "", .gap = std::string(kColumnGap),
+                    .header_rule = true, .cells_escaped = true});
+}
 
 std::string Banner() {
   const size_t width = DisplayWidth(kSimulatedBanner) + 8;
@@ -193,17 +146,17 @@ std::string MetricCell(const Results& results, const RegionResult& region,
   return FormatMetricValue(region.metrics[m].value, results.metrics[m].unit);
 }
 
-Grid MainGrid(Layout* layout, const std::vector<Row>& rows) {
+TextTable MainGrid(Layout* layout, const std::vector<Row>& rows) {
   const Results& results = layout->results;
-  Grid grid;
-  grid.AddColumn("region", /*left=*/true);
-  grid.AddColumn("calls", false);
-  grid.AddColumn("wall", false);
+  TextTable grid = NewGrid();
+  grid.AddColumn("region", Align::kLeft);
+  grid.AddColumn("calls", Align::kRight);
+  grid.AddColumn("wall", Align::kRight);
   for (size_t e : layout->events) {
-    grid.AddColumn(EventLabel(results.events[e]), false);
+    grid.AddColumn(EventLabel(results.events[e]), Align::kRight);
   }
   for (const MetricInfo& metric : results.metrics) {
-    grid.AddColumn(EscapeForTable(metric.name), false);
+    grid.AddColumn(EscapeForTable(metric.name), Align::kRight);
   }
   for (const Row& row : rows) {
     const RegionResult& region = *row.region;
@@ -220,12 +173,12 @@ Grid MainGrid(Layout* layout, const std::vector<Row>& rows) {
   return grid;
 }
 
-Grid SocketGrid(Layout* layout, const std::vector<Row>& rows) {
-  Grid grid;
-  grid.AddColumn("region", /*left=*/true);
-  grid.AddColumn("socket", false);
+TextTable SocketGrid(Layout* layout, const std::vector<Row>& rows) {
+  TextTable grid = NewGrid();
+  grid.AddColumn("region", Align::kLeft);
+  grid.AddColumn("socket", Align::kRight);
   for (size_t e : layout->events) {
-    grid.AddColumn(EventLabel(layout->results.events[e]), false);
+    grid.AddColumn(EventLabel(layout->results.events[e]), Align::kRight);
   }
   for (const Row& row : rows) {
     for (size_t s = 0; s < layout->sockets; ++s) {
@@ -349,7 +302,7 @@ std::string FormatTable(const Results& results) {
   if (rows.empty()) {
     out += "(no regions were recorded)\n";
   } else {
-    Grid main = MainGrid(&layout, rows);
+    const TextTable main = MainGrid(&layout, rows);
     if (main.Width() <= static_cast<size_t>(kMaxTableWidth)) {
       main.Render(&out);
       if (layout.sockets > 1 && !layout.events.empty()) {

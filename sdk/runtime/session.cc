@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
 #include "sdk/common/clock.h"
+#include "sdk/common/id_list.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
 #include "sdk/devices/device.h"
@@ -55,38 +56,10 @@ std::string CpuName() {
   return id.ok() ? id->ToString() : "unknown";
 }
 
-// "0,2-3" -> {0, 2, 3}.
+// "0,2-3" -> {0, 2, 3}: the rules of common::ParseIdList, the same as
+// `uncore stat --sockets`.
 absl::StatusOr<std::vector<int>> ParseSocketList(std::string_view text) {
-  std::vector<int> sockets;
-  for (std::string_view part : common::Split(text, ',')) {
-    part = common::StripWhitespace(part);
-    if (part.empty()) continue;
-    const size_t dash = part.find('-');
-    auto number = [](std::string_view s) -> std::optional<int> {
-      s = common::StripWhitespace(s);
-      if (s.empty() || s.size() > 4) return std::nullopt;
-      int v = 0;
-      for (char c : s) {
-        if (c < '0' || c > '9') return std::nullopt;
-        v = v * 10 + (c - '0');
-      }
-      return v;
-    };
-    std::optional<int> lo =
-        number(dash == std::string_view::npos ? part : part.substr(0, dash));
-    std::optional<int> hi =
-        dash == std::string_view::npos ? lo : number(part.substr(dash + 1));
-    if (!lo || !hi || *hi < *lo) {
-      return absl::InvalidArgumentError(fmt::format(
-          "UNCORE_SOCKETS: '{}' is not a socket number or range; write e.g. "
-          "\"0\", \"0,1\" or \"0-3\"",
-          part));
-    }
-    for (int s = *lo; s <= *hi; ++s) sockets.push_back(s);
-  }
-  std::sort(sockets.begin(), sockets.end());
-  sockets.erase(std::unique(sockets.begin(), sockets.end()), sockets.end());
-  return sockets;
+  return common::ParseIdList(text, common::kSocketIdLimit, "UNCORE_SOCKETS");
 }
 
 std::string EncodingText(const spec::EventSpec& e) {

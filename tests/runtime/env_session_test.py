@@ -10,6 +10,10 @@ import sys
 import tempfile
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tools"))
+import socket_list_cases  # noqa: E402
+
 PROGRAM = None
 
 
@@ -142,6 +146,35 @@ class EnvSessionTest(unittest.TestCase):
         self.assertGreater(tsc / (step["wall_ns"] / 1e9), 1e8)
         self.assertEqual(step["events"]["msr/tsc/"]["per_instance"][0]
                          ["instance"], "msr")
+
+    def test_socket_lists_match_uncore_stat(self):
+        # The same lists as `uncore stat --sockets` (stat_doctor_test.py).
+        every = self.path("every.json")
+        r = run({"UNCORE_EVENTS": "imc/CAS_COUNT.RD", "UNCORE_BACKEND": "sim",
+                 "UNCORE_OUTPUT": every}, "1", "1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(every, encoding="utf-8") as f:
+            all_sockets = json.load(f)["sockets"]
+        for i, (text, sockets) in enumerate(socket_list_cases.ACCEPTED):
+            with self.subTest(text=text):
+                out = self.path("accepted%d.json" % i)
+                r = run({"UNCORE_EVENTS": "imc/CAS_COUNT.RD",
+                         "UNCORE_BACKEND": "sim", "UNCORE_SOCKETS": text,
+                         "UNCORE_OUTPUT": out}, "1", "1")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                with open(out, encoding="utf-8") as f:
+                    report = json.load(f)
+                self.assertEqual(report["sockets"],
+                                 all_sockets if sockets is None else sockets)
+        for i, (text, message) in enumerate(socket_list_cases.REFUSED):
+            with self.subTest(text=text):
+                out = self.path("refused%d.json" % i)
+                r = run({"UNCORE_EVENTS": "imc/CAS_COUNT.RD",
+                         "UNCORE_BACKEND": "sim", "UNCORE_SOCKETS": text,
+                         "UNCORE_OUTPUT": out}, "1", "1")
+                self.assertIn("UNCORE_SOCKETS: ", r.stderr)
+                self.assertIn(message, r.stderr)
+                self.assertFalse(os.path.exists(out), r.stderr)
 
     def test_backend_off(self):
         out = self.path("off.json")

@@ -158,6 +158,85 @@ class DescribeTest(unittest.TestCase):
         self.assertEqual(run("help").returncode, 0)
 
 
+class OptionsTest(unittest.TestCase):
+    def test_help_per_command(self):
+        for command, options in (
+                ("list", ["PATTERN", "--json", "--metrics"]),
+                ("describe", ["SPEC", "--json", "--registers"]),
+                ("stat", ["-e,--events", "-- COMMAND"]),
+                ("doctor", ["--json", "--sysfs"])):
+            for spelling in ([command, "--help"], [command, "-h"],
+                             ["help", command]):
+                with self.subTest(args=spelling):
+                    r = run(*spelling)
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                    self.assertTrue(r.stdout.startswith(
+                        "usage: uncore " + command), r.stdout)
+                    for option in options:
+                        self.assertIn(option, r.stdout)
+                    self.assertEqual(r.stderr, "")
+
+    def test_top_level_help(self):
+        for args in (["help"], ["--help"], ["-h"]):
+            with self.subTest(args=args):
+                r = run(*args)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                for command in ("list", "describe", "stat", "doctor"):
+                    self.assertIn("uncore " + command, r.stdout)
+        r = run()
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stdout, "")
+        self.assertIn("usage: uncore COMMAND", r.stderr)
+
+    def test_usage_errors_say_what_and_where_the_usage_is(self):
+        cases = [
+            (["frobnicate"], "unknown command 'frobnicate'"),
+            (["list", "--bogus"], "uncore list: unknown option '--bogus'"),
+            (["list", "imc", "cbo"], "one PATTERN at most"),
+            (["describe"], "SPEC is required"),
+            (["describe", "a", "b"], "one SPEC at a time"),
+            (["help", "nope"], "unknown command 'nope'"),
+        ]
+        for args, message in cases:
+            with self.subTest(args=args):
+                r = run(*args)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn(message, r.stderr)
+                self.assertIn("--help shows the usage", r.stderr)
+                self.assertEqual(r.stdout, "")
+
+    def test_flags_anywhere(self):
+        a = run("list", "--json", "--metrics", "imc")
+        b = run("list", "imc", "--metrics", "--json")
+        self.assertEqual(a.returncode, 0, a.stderr)
+        self.assertEqual(a.stdout, b.stdout)
+        d = run("describe", "--json", "--registers", "imc[0]/CAS_COUNT.RD")
+        e = run("describe", "imc[0]/CAS_COUNT.RD", "--registers", "--json")
+        self.assertEqual(d.returncode, 0, d.stderr)
+        self.assertEqual(d.stdout, e.stdout)
+
+    def test_tables_are_aligned(self):
+        r = run("list", "imc")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        header = next(l for l in lines if l.split()[:1] == ["EVENT.UMASK"])
+        start = lines.index(header)
+        rows = []
+        for line in lines[start + 1:]:
+            if not line.strip():
+                break
+            rows.append(line)
+        self.assertGreater(len(rows), 5)
+        # Right-aligned columns end where their header ends.
+        for column in ("code", "umask", "control", "counters"):
+            end = header.index(column) + len(column)
+            for row in rows:
+                self.assertNotEqual(row[end - 1], " ", (column, row))
+                self.assertTrue(end == len(row) or row[end] == " ",
+                                (column, row))
+        self.assertFalse(any(l.endswith(" ") for l in lines))
+
+
 def main():
     global UNCORE
     parser = argparse.ArgumentParser()

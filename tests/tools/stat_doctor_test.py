@@ -11,8 +11,11 @@ import sys
 import tempfile
 import unittest
 
-UNCORE = None
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import socket_list_cases  # noqa: E402
+
+UNCORE = None
 REGISTER_FIXTURES = os.path.join(HERE, "..", "machine", "fixtures")
 PERF_FIXTURES = os.path.join(HERE, "..", "devices", "perf", "fixtures")
 PMU_DIR = "/sys/bus/event_source/devices"
@@ -171,6 +174,71 @@ class StatTest(unittest.TestCase):
                 self.assertIn(message, r.stderr)
                 self.assertEqual(r.stdout, "")
 
+    def events_counted(self, *args):
+        out = self.path("events.json")
+        r = run("stat", *args, "--backend", "sim", "-o", out, "--", "true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            return [e["canonical"] for e in json.load(f)["events"]]
+
+    def test_option_spellings(self):
+        want = ["imc/CAS_COUNT.RD"]
+        for args in (["-e", "imc/CAS_COUNT.RD"], ["-eimc/CAS_COUNT.RD"],
+                     ["--events", "imc/CAS_COUNT.RD"],
+                     ["--events=imc/CAS_COUNT.RD"]):
+            with self.subTest(args=args):
+                self.assertEqual(self.events_counted(*args), want)
+        # Repeated, and mixed with lists.
+        self.assertEqual(
+            self.events_counted("-e", "imc/CAS_COUNT.RD",
+                                "--events=imc/CAS_COUNT.WR,cbo/CLOCKTICKS"),
+            ["imc/CAS_COUNT.RD", "imc/CAS_COUNT.WR", "cbo/CLOCKTICKS"])
+        out = self.path("spellings.json")
+        r = run("stat", "--metrics=MEM_BW_TOTAL", "--interval=50",
+                "--backend=sim", "--sockets=0", "--output=" + out, "--",
+                "true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            d = json.load(f)
+        self.assertEqual([m["name"] for m in d["metrics"]], ["MEM_BW_TOTAL"])
+        self.assertEqual(d["sockets"], [0])
+        self.assertEqual(d["backend"], "sim")
+
+    def test_everything_after_dashes_is_the_command(self):
+        # Options after `--` belong to the command, even ours and --help.
+        r = run("stat", "-e", "imc/CAS_COUNT.RD", "--backend", "sim", "-o",
+                self.path("x.json"), "--", "sh", "-c", 'echo "$@"', "sh",
+                "-e", "--help", "--sockets", "--", "-o")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "-e --help --sockets -- -o\n")
+
+    def test_socket_lists_match_uncore_sockets(self):
+        # The same lists as UNCORE_SOCKETS (env_session_test.py).
+        every = self.path("every.json")
+        r = run("stat", "-e", "imc/CAS_COUNT.RD", "--backend", "sim", "-o",
+                every, "--", "true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(every) as f:
+            all_sockets = json.load(f)["sockets"]
+        for text, sockets in socket_list_cases.ACCEPTED:
+            with self.subTest(text=text):
+                out = self.path("sockets.json")
+                r = run("stat", "-e", "imc/CAS_COUNT.RD", "--backend", "sim",
+                        "--sockets", text, "-o", out, "--", "true")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                with open(out) as f:
+                    d = json.load(f)
+                self.assertEqual(d["sockets"],
+                                 all_sockets if sockets is None else sockets)
+        for text, message in socket_list_cases.REFUSED:
+            with self.subTest(text=text):
+                r = run("stat", "-e", "imc/CAS_COUNT.RD", "--backend", "sim",
+                        "--sockets=" + text, "--", "sh", "-c", "echo ran")
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn("--sockets: ", r.stderr)
+                self.assertIn(message, r.stderr)
+                self.assertEqual(r.stdout, "")
+
     def test_bad_spec_shows_the_parser_message(self):
         r = run("stat", "-e", "cbo/LLC_LOKUP.DATA_READ", "--backend", "sim",
                 "--", "sh", "-c", "echo ran")
@@ -272,6 +340,12 @@ class StatTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0)
         self.assertIn("usage: uncore stat", r.stdout)
         self.assertIn("-- COMMAND", r.stdout)
+        for option in ("-e,--events", "-M,--metrics", "-I,--interval",
+                       "--backend", "--sockets", "-o,--output", "--multiplex",
+                       "--force"):
+            self.assertIn(option, r.stdout)
+        self.assertEqual(run("stat", "-h").stdout, r.stdout)
+        self.assertEqual(run("help", "stat").stdout, r.stdout)
         r = run("help")
         self.assertIn("stat -e SPEC", r.stdout)
         self.assertIn("doctor [--json]", r.stdout)
@@ -421,6 +495,14 @@ class DoctorTest(unittest.TestCase):
         r = run("doctor", "--help")
         self.assertEqual(r.returncode, 0)
         self.assertIn("usage: uncore doctor", r.stdout)
+        for option in ("--json", "--sysfs", "--cpuinfo", "--dev-cpu",
+                       "--paranoid", "--proc-status"):
+            self.assertIn(option, r.stdout)
+        r = run("doctor", "--sysfs")
+        self.assertIn("--sysfs needs a value", r.stderr)
+        r = run("doctor", "extra")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("unexpected argument 'extra'", r.stderr)
 
 
 class DoctorFixtureTest(unittest.TestCase):
@@ -454,6 +536,24 @@ class DoctorFixtureTest(unittest.TestCase):
                 "--proc-status=" + self.p("status"))
         self.assertIn(r.returncode, (0, 1), r.stderr)
         return json.loads(r.stdout)
+
+    def test_option_spellings_agree(self):
+        # `--sysfs DIR` and `--sysfs=DIR`, --json before or after.
+        r = run("doctor", "--sysfs=" + self.p("sys"),
+                "--cpuinfo=" + self.p("cpuinfo"),
+                "--dev-cpu=" + self.p("dev/cpu"),
+                "--paranoid=" + self.p("paranoid"),
+                "--proc-status", self.p("status"), "--json")
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        d = json.loads(r.stdout)
+        expected = self.doctor()
+        for key in ("cpu", "privileges"):
+            self.assertEqual(d[key], expected[key])
+        self.assertEqual(d["verdict"]["auto"], expected["verdict"]["auto"])
+        self.assertEqual(d["perf"]["uncore_pmus"],
+                         expected["perf"]["uncore_pmus"])
+        self.assertEqual(d["direct"]["pci_functions_per_socket"],
+                         expected["direct"]["pci_functions_per_socket"])
 
     def test_ivytown_without_msr_driver_or_privileges(self):
         d = self.doctor()

@@ -4,6 +4,7 @@
 
 #include "fmt/format.h"
 #include "sdk/common/text.h"
+#include "sdk/report/text_table.h"
 
 namespace uncore::cli {
 
@@ -206,6 +207,9 @@ void DescribeEventText(const spec::EventSpec& spec, const spec::Encoding& enc,
               : "registers  per instance; the control value goes to one of the "
                 "listed CTLs (the counter is chosen when programming)\n";
   const std::vector<PlannedWrite> writes = RegistersFor(spec, enc);
+  report::TextTable table({.indent = "  ", .gap = " "});
+  table.AddColumn("", report::Align::kLeft, 16);
+  table.AddColumn("", report::Align::kLeft);
   for (size_t i = 0; i < writes.size();) {
     // One line per instance: its candidate controls, then its filters.
     const int instance = writes[i].instance;
@@ -226,10 +230,10 @@ void DescribeEventText(const spec::EventSpec& spec, const spec::Encoding& enc,
           fmt::format("CTL {} <- 0x{:08x}",
                       CompactLocations(box, instance, controls), enc.control));
     }
-    const std::string line = fmt::format(
-        "  {:<16} {}", box.instances[instance].name, common::Join(parts, "; "));
-    *out += line + "\n";
+    table.AddRow({std::string(box.instances[instance].name),
+                  common::Join(parts, "; ")});
   }
+  table.Render(out);
 }
 
 void DescribeEventJson(const spec::EventSpec& spec, const spec::Encoding& enc,

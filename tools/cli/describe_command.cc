@@ -1,10 +1,13 @@
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "fmt/format.h"
 #include "sdk/common/json.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/devices/direct/program_plan.h"
 #include "sdk/machine/topology.h"
+#include "sdk/report/text_table.h"
 #include "sdk/spec/encoder.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/spec/metric_expression.h"
@@ -162,48 +165,29 @@ int DescribeRegisters(std::string_view spec_text,
       "register it changes, refuses if another agent uses them, and Release\n"
       "writes them all back; pmi_core_sel/wk_on_pmi are kept as found)\n",
       spec_text);
-  text += fmt::format("{:>4}  {:<44} {:<38} {:<10}  {}\n", "step", "register",
-                      "location", "value", "why");
+  report::TextTable table;
+  table.AddColumn("step", report::Align::kRight);
+  table.AddColumn("register", report::Align::kLeft);
+  table.AddColumn("location", report::Align::kLeft);
+  table.AddColumn("value", report::Align::kLeft);
+  table.AddColumn("why", report::Align::kLeft);
   for (size_t i = 0; i < writes->size(); ++i) {
     const devices::direct::RegisterWrite& w = (*writes)[i];
-    text += fmt::format("{:>4}  {:<44} {:<38} 0x{:08x}  {}\n", i + 1, w.name,
-                        w.reg.Location(), w.value, w.why);
+    table.AddRow({fmt::format("{}", i + 1), w.name, w.reg.Location(),
+                  fmt::format("0x{:08x}", w.value), w.why});
   }
+  table.Render(&text);
   fmt::print(out, "{}", text);
   return kExitOk;
 }
 
 }  // namespace
 
-int DescribeCommand(std::span<const std::string_view> args, std::FILE* out,
-                    std::FILE* err) {
-  bool json_output = false;
-  bool registers_output = false;
-  std::string_view spec_text;
-  bool have_spec = false;
-  for (std::string_view arg : args) {
-    if (arg == "--json") {
-      json_output = true;
-    } else if (arg == "--registers") {
-      registers_output = true;
-    } else if (!arg.empty() && arg[0] == '-' && arg.size() > 1 &&
-               arg[1] == '-') {
-      fmt::print(err, "uncore describe: unknown option '{}'\n", arg);
-      return kExitUsage;
-    } else if (have_spec) {
-      fmt::print(err,
-                 "uncore describe: one SPEC at a time ('{}' and '{}' given)\n",
-                 spec_text, arg);
-      return kExitUsage;
-    } else {
-      spec_text = arg;
-      have_spec = true;
-    }
-  }
-  if (!have_spec) {
-    fmt::print(err, "usage: uncore describe SPEC [--json] [--registers]\n");
-    return kExitUsage;
-  }
+int RunDescribe(const DescribeOptions& options, std::FILE* out,
+                std::FILE* err) {
+  const bool json_output = options.json;
+  const bool registers_output = options.registers;
+  const std::string_view spec_text = options.spec;
   absl::StatusOr<spec::Spec> parsed = spec::ParseSpec(spec_text);
   if (!parsed.ok()) {
     fmt::print(err, "uncore describe: {}\n", common::StatusMessage(parsed.status()));

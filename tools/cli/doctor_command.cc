@@ -60,51 +60,15 @@ using Paths = DoctorInputs;
 
 }  // namespace
 
-int DoctorCommand(std::span<const std::string_view> args, std::FILE* out,
-                  std::FILE* err) {
-  bool json_output = false;
+int RunDoctor(const DoctorOptions& options, std::FILE* out,
+              std::FILE* /*err*/) {
+  const bool json_output = options.json;
   Paths paths;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string_view arg = args[i];
-    std::string* target = nullptr;
-    std::string_view option = arg;
-    std::optional<std::string_view> value;
-    if (const size_t eq = arg.find('=');
-        arg.starts_with("--") && eq != std::string_view::npos) {
-      option = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-    }
-    if (option == "--sysfs") {
-      target = &paths.sysfs;
-    } else if (option == "--cpuinfo") {
-      target = &paths.cpuinfo;
-    } else if (option == "--dev-cpu") {
-      target = &paths.dev_cpu;
-    } else if (option == "--paranoid") {
-      target = &paths.paranoid;
-    } else if (option == "--proc-status") {
-      target = &paths.proc_status;
-    }
-    if (target != nullptr) {
-      if (!value) {
-        if (i + 1 >= args.size()) {
-          fmt::print(err, "uncore doctor: {} needs a value\n", arg);
-          return kExitUsage;
-        }
-        value = args[++i];
-      }
-      *target = std::string(*value);
-    } else if (arg == "--json") {
-      json_output = true;
-    } else if (arg == "-h" || arg == "--help") {
-      fmt::print(out, "{}", kDoctorUsage);
-      return kExitOk;
-    } else {
-      fmt::print(err, "uncore doctor: unexpected argument '{}'\n\n{}", arg,
-                 kDoctorUsage);
-      return kExitUsage;
-    }
-  }
+  paths.sysfs = options.sysfs;
+  paths.cpuinfo = options.cpuinfo;
+  paths.dev_cpu = options.dev_cpu;
+  paths.paranoid = options.paranoid;
+  paths.proc_status = options.proc_status;
 
   DoctorInputs inputs = paths;
   inputs.json = json_output;

@@ -1,14 +1,16 @@
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "fmt/format.h"
 #include "sdk/common/json.h"
 #include "sdk/common/text.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/platforms/ivytown/event_catalog.h"
 #include "sdk/platforms/ivytown/metrics.h"
+#include "sdk/report/text_table.h"
 #include "sdk/spec/encoder.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/describe.h"
@@ -150,27 +152,10 @@ void WriteMetricJson(const ivytown::MetricDescriptor& m, common::JsonWriter* jso
 
 }  // namespace
 
-int ListCommand(std::span<const std::string_view> args, std::FILE* out,
-                std::FILE* err) {
-  bool json_output = false;
-  bool metrics_only = false;
-  std::string_view pattern;
-  for (std::string_view arg : args) {
-    if (arg == "--json") {
-      json_output = true;
-    } else if (arg == "--metrics") {
-      metrics_only = true;
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      fmt::print(err, "uncore list: unknown option '{}'\n", arg);
-      return kExitUsage;
-    } else if (!pattern.empty()) {
-      fmt::print(err, "uncore list: one PATTERN at most ('{}' and '{}')\n",
-                 pattern, arg);
-      return kExitUsage;
-    } else {
-      pattern = arg;
-    }
-  }
+int RunList(const ListOptions& options, std::FILE* out, std::FILE* err) {
+  const bool json_output = options.json;
+  const bool metrics_only = options.metrics;
+  const std::string_view pattern = options.pattern;
   const BoxDescriptor* pattern_box =
       pattern.empty() ? nullptr : ivytown::FindBox(pattern);
   auto box_selected = [&](const BoxDescriptor& box) {
@@ -218,10 +203,16 @@ int ListCommand(std::span<const std::string_view> args, std::FILE* out,
 
   std::string text;
   if (!metrics_only) {
+    // One table per box, under a line that describes the box.
     const BoxDescriptor* current = nullptr;
+    std::optional<report::TextTable> table;
+    auto flush = [&] {
+      if (table) table->Render(&text);
+    };
     for (const Row& row : rows) {
       const BoxDescriptor& box = ivytown::Box(row.event->box);
       if (&box != current) {
+        flush();
         current = &box;
         text += fmt::format(
             "\n{} ({}): {} space, {} instance(s), {} x {}-bit counters{}\n",
@@ -232,25 +223,29 @@ int ListCommand(std::span<const std::string_view> args, std::FILE* out,
                 ? fmt::format(", fixed counter {}/{} ({}-bit)", box.name,
                               box.fixed_counter->name, box.fixed_counter->width)
                 : std::string());
-        text += fmt::format("  {:<48} {:>5} {:>6} {:>11} {:>8}  {}\n",
-                            "EVENT.UMASK", "code", "umask", "control",
-                            "counters", "filters");
+        table.emplace(report::TextTableOptions{.indent = "  "});
+        table->AddColumn("EVENT.UMASK", report::Align::kLeft);
+        table->AddColumn("code", report::Align::kRight);
+        table->AddColumn("umask", report::Align::kRight);
+        table->AddColumn("control", report::Align::kRight);
+        table->AddColumn("counters", report::Align::kRight);
+        table->AddColumn("filters", report::Align::kLeft);
       }
       std::string filters(row.event->filters);
       if (row.umask != nullptr && !row.umask->filters.empty()) {
-        filters +=
-            absl::StrCat(filters.empty() ? "" : ",", absl::string_view(row.umask->filters.data(), row.umask->filters.size()));
+        if (!filters.empty()) filters += ",";
+        filters += row.umask->filters;
       }
-      text += fmt::format("  {:<48} {:>5} {:>6} {:>11} {:>8}  {}\n",
-                          RowName(row).substr(box.name.size() + 1),
-                          fmt::format("0x{:02x}{}", row.event->code,
-                                      row.event->extended ? "+" : ""),
-                          row.umask != nullptr
-                              ? fmt::format("0x{:02x}", row.umask->value)
-                              : std::string("-"),
-                          fmt::format("0x{:08x}", DefaultControl(box, row)),
-                          CounterList(row.event->counter_mask), filters);
+      table->AddRow({RowName(row).substr(box.name.size() + 1),
+                     fmt::format("0x{:02x}{}", row.event->code,
+                                 row.event->extended ? "+" : ""),
+                     row.umask != nullptr
+                         ? fmt::format("0x{:02x}", row.umask->value)
+                         : std::string("-"),
+                     fmt::format("0x{:08x}", DefaultControl(box, row)),
+                     CounterList(row.event->counter_mask), filters});
     }
+    flush();
     if (!rows.empty()) {
       text +=
           "\n  code+: needs the extended select bit; control: the counter "
@@ -260,12 +255,15 @@ int ListCommand(std::span<const std::string_view> args, std::FILE* out,
   if (!metrics.empty()) {
     text +=
         fmt::format("\nmetrics (uncore describe metric/NAME for details)\n");
+    report::TextTable table({.indent = "  "});
+    table.AddColumn("", report::Align::kLeft);
+    table.AddColumn("", report::Align::kLeft);
+    table.AddColumn("", report::Align::kLeft);
     for (const auto* m : metrics) {
-      text +=
-          fmt::format("  {:<40} {:<7} {}\n",
-                      fmt::format("{}.{}", ivytown::Box(m->box).name, m->name),
-                      m->unit, m->expression);
+      table.AddRow({fmt::format("{}.{}", ivytown::Box(m->box).name, m->name),
+                    std::string(m->unit), std::string(m->expression)});
     }
+    table.Render(&text);
   }
   if (rows.empty() && metrics.empty()) {
     fmt::print(err, "uncore list: nothing matches '{}'\n", pattern);

@@ -12,14 +12,14 @@
 //
 // Exit status: the command's; 128+N when a signal N killed it; 127 when it
 // cannot be run; 125 when the counters cannot be opened (the command is not
-// run); 2 for bad arguments.
+// run); 2 for bad arguments.  main.cc parses the options into StatOptions
+// (commands.h).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -37,10 +37,9 @@
 #include "fmt/format.h"
 #include "sdk/common/clock.h"
 #include "sdk/common/status_macros.h"
-#include "sdk/common/sysfs.h"
 #include "sdk/common/text.h"
 #include "sdk/report/report.h"
-#include "sdk/runtime/backends.h"
+#include "sdk/report/text_table.h"
 #include "sdk/spec/encoder.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/spec/metric_expression.h"
@@ -54,204 +53,12 @@ namespace {
 
 constexpr int kExitCannotCount = 125;
 constexpr int kExitCannotRun = 127;
-constexpr int kMinIntervalMs = 10;
 constexpr const char* kIntervalRegion = "interval";
-
-constexpr std::string_view kStatUsage =
-    "usage: uncore stat [-e SPEC[,SPEC...]] [-M METRIC[,METRIC...]] [-I MS]\n"
-    "                   [--backend auto|perf|direct|sim|off] [--sockets LIST]\n"
-    "                   [-o OUTPUT] [--multiplex] [--force] -- COMMAND "
-    "[ARGS...]\n"
-    "\n"
-    "Counts uncore events socket-wide (everything the sockets' boxes do, "
-    "whoever\n"
-    "causes it) while COMMAND runs, in one region named after the command.\n"
-    "\n"
-    "  -e, --events SPECS    event specs, comma-separated, repeatable (a "
-    "metric\n"
-    "                        spec such as metric/MEM_BW_TOTAL counts as a "
-    "metric)\n"
-    "  -M, --metrics NAMES   derived metrics (uncore list --metrics)\n"
-    "  -I, --interval MS     also print one line per MS milliseconds (>= 10) "
-    "to\n"
-    "                        stderr: the time, each event's count in the "
-    "interval\n"
-    "                        and the metrics over it\n"
-    "  --backend B           auto (default: perf, then direct, else off with "
-    "a\n"
-    "                        warning), perf, direct, sim (SIMULATED counts), "
-    "off\n"
-    "  --sockets LIST        0, 0,1 or 0-3 (default: every socket)\n"
-    "  -o, --output OUTPUT   - (default: the table on stderr), FILE.json, "
-    "FILE.csv,\n"
-    "                        any other FILE: the table\n"
-    "  --multiplex           let perf rotate more events than a box has "
-    "counters\n"
-    "                        (counts scaled, marked ~)\n"
-    "  --force               direct: program registers another agent seems "
-    "to use\n"
-    "\n"
-    "exit status: COMMAND's; 128+N when signal N killed it; 127 when it "
-    "cannot be\n"
-    "run; 125 when the counters cannot be opened (COMMAND is not run); 2 for "
-    "bad\n"
-    "arguments\n";
 
 int UsageError(std::FILE* err, std::string_view message) {
   fmt::print(err, "uncore stat: {}\n(uncore stat --help shows the usage)\n",
              message);
   return kExitUsage;
-}
-
-// "0,2-3" -> {0, 2, 3}; nullopt when malformed.
-std::optional<std::vector<int>> ParseSockets(std::string_view text) {
-  std::vector<int> sockets;
-  for (std::string_view part : common::Split(text, ',')) {
-    part = common::StripWhitespace(part);
-    if (part.empty()) return std::nullopt;
-    const size_t dash = part.find('-');
-    std::optional<uint64_t> lo = common::ParseUnsigned(
-        dash == std::string_view::npos ? part : part.substr(0, dash), 10);
-    std::optional<uint64_t> hi = dash == std::string_view::npos
-                                     ? lo
-                                     : common::ParseUnsigned(part.substr(dash + 1), 10);
-    if (!lo || !hi || *hi < *lo || *hi > 1023) return std::nullopt;
-    for (uint64_t s = *lo; s <= *hi; ++s) {
-      if (std::find(sockets.begin(), sockets.end(), static_cast<int>(s)) ==
-          sockets.end()) {
-        sockets.push_back(static_cast<int>(s));
-      }
-    }
-  }
-  if (sockets.empty()) return std::nullopt;
-  std::sort(sockets.begin(), sockets.end());
-  return sockets;
-}
-
-struct StatOptions {
-  std::vector<std::string> events;
-  std::vector<std::string> metrics;
-  uint64_t interval_ms = 0;
-  std::string backend = "auto";
-  std::vector<int> sockets;
-  std::string output = "-";
-  bool multiplex = false;
-  bool force = false;
-  std::vector<std::string> command;
-  bool help = false;
-};
-
-// Parses the arguments; returns an error message for usage errors.
-std::optional<std::string> ParseArgs(std::span<const std::string_view> args,
-                                     StatOptions* o) {
-  size_t i = 0;
-  // The value of an option that takes one: `-e X`, `-eX`, `--events X`,
-  // `--events=X`.
-  auto value_of = [&](std::string_view arg, std::string_view short_name,
-                      std::string_view long_name,
-                      std::optional<std::string_view>* value,
-                      std::optional<std::string>* error) -> bool {
-    std::string_view rest;
-    if (!short_name.empty() && arg.starts_with(short_name)) {
-      rest = arg.substr(short_name.size());
-    } else if (arg.starts_with(long_name) && (arg.size() == long_name.size() ||
-                                              arg[long_name.size()] == '=')) {
-      rest = arg.substr(long_name.size());
-      if (!rest.empty()) rest.remove_prefix(1);  // '='
-      if (rest.empty() && arg.size() > long_name.size()) {
-        *error = fmt::format("{} needs a value", long_name);
-        return true;
-      }
-    } else {
-      return false;
-    }
-    if (!rest.empty()) {
-      *value = rest;
-      return true;
-    }
-    if (i + 1 >= args.size() || args[i + 1] == "--") {
-      *error = fmt::format("{} needs a value", arg);
-      return true;
-    }
-    *value = args[++i];
-    return true;
-  };
-  for (; i < args.size(); ++i) {
-    const std::string_view arg = args[i];
-    if (arg == "--") {
-      for (size_t j = i + 1; j < args.size(); ++j) {
-        o->command.emplace_back(args[j]);
-      }
-      if (o->command.empty()) {
-        return std::string("no COMMAND after `--`: what should run?");
-      }
-      return std::nullopt;
-    }
-    if (arg == "-h" || arg == "--help") {
-      o->help = true;
-      return std::nullopt;
-    }
-    if (arg == "--multiplex") {
-      o->multiplex = true;
-      continue;
-    }
-    if (arg == "--force") {
-      o->force = true;
-      continue;
-    }
-    std::optional<std::string_view> value;
-    std::optional<std::string> error;
-    if (value_of(arg, "-e", "--events", &value, &error)) {
-      if (error) return error;
-      for (std::string& s : spec::SplitSpecList(*value)) {
-        o->events.push_back(std::move(s));
-      }
-    } else if (value_of(arg, "-M", "--metrics", &value, &error)) {
-      if (error) return error;
-      for (std::string& s : spec::SplitSpecList(*value)) {
-        o->metrics.push_back(std::move(s));
-      }
-    } else if (value_of(arg, "-I", "--interval", &value, &error)) {
-      if (error) return error;
-      std::optional<uint64_t> ms = common::ParseUnsigned(*value, 10);
-      if (!ms || *ms < kMinIntervalMs || *ms > 86'400'000) {
-        return fmt::format(
-            "-I takes the interval in milliseconds, {} to 86400000 (got '{}')",
-            kMinIntervalMs, *value);
-      }
-      o->interval_ms = *ms;
-    } else if (value_of(arg, "", "--backend", &value, &error)) {
-      if (error) return error;
-      o->backend = common::ToLower(common::StripWhitespace(*value));
-      bool known = false;
-      for (std::string_view name : runtime::kBackendNames) {
-        known = known || name == o->backend;
-      }
-      if (!known) {
-        return fmt::format(
-            "unknown backend '{}': use auto, perf, direct, sim or off", *value);
-      }
-    } else if (value_of(arg, "", "--sockets", &value, &error)) {
-      if (error) return error;
-      std::optional<std::vector<int>> sockets = ParseSockets(*value);
-      if (!sockets) {
-        return fmt::format(
-            "--sockets: '{}' is not a socket list; write e.g. 0, 0,1 or 0-3",
-            *value);
-      }
-      o->sockets = *std::move(sockets);
-    } else if (value_of(arg, "-o", "--output", &value, &error)) {
-      if (error) return error;
-      o->output = std::string(*value);
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      return fmt::format("unknown option '{}'", arg);
-    } else {
-      return fmt::format(
-          "'{}': put the command after `--` (uncore stat -e SPEC -- {} ...)",
-          arg, arg);
-    }
-  }
-  return std::string("no `-- COMMAND`: give the command to run after `--`");
 }
 
 // Parses and encodes every spec, and compiles the metrics in the order the
@@ -332,17 +139,15 @@ class IntervalPrinter {
     previous_ = totals;
     previous_wall_ns_ = wall_ns;
 
-    std::string line = fmt::format(
-        "{:>14.6f}", static_cast<double>(now_ns - start_ns_) * 1e-9);
-    size_t column = 0;
+    std::vector<std::string> cells = {fmt::format(
+        "{:.6f}", static_cast<double>(now_ns - start_ns_) * 1e-9)};
     for (size_t e = 0; e < r.events.size(); ++e) {
       if (r.events[e].from_metric) continue;
-      const std::string value =
-          region == nullptr
-              ? std::string("-")
-              : report::FormatEventValue(delta[e], r.events[e].scale,
-                                         r.events[e].unit, estimated[e]);
-      line += fmt::format("  {:>{}}", value, widths_[column++]);
+      cells.push_back(region == nullptr
+                          ? std::string("-")
+                          : report::FormatEventValue(delta[e], r.events[e].scale,
+                                                     r.events[e].unit,
+                                                     estimated[e]));
     }
     const double seconds = static_cast<double>(wall_delta) * 1e-9;
     for (size_t m = 0; m < r.metrics.size(); ++m) {
@@ -352,26 +157,28 @@ class IntervalPrinter {
           value = report::FormatMetricValue(*v, r.metrics[m].unit);
         }
       }
-      line += fmt::format("  {:>{}}", value, widths_[column++]);
+      cells.push_back(std::move(value));
     }
-    fmt::print(err_, "{}\n", line);
+    fmt::print(err_, "{}\n", table_.FormatRow(std::move(cells)));
     std::fflush(err_);
   }
 
  private:
+  // The columns, as wide as their names and at least 16 (values wider than
+  // that push the rest of their line right).
   void PrintHeader(const Results& r) {
     header_printed_ = true;
-    std::string line = fmt::format("#{:>13}", "time (s)");
-    auto add = [&](std::string_view name) {
-      const size_t width = std::max<size_t>(report::DisplayWidth(name), 16);
-      widths_.push_back(width);
-      line += fmt::format("  {:>{}}", report::EscapeForTable(name), width);
-    };
+    table_.AddColumn(fmt::format("#{:>13}", "time (s)"), report::Align::kRight,
+                     14);
     for (const EventInfo& e : r.events) {
-      if (!e.from_metric) add(e.canonical);
+      if (!e.from_metric) {
+        table_.AddColumn(e.canonical, report::Align::kRight, 16);
+      }
     }
-    for (const MetricInfo& m : r.metrics) add(m.name);
-    fmt::print(err_, "{}\n", line);
+    for (const MetricInfo& m : r.metrics) {
+      table_.AddColumn(m.name, report::Align::kRight, 16);
+    }
+    fmt::print(err_, "{}\n", table_.FormatHeader());
   }
 
   // Metric `m` of `r` over one interval, as Session::Collect computes it
@@ -407,7 +214,7 @@ class IntervalPrinter {
   uint64_t start_ns_;
   std::FILE* err_;
   bool header_printed_ = false;
-  std::vector<size_t> widths_;
+  report::TextTable table_;
   std::vector<uint64_t> previous_;
   uint64_t previous_wall_ns_ = 0;
 };
@@ -526,15 +333,12 @@ std::optional<std::string> CheckOutput(const std::string& output,
 
 }  // namespace
 
-int StatCommand(std::span<const std::string_view> args, std::FILE* out,
-                std::FILE* err) {
-  StatOptions o;
-  if (std::optional<std::string> error = ParseArgs(args, &o)) {
-    return UsageError(err, *error);
-  }
-  if (o.help) {
-    fmt::print(out, "{}", kStatUsage);
-    return kExitOk;
+int RunStat(const StatOptions& stat_options, std::FILE* /*out*/,
+            std::FILE* err) {
+  StatOptions o = stat_options;
+  if (o.command.empty()) {
+    return UsageError(err,
+                      "no `-- COMMAND`: give the command to run after `--`");
   }
   if (o.events.empty() && o.metrics.empty()) {
     return UsageError(err,
