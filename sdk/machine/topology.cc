@@ -331,6 +331,12 @@ absl::StatusOr<CpuIdentity> ReadCpuIdentity(std::string_view cpuinfo_path) {
       if (std::optional<uint64_t> v = common::ParseUnsigned(value, 10)) {
         id.model = static_cast<int>(std::min<uint64_t>(*v, 1 << 20));
       }
+    } else if (key == "model name" && id.model_name.empty()) {
+      id.model_name = std::string(value);
+    } else if (key == "flags") {
+      for (std::string_view flag : common::Split(value, ' ', true)) {
+        id.hypervisor = id.hypervisor || flag == "hypervisor";
+      }
     }
   }
   if (id.vendor.empty()) id.vendor = "unknown";
@@ -349,7 +355,11 @@ PciAddress SimulatedPciAddress(int socket, uint8_t device, uint8_t function) {
 Topology SimulatedTopology(int sockets, int cpus_per_socket) {
   cpus_per_socket = std::max(cpus_per_socket, 1);
   Topology t;
-  t.cpu_model = CpuIdentity{"GenuineIntel", 6, 0x3e}.ToString();
+  CpuIdentity ivytown;
+  ivytown.vendor = "GenuineIntel";
+  ivytown.family = 6;
+  ivytown.model = 0x3e;
+  t.cpu_model = ivytown.ToString();
   t.is_ivytown = true;
   for (int s = 0; s < sockets; ++s) {
     SocketTopology socket;

@@ -58,6 +58,8 @@ struct CpuIdentity {
   std::string vendor;  // "GenuineIntel"; "unknown" when cpuinfo has none
   int family = 0;
   int model = 0;
+  std::string model_name;   // "Intel(R) Xeon(R) CPU E5-2697 v2 @ 2.70GHz"
+  bool hypervisor = false;  // the `hypervisor` flag: a virtual machine
 
   // "GenuineIntel family 6 model 0x3e".
   std::string ToString() const;

@@ -410,6 +410,26 @@ TEST(ReadCpuIdentityTest, IvyTown) {
   EXPECT_EQ(id->model, 62);
   EXPECT_TRUE(id->is_ivytown());
   EXPECT_EQ(id->ToString(), "GenuineIntel family 6 model 0x3e");
+  EXPECT_EQ(id->model_name, "Intel(R) Xeon(R) CPU E5-2697 v2 @ 2.70GHz");
+  EXPECT_FALSE(id->hypervisor);
+}
+
+TEST(ReadCpuIdentityTest, ModelNameAndHypervisorFlag) {
+  const std::string path =
+      (fs::temp_directory_path() / "uncore_cpuinfo_vm").string();
+  {
+    std::ofstream f(path);
+    f << "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\n"
+         "model\t\t: 17\nmodel name\t: AMD EPYC 9654 96-Core Processor\n"
+         "flags\t\t: fpu vme hypervisor lahf_lm\n\nprocessor\t: 1\n"
+         "model name\t: something else\n";
+  }
+  absl::StatusOr<CpuIdentity> id = ReadCpuIdentity(path);
+  ASSERT_TRUE(id.ok()) << common::StatusMessage(id.status());
+  EXPECT_EQ(id->model_name, "AMD EPYC 9654 96-Core Processor");
+  EXPECT_TRUE(id->hypervisor);
+  EXPECT_FALSE(id->is_ivytown());
+  fs::remove(path);
 }
 
 TEST(ReadCpuIdentityTest, OtherCpusAreNotIvyTown) {

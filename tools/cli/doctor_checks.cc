@@ -44,18 +44,6 @@ constexpr std::string_view kNeedIvyTown =
     "v2 / E7 v2 (GenuineIntel family 6 model 0x3e); elsewhere use the perf "
     "backend (UNCORE_BACKEND=perf)";
 
-// The value of the first "key : value" line of cpuinfo for `key`.
-std::string CpuinfoValue(std::string_view text, std::string_view key) {
-  for (std::string_view line : common::Split(text, '\n')) {
-    const size_t colon = line.find(':');
-    if (colon == std::string_view::npos) continue;
-    if (common::StripWhitespace(line.substr(0, colon)) == key) {
-      return std::string(common::StripWhitespace(line.substr(colon + 1)));
-    }
-  }
-  return "";
-}
-
 std::string YesNo(bool b) { return b ? "yes" : "no"; }
 
 // ---- perf: checks from devices::perf::ProbePerf ----------------------------
@@ -166,15 +154,10 @@ Machine GatherMachine(const DoctorInputs& in) {
       machine::ReadCpuIdentity(in.cpuinfo);
   if (id.ok()) {
     m.cpu = *id;
+    m.model_name = id->model_name;
+    m.hypervisor = id->hypervisor;
   } else {
     m.cpu_error = common::StatusMessage(id.status());
-  }
-  if (std::optional<std::string> text = common::ReadSmallFile(in.cpuinfo)) {
-    m.model_name = CpuinfoValue(*text, "model name");
-    for (std::string_view flag : common::Split(CpuinfoValue(*text, "flags"),
-                                               ' ', /*skip_empty=*/true)) {
-      m.hypervisor = m.hypervisor || flag == "hypervisor";
-    }
   }
   m.privileges = devices::perf::ReadProcessPrivileges(in.proc_status);
   return m;
