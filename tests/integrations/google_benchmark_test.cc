@@ -176,6 +176,8 @@ TEST_F(ScopedCountersTest, OtherMetricsArePlainValues) {
 TEST_F(ScopedCountersTest, PausedWorkIsNotCounted) {
   static std::atomic<int> paused_measuring{0};
   static std::atomic<int> running_measuring{0};
+  paused_measuring = 0;
+  running_measuring = 0;
   benchmark::RegisterBenchmark("BM_Paused", [](benchmark::State& state) {
     ScopedCounters c(state, {"imc/CAS_COUNT.RD"});
     for (auto _ : state) {
@@ -216,6 +218,8 @@ TEST_F(ScopedCountersTest, TrafficAfterStopIsNotCounted) {
 TEST_F(ScopedCountersTest, OnlyThreadZeroMeasuresAndCountsAreNotDivided) {
   static std::atomic<int> measuring_threads{0};
   static std::atomic<int> threads_seen{0};
+  measuring_threads = 0;
+  threads_seen = 0;
   benchmark::RegisterBenchmark(
       "BM_Threads",
       [](benchmark::State& state) {
@@ -325,6 +329,7 @@ TEST_F(ScopedCountersTest, AnotherActiveSessionIsAnError) {
       Session::Start(std::move(options));
   ASSERT_TRUE(other.ok()) << common::StatusMessage(other.status());
   static std::atomic<int> iterations{0};
+  iterations = 0;
   benchmark::RegisterBenchmark("BM_Conflict", [](benchmark::State& state) {
     ScopedCounters c(state, {"imc/CAS_COUNT.RD"});
     for (auto _ : state) ++iterations;
@@ -355,6 +360,7 @@ TEST_F(ScopedCountersTest, InvalidSpecIsAnError) {
 TEST_F(ScopedCountersTest, BackendOffRunsTheBenchmarkAndSaysSo) {
   SetOptions({.backend = "off", .sockets = {}, .sim_demo_traffic = false});
   static std::atomic<int> iterations{0};
+  iterations = 0;
   benchmark::RegisterBenchmark("BM_Off", [](benchmark::State& state) {
     ScopedCounters c(state, {"imc/CAS_COUNT.RD"});
     EXPECT_FALSE(c.measuring());
