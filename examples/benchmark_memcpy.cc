@@ -1,6 +1,6 @@
 // benchmark_memcpy: Google Benchmark over memcpy sizes from L1 to DRAM,
 // with the DRAM traffic the uncore saw next to Google Benchmark's own
-// bytes_per_second (integrations/google_benchmark/uncore_benchmark.h).
+// bytes_per_second (uncore/benchmark.h, uncore/benchmark_main.h).
 //
 //   ./benchmark_memcpy                          # counts on this machine
 //   ./benchmark_memcpy --uncore_backend=sim     # SIMULATED counts
@@ -28,7 +28,8 @@
 #include <memory>
 
 #include "benchmark/benchmark.h"
-#include "integrations/google_benchmark/uncore_benchmark.h"
+#include "uncore/benchmark.h"
+#include "uncore/benchmark_main.h"
 
 namespace {
 

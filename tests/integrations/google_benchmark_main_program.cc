@@ -19,9 +19,10 @@
 #include <cstdint>
 
 #include "benchmark/benchmark.h"
-#include "integrations/google_benchmark/uncore_benchmark.h"
 #include "sdk/runtime/session_testing.h"
 #include "sdk/sim/simulated_uncore.h"
+#include "uncore/benchmark.h"
+#include "uncore/benchmark_main.h"
 #include "uncore/session.h"
 
 namespace {

@@ -14,10 +14,10 @@
 #include "benchmark/benchmark.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "integrations/google_benchmark/uncore_benchmark.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/runtime/session_testing.h"
 #include "sdk/sim/simulated_uncore.h"
+#include "uncore/benchmark.h"
 #include "uncore/session.h"
 
 namespace uncore::bench {
@@ -52,6 +52,8 @@ void Inject(const sim::SimulatedUncore::Traffic& traffic, uint64_t n) {
   const absl::Status s = simulator->Inject(0, traffic, n, 1);
   EXPECT_TRUE(s.ok()) << common::StatusMessage(s);
 }
+
+std::atomic<int> paused_but_measuring{0};
 
 class CaptureReporter : public benchmark::BenchmarkReporter {
  public:
@@ -177,6 +179,8 @@ TEST_F(ScopedCountersTest, OtherMetricsArePlainValues) {
 TEST_F(ScopedCountersTest, PausedWorkIsNotCounted) {
   static std::atomic<int> paused_measuring{0};
   static std::atomic<int> running_measuring{0};
+  paused_measuring = 0;
+  running_measuring = 0;
   benchmark::RegisterBenchmark("BM_Paused", [](benchmark::State& state) {
     ScopedCounters c(state, {"imc/CAS_COUNT.RD"});
     for (auto _ : state) {
@@ -217,6 +221,8 @@ TEST_F(ScopedCountersTest, TrafficAfterStopIsNotCounted) {
 TEST_F(ScopedCountersTest, OnlyThreadZeroMeasuresAndCountsAreNotDivided) {
   static std::atomic<int> measuring_threads{0};
   static std::atomic<int> threads_seen{0};
+  measuring_threads = 0;
+  threads_seen = 0;
   benchmark::RegisterBenchmark(
       "BM_Threads",
       [](benchmark::State& state) {
@@ -252,6 +258,40 @@ TEST_F(ScopedCountersTest, OnlyThreadZeroMeasuresAndCountsAreNotDivided) {
   const benchmark::Counter* bw = Find(run, "uncore.metric.imc.MEM_BW_READS");
   ASSERT_NE(bw, nullptr);
   EXPECT_NEAR(bw->value * run.cpu_accumulated_time, 400.0 * 64, 1e-3);
+}
+
+// Every thread pauses its own timer, concurrently; only thread 0's pause
+// pauses the uncore count.  Only thread 0 makes traffic (what another
+// thread makes while thread 0 is paused would not be counted): 3 reads per
+// iteration, and 1000 while paused, which are excluded.
+void ThreadsWithPauses(benchmark::State& state) {
+  ScopedCounters c(state, {"imc/CAS_COUNT.RD"});
+  const bool thread0 = state.thread_index() == 0;
+  for (auto _ : state) {
+    if (thread0) Inject(kCasRead, 3);
+    c.PauseTiming();
+    if (c.measuring()) ++paused_but_measuring;
+    if (thread0) Inject(kCasRead, 1000);
+    c.ResumeTiming();
+  }
+}
+
+TEST_F(ScopedCountersTest, EveryThreadPausesItsTimerOnlyThreadZeroTheCount) {
+  paused_but_measuring = 0;
+  benchmark::RegisterBenchmark("BM_ThreadsPaused", ThreadsWithPauses)
+      ->Threads(3)
+      ->Iterations(20);
+  const std::vector<BenchRun> runs = RunAll();
+  ASSERT_EQ(runs.size(), 1u);
+  const BenchRun& run = runs[0];
+  ASSERT_FALSE(run.error_occurred) << run.error_message;
+  EXPECT_EQ(run.iterations, 60);
+  EXPECT_EQ(paused_but_measuring.load(), 0);
+  // 20 x 3 reads over the 60 iterations of the 3 threads.
+  const benchmark::Counter* reads = Find(run, kReads);
+  ASSERT_NE(reads, nullptr);
+  EXPECT_EQ(reads->value, 1.0);
+  EXPECT_EQ(run.report_label, "uncore: SIMULATED");
 }
 
 TEST_F(ScopedCountersTest, CountersReachTheJsonReporter) {
@@ -292,6 +332,7 @@ TEST_F(ScopedCountersTest, AnotherActiveSessionIsAnError) {
       Session::Start(std::move(options));
   ASSERT_TRUE(other.ok()) << common::StatusMessage(other.status());
   static std::atomic<int> iterations{0};
+  iterations = 0;
   benchmark::RegisterBenchmark("BM_Conflict", [](benchmark::State& state) {
     ScopedCounters c(state, {"imc/CAS_COUNT.RD"});
     for (auto _ : state) ++iterations;
@@ -322,6 +363,7 @@ TEST_F(ScopedCountersTest, InvalidSpecIsAnError) {
 TEST_F(ScopedCountersTest, BackendOffRunsTheBenchmarkAndSaysSo) {
   SetOptions({.backend = "off", .sockets = {}, .sim_demo_traffic = false});
   static std::atomic<int> iterations{0};
+  iterations = 0;
   benchmark::RegisterBenchmark("BM_Off", [](benchmark::State& state) {
     ScopedCounters c(state, {"imc/CAS_COUNT.RD"});
     EXPECT_FALSE(c.measuring());

@@ -1,28 +1,43 @@
-#include "integrations/google_benchmark/uncore_benchmark.h"
+// UNCORE_BENCHMARK_MAIN (uncore/benchmark_main.h): the part of the Google
+// Benchmark integration that is pinned to Google Benchmark 1.7.x internals.
+// What it relies on, and what tests it (google_benchmark_contract_test):
+//   - MemoryManager::Start/Stop bracket one extra, untimed run per
+//     repetition, of min(16, N) iterations on thread 0, after the timed
+//     run (FlagCounters::BeginExtraRun/EndExtraRun, ExtraRunHook);
+//   - ReportRuns gets a benchmark's iteration runs after all of its extra
+//     runs, before the next benchmark's, then its aggregates in a call of
+//     their own (FlagCounters::Annotate);
+//   - reporters print the counters and label of a Run as they find them,
+//     the CSV reporter takes its columns from its first report, and a
+//     file reporter's stream is the --benchmark_out file by ReportContext
+//     (AnnotatingReporter);
+//   - aggregates are computed as internal::Statistic computes them.
+// docs/google_benchmark.md explains the mechanics.
+#include "uncore/benchmark_main.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "benchmark/benchmark.h"
 #include "fmt/format.h"
-#include "sdk/common/status_macros.h"
+#include "integrations/google_benchmark/internal.h"
 #include "sdk/common/text.h"
 #include "sdk/runtime/backends.h"
-#include "sdk/spec/event_spec.h"
+#include "uncore/benchmark.h"
+#include "uncore/events.h"
 #include "uncore/region.h"
 #include "uncore/results.h"
 #include "uncore/session.h"
@@ -30,414 +45,22 @@
 namespace uncore::bench {
 namespace {
 
+using internal::Extract;
+using internal::JoinLabels;
+using internal::kSimulatedLabel;
+using internal::MakeRequest;
+using internal::MeasuredRegion;
+using internal::Measurement;
+using internal::NotMeasuredReason;
+using internal::Request;
+using internal::SessionOptionsFor;
+using internal::Statistic;
+using internal::Value;
 using Run = benchmark::BenchmarkReporter::Run;
 
-// The name of the region every measurement here opens.
-constexpr std::string_view kRegionName = "google benchmark";
 // Google Benchmark 1.7.1's MemoryManager run: min(16, iterations) (see
 // src/benchmark_runner.cc, DoOneRepetition).
 constexpr benchmark::IterationCount kExtraRunMaxIterations = 16;
-constexpr std::string_view kSimulatedLabel = "uncore: SIMULATED";
-
-RegionId MeasuredRegion() {
-  static const RegionId id = InternRegionName(kRegionName);
-  return id;
-}
-
-std::mutex& OptionsMutex() {
-  static auto* mu = new std::mutex;
-  return *mu;
-}
-
-Options& GlobalOptions() {
-  static auto* options = new Options;
-  return *options;
-}
-
-// The session the --uncore_events flag has open during an extra run; a
-// ScopedCounters that finds it active stays idle.
-std::atomic<Session*> g_flag_session{nullptr};
-
-std::string ResolvedBackend(const Options& options) {
-  if (!options.backend.empty()) {
-    return common::ToLower(common::StripWhitespace(options.backend));
-  }
-  if (const char* env = std::getenv("UNCORE_BACKEND")) {
-    std::string backend = common::ToLower(common::StripWhitespace(env));
-    if (!backend.empty()) return backend;
-  }
-  return "auto";
-}
-
-std::string KeyForCanonical(std::string_view canonical) {
-  std::string key = "uncore.";
-  if (!canonical.empty() && canonical.back() == '/') {
-    canonical.remove_suffix(1);
-  }
-  for (char c : canonical) key += c == '/' ? '.' : c;
-  return key;
-}
-
-// The specs of a measurement, deduplicated, with their counter names.
-struct Request {
-  std::vector<std::string> events;  // canonical event specs
-  std::vector<std::string> event_keys;
-  std::vector<std::string> metrics;  // canonical metric specs
-  std::vector<std::string> metric_keys;
-
-  bool empty() const { return events.empty() && metrics.empty(); }
-  std::vector<std::string> keys() const {
-    std::vector<std::string> all = event_keys;
-    all.insert(all.end(), metric_keys.begin(), metric_keys.end());
-    return all;
-  }
-};
-
-// `specs`: events or metrics; `metric_names`: metrics only, "metric/" is
-// optional (as in UNCORE_METRICS).
-absl::StatusOr<Request> MakeRequest(
-    const std::vector<std::string>& specs,
-    const std::vector<std::string>& metric_names) {
-  Request request;
-  auto add = [&](std::string_view text, bool metric_only) -> absl::Status {
-    std::string full(common::StripWhitespace(text));
-    if (metric_only && !common::StartsWithIgnoreCase(full, "metric/")) {
-      full = "metric/" + full;
-    }
-    UNCORE_ASSIGN_OR_RETURN(spec::Spec parsed, spec::ParseSpec(full));
-    if (metric_only && !parsed.is_metric()) {
-      return absl::InvalidArgumentError(
-          fmt::format("'{}' is not a metric", text));
-    }
-    const std::string canonical =
-        parsed.is_metric()
-            ? std::get<spec::MetricSpec>(parsed.value).Canonical()
-            : std::get<spec::EventSpec>(parsed.value).Canonical();
-    std::vector<std::string>& list =
-        parsed.is_metric() ? request.metrics : request.events;
-    std::vector<std::string>& keys =
-        parsed.is_metric() ? request.metric_keys : request.event_keys;
-    if (std::find(list.begin(), list.end(), canonical) == list.end()) {
-      list.push_back(canonical);
-      keys.push_back(KeyForCanonical(canonical));
-    }
-    return absl::OkStatus();
-  };
-  for (const std::string& s : specs) {
-    UNCORE_RETURN_IF_ERROR(add(s, /*metric_only=*/false));
-  }
-  for (const std::string& s : metric_names) {
-    UNCORE_RETURN_IF_ERROR(add(s, /*metric_only=*/true));
-  }
-  return request;
-}
-
-SessionOptions SessionOptionsFor(const Request& request,
-                                 const Options& options) {
-  SessionOptions o;
-  o.events = request.events;
-  o.metrics = request.metrics;
-  o.backend = ResolvedBackend(options);
-  o.sockets = options.sockets;
-  o.sim_demo_traffic = options.sim_demo_traffic;
-  o.output.clear();  // no report: the counters go to Google Benchmark
-  return o;
-}
-
-// Why a session whose backend is `off` counts nothing.
-std::string NotMeasuredReason(const Session& session,
-                              const std::string& requested_backend) {
-  if (requested_backend == "off") return "backend off";
-  const Results r = session.Collect();
-  std::string reason = common::Join(r.run.warnings, "; ");
-  return reason.empty() ? "the backend counts nothing here" : reason;
-}
-
-// One published value of a measurement.
-struct Value {
-  enum class Kind {
-    kCount,  // an event's count (times its scale)
-    kRate,   // a rate metric: `value` is per second of the region
-    kPlain,  // any other metric
-  };
-  std::string key;
-  double value = 0;
-  Kind kind = Kind::kCount;
-  bool valid = true;
-};
-
-struct Measurement {
-  bool ok = false;
-  std::string error;  // why not ok
-  bool simulated = false;
-  double seconds = 0;         // the region's wall time
-  std::vector<Value> values;  // in Request::keys() order
-};
-
-Measurement Extract(const Results& r, const Request& request) {
-  Measurement m;
-  m.simulated = r.run.simulated;
-  if (!r.run.errors.empty()) {
-    m.error = r.run.errors.front();
-    return m;
-  }
-  const RegionResult* region = nullptr;
-  for (const RegionResult& candidate : r.regions) {
-    if (candidate.depth == 0 && candidate.path == kRegionName) {
-      region = &candidate;
-    }
-  }
-  if (region == nullptr || region->calls == 0) {
-    m.error = "the measured region recorded nothing";
-    return m;
-  }
-  if (r.events.size() < request.events.size() ||
-      r.metrics.size() != request.metrics.size() ||
-      region->inclusive.size() != r.events.size() ||
-      region->metrics.size() != r.metrics.size()) {
-    m.error = "the session's events do not match the request";
-    return m;
-  }
-  m.seconds = static_cast<double>(region->wall_ns) * 1e-9;
-  for (size_t i = 0; i < request.events.size(); ++i) {
-    if (r.events[i].canonical != request.events[i]) {
-      m.error = fmt::format("event {} was programmed as {}", request.events[i],
-                            r.events[i].canonical);
-      return m;
-    }
-    m.values.push_back(
-        {request.event_keys[i],
-         static_cast<double>(region->inclusive[i].total) * r.events[i].scale,
-         Value::Kind::kCount, true});
-  }
-  for (size_t i = 0; i < request.metrics.size(); ++i) {
-    const MetricValue& v = region->metrics[i];
-    const std::string_view unit = r.metrics[i].unit;
-    const bool rate = unit.size() >= 2 && unit.substr(unit.size() - 2) == "/s";
-    m.values.push_back({request.metric_keys[i], v.value,
-                        rate ? Value::Kind::kRate : Value::Kind::kPlain,
-                        v.valid && std::isfinite(v.value)});
-  }
-  m.ok = true;
-  return m;
-}
-
-std::string JoinLabels(std::string_view a, std::string_view b) {
-  if (a.empty()) return std::string(b);
-  if (b.empty()) return std::string(a);
-  return fmt::format("{}; {}", a, b);
-}
-
-}  // namespace
-
-void SetOptions(Options options) {
-  std::lock_guard<std::mutex> lock(OptionsMutex());
-  GlobalOptions() = std::move(options);
-}
-
-Options GetOptions() {
-  std::lock_guard<std::mutex> lock(OptionsMutex());
-  return GlobalOptions();
-}
-
-absl::StatusOr<std::string> CounterName(std::string_view spec) {
-  UNCORE_ASSIGN_OR_RETURN(spec::Spec parsed, spec::ParseSpec(spec));
-  return KeyForCanonical(
-      parsed.is_metric() ? std::get<spec::MetricSpec>(parsed.value).Canonical()
-                         : std::get<spec::EventSpec>(parsed.value).Canonical());
-}
-
-// ---- ScopedCounters ----
-
-struct ScopedCounters::Impl {
-  explicit Impl(benchmark::State& s) : state(s) {}
-
-  benchmark::State& state;
-  Request request;
-  std::unique_ptr<Session> session;  // while measuring
-  std::string user_label;
-  std::string uncore_label;  // set by Stop()
-  bool paused = false;
-  bool stopped = false;
-
-  void Fail(std::string_view message) {
-    const std::string text = fmt::format("uncore: {}", message);
-    state.SkipWithError(text.c_str());
-    stopped = true;
-  }
-};
-
-ScopedCounters::ScopedCounters(benchmark::State& state,
-                               const std::vector<std::string>& specs)
-    : impl_(std::make_unique<Impl>(state)) {
-  Impl& s = *impl_;
-  // Uncore counts are socket-wide: one thread measures for all.
-  if (state.thread_index() != 0 || state.error_occurred()) {
-    s.stopped = true;
-    return;
-  }
-  if (Session* active = Session::Active()) {
-    if (active == g_flag_session.load(std::memory_order_acquire)) {
-      // The extra run of --uncore_events: the flag's session measures it.
-      s.stopped = true;
-      return;
-    }
-    s.Fail(
-        "another uncore::Session is active (an UNCORE_EVENTS or "
-        "UNCORE_METRICS environment session counts too): unset those "
-        "variables or stop that session to measure this benchmark");
-    return;
-  }
-  absl::StatusOr<Request> request = MakeRequest(specs, {});
-  if (!request.ok()) {
-    s.Fail(common::StatusMessage(request.status()));
-    return;
-  }
-  if (request->empty()) {
-    s.Fail("ScopedCounters was given no event or metric spec");
-    return;
-  }
-  s.request = *std::move(request);
-  const Options options = GetOptions();
-  SessionOptions session_options = SessionOptionsFor(s.request, options);
-  const std::string backend = session_options.backend;
-  absl::StatusOr<std::unique_ptr<Session>> session =
-      Session::Start(std::move(session_options));
-  if (!session.ok()) {
-    s.Fail(common::StatusMessage(session.status()));
-    return;
-  }
-  if (!(*session)->measuring()) {
-    s.uncore_label =
-        "uncore: not measured: " + NotMeasuredReason(**session, backend);
-    (*session)->Stop().IgnoreError();
-    return;  // Stop() publishes the label
-  }
-  s.session = *std::move(session);
-  RegionBegin(MeasuredRegion());
-}
-
-ScopedCounters::~ScopedCounters() { Stop(); }
-
-void ScopedCounters::PauseTiming() {
-  Impl& s = *impl_;
-  s.state.PauseTiming();
-  if (s.session != nullptr && !s.paused) {
-    RegionEnd(MeasuredRegion());
-    s.paused = true;
-  }
-}
-
-void ScopedCounters::ResumeTiming() {
-  Impl& s = *impl_;
-  if (s.session != nullptr && s.paused) {
-    RegionBegin(MeasuredRegion());
-    s.paused = false;
-  }
-  s.state.ResumeTiming();
-}
-
-void ScopedCounters::Stop() {
-  Impl& s = *impl_;
-  if (s.stopped) return;
-  s.stopped = true;
-  if (s.session != nullptr) {
-    if (!s.paused) RegionEnd(MeasuredRegion());
-    s.paused = false;
-    const Results results = s.session->Collect();
-    const absl::Status stopped = s.session->Stop();
-    s.session.reset();
-    const Measurement m = Extract(results, s.request);
-    if (!stopped.ok()) {
-      s.uncore_label = "uncore: not measured: " + common::StatusMessage(stopped);
-    } else if (!m.ok) {
-      s.uncore_label = "uncore: not measured: " + m.error;
-    } else {
-      for (const Value& v : m.values) {
-        if (!v.valid) continue;
-        switch (v.kind) {
-          case Value::Kind::kCount:
-            s.state.counters[v.key] =
-                benchmark::Counter(v.value, benchmark::Counter::kAvgIterations);
-            break;
-          case Value::Kind::kRate:
-            // The total; Google Benchmark divides it by its own time.
-            s.state.counters[v.key] = benchmark::Counter(
-                v.value * m.seconds, benchmark::Counter::kIsRate,
-                benchmark::Counter::kIs1000);
-            break;
-          case Value::Kind::kPlain:
-            s.state.counters[v.key] = benchmark::Counter(v.value);
-            break;
-        }
-      }
-      if (m.simulated) s.uncore_label = std::string(kSimulatedLabel);
-    }
-  }
-  const std::string label = JoinLabels(s.user_label, s.uncore_label);
-  if (!label.empty()) s.state.SetLabel(label);
-}
-
-void ScopedCounters::SetLabel(std::string label) {
-  Impl& s = *impl_;
-  s.user_label = std::move(label);
-  if (s.stopped) {
-    s.state.SetLabel(JoinLabels(s.user_label, s.uncore_label));
-  }
-}
-
-bool ScopedCounters::measuring() const {
-  return impl_->session != nullptr && !impl_->paused;
-}
-
-Session* ScopedCounters::session() const { return impl_->session.get(); }
-
-// ---- UNCORE_BENCHMARK_MAIN and --uncore_events ----
-
-namespace {
-
-// Statistics as Google Benchmark 1.7.1 computes them (src/statistics.cc).
-double Mean(const std::vector<double>& v) {
-  if (v.empty()) return 0;
-  double sum = 0;
-  for (double x : v) sum += x;
-  return sum / static_cast<double>(v.size());
-}
-
-double Median(const std::vector<double>& v) {
-  if (v.size() < 3) return Mean(v);
-  std::vector<double> copy(v);
-  auto center = copy.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(copy.begin(), center, copy.end());
-  if (v.size() % 2 == 1) return *center;
-  auto center2 = copy.begin() + static_cast<std::ptrdiff_t>(v.size() / 2 - 1);
-  std::nth_element(copy.begin(), center2, copy.end());
-  return (*center + *center2) / 2.0;
-}
-
-double StdDev(const std::vector<double>& v) {
-  if (v.size() < 2) return 0;
-  const double mean = Mean(v);
-  double squares = 0;
-  for (double x : v) squares += x * x;
-  const double n = static_cast<double>(v.size());
-  const double variance = n / (n - 1.0) * (squares / n - mean * mean);
-  return variance > 0 ? std::sqrt(variance) : 0;
-}
-
-double Cv(const std::vector<double>& v) {
-  if (v.size() < 2) return 0;
-  return StdDev(v) / Mean(v);
-}
-
-std::optional<double> Statistic(std::string_view name,
-                                const std::vector<double>& v) {
-  if (name == "mean") return Mean(v);
-  if (name == "median") return Median(v);
-  if (name == "stddev") return StdDev(v);
-  if (name == "cv") return Cv(v);
-  return std::nullopt;
-}
 
 void AppendLabel(Run& run, std::string_view text) {
   if (run.report_label.find(text) != std::string::npos) return;
@@ -480,7 +103,7 @@ class FlagCounters {
       return;
     }
     session_ = *std::move(session);
-    g_flag_session.store(session_.get(), std::memory_order_release);
+    internal::SetFlagSession(session_.get());
     RegionBegin(MeasuredRegion());
   }
 
@@ -497,7 +120,7 @@ class FlagCounters {
     } else {
       RegionEnd(MeasuredRegion());
       const Results results = session_->Collect();
-      g_flag_session.store(nullptr, std::memory_order_release);
+      internal::SetFlagSession(nullptr);
       const absl::Status stopped = session_->Stop();
       session_.reset();
       m = Extract(results, request_);
@@ -803,10 +426,10 @@ absl::StatusOr<UncoreFlags> StripUncoreFlags(int* argc, char** argv) {
       continue;
     }
     if (auto v = FlagValue(arg, "uncore_events", false)) {
-      std::vector<std::string> specs = spec::SplitSpecList(*v);
+      std::vector<std::string> specs = SplitSpecList(*v);
       flags.events.insert(flags.events.end(), specs.begin(), specs.end());
     } else if (auto m = FlagValue(arg, "uncore_metrics", false)) {
-      std::vector<std::string> names = spec::SplitSpecList(*m);
+      std::vector<std::string> names = SplitSpecList(*m);
       flags.metrics.insert(flags.metrics.end(), names.begin(), names.end());
     } else if (auto b = FlagValue(arg, "uncore_backend", false)) {
       flags.backend = common::ToLower(common::StripWhitespace(*b));
@@ -830,7 +453,7 @@ void PrintHelp() {
                "          [--uncore_backend=auto|perf|direct|sim|off]\n"
                "  uncore counters of each benchmark, from an extra run of "
                "min(16, N) iterations\n"
-               "  (see integrations/google_benchmark/uncore_benchmark.h)\n");
+               "  (see docs/google_benchmark.md)\n");
 }
 
 int Fail(std::string_view message) {
