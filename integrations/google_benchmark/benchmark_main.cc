@@ -34,6 +34,7 @@
 #include "benchmark/benchmark.h"
 #include "fmt/format.h"
 #include "integrations/google_benchmark/internal.h"
+#include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
 #include "sdk/runtime/backends.h"
 #include "uncore/benchmark.h"

@@ -15,7 +15,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
+#include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
+#include "sdk/spec/event_spec.h"
 #include "uncore/events.h"
 #include "uncore/region.h"
 #include "uncore/results.h"
@@ -101,6 +103,16 @@ std::string KeyForCanonical(std::string_view canonical) {
   return key;
 }
 
+absl::StatusOr<CanonicalSpec> Canonicalize(std::string_view spec) {
+  UNCORE_ASSIGN_OR_RETURN(spec::Spec parsed, spec::ParseSpec(spec));
+  CanonicalSpec out;
+  out.is_metric = parsed.is_metric();
+  out.canonical =
+      out.is_metric ? std::get<spec::MetricSpec>(parsed.value).Canonical()
+                    : std::get<spec::EventSpec>(parsed.value).Canonical();
+  return out;
+}
+
 absl::StatusOr<Request> MakeRequest(
     const std::vector<std::string>& specs,
     const std::vector<std::string>& metric_names) {
@@ -110,18 +122,16 @@ absl::StatusOr<Request> MakeRequest(
     if (metric_only && !common::StartsWithIgnoreCase(full, "metric/")) {
       full = "metric/" + full;
     }
-    UNCORE_ASSIGN_OR_RETURN(Spec parsed, ParseSpec(full));
-    if (metric_only && !parsed.is_metric()) {
+    UNCORE_ASSIGN_OR_RETURN(CanonicalSpec parsed, Canonicalize(full));
+    if (metric_only && !parsed.is_metric) {
       return absl::InvalidArgumentError(
           fmt::format("'{}' is not a metric", text));
     }
-    const std::string canonical =
-        parsed.is_metric() ? std::get<MetricSpec>(parsed.value).Canonical()
-                           : std::get<EventSpec>(parsed.value).Canonical();
+    const std::string& canonical = parsed.canonical;
     std::vector<std::string>& list =
-        parsed.is_metric() ? request.metrics : request.events;
+        parsed.is_metric ? request.metrics : request.events;
     std::vector<std::string>& keys =
-        parsed.is_metric() ? request.metric_keys : request.event_keys;
+        parsed.is_metric ? request.metric_keys : request.event_keys;
     if (std::find(list.begin(), list.end(), canonical) == list.end()) {
       list.push_back(canonical);
       keys.push_back(KeyForCanonical(canonical));

@@ -34,6 +34,13 @@ void SetFlagSession(Session* session);
 std::string ResolvedBackend(const Options& options);
 
 // "uncore." and `canonical` with '/' as '.' and no trailing '/'.
+// The canonical spelling of an event or metric spec, and which it is.
+struct CanonicalSpec {
+  std::string canonical;
+  bool is_metric = false;
+};
+absl::StatusOr<CanonicalSpec> Canonicalize(std::string_view spec);
+
 std::string KeyForCanonical(std::string_view canonical);
 
 // The specs of a measurement, deduplicated, with their counter names.

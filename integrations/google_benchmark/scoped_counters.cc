@@ -14,6 +14,7 @@
 #include "benchmark/benchmark.h"
 #include "fmt/format.h"
 #include "integrations/google_benchmark/internal.h"
+#include "sdk/common/status_macros.h"
 #include "uncore/benchmark.h"
 #include "uncore/events.h"
 #include "uncore/region.h"
@@ -57,10 +58,9 @@ Options GetOptions() {
 }
 
 absl::StatusOr<std::string> CounterName(std::string_view spec) {
-  UNCORE_ASSIGN_OR_RETURN(Spec parsed, ParseSpec(spec));
-  return internal::KeyForCanonical(
-      parsed.is_metric() ? std::get<MetricSpec>(parsed.value).Canonical()
-                         : std::get<EventSpec>(parsed.value).Canonical());
+  absl::StatusOr<internal::CanonicalSpec> parsed = internal::Canonicalize(spec);
+  if (!parsed.ok()) return parsed.status();
+  return internal::KeyForCanonical(parsed->canonical);
 }
 
 struct ScopedCounters::Impl {
