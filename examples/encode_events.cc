@@ -1,17 +1,18 @@
 // encode_events: turn event specs into the register values that program them,
 // using only the public API (<uncore/events.h>).
 //
-//   ./encode_events imc/CAS_COUNT.RD 'cbo/TOR_INSERTS.MISS_OPCODE:filter_opc=0x182'
+//   ./encode_events imc/CAS_COUNT.RD
+//   ./encode_events 'cbo/TOR_INSERTS.MISS_OPCODE:filter_opc=0x182'
 //   ./encode_events metric/MEM_BW_TOTAL
 //
 // With no arguments it encodes a few events from the manual.  Exit status 2
 // if any spec is invalid (the error says where and why).
+#include <uncore/events.h>
+
 #include <cstdio>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <uncore/events.h>
 
 namespace {
 
@@ -68,9 +69,11 @@ bool PrintSpec(std::string_view text) {
 int main(int argc, char** argv) {
   std::vector<std::string_view> specs(argv + 1, argv + argc);
   if (specs.empty()) {
-    specs = {"cbo/LLC_VICTIMS.M_STATE", "imc/CAS_COUNT.RD",
+    specs = {"cbo/LLC_VICTIMS.M_STATE",
+             "imc/CAS_COUNT.RD",
              "cbo/LLC_LOOKUP.DATA_READ:filter_state=0x1f",
-             "pcu/FREQ_BAND0_CYCLES:filter_band0=20", "ubox/UCLK",
+             "pcu/FREQ_BAND0_CYCLES:filter_band0=20",
+             "ubox/UCLK",
              "metric/MEM_BW_TOTAL"};
   }
   bool ok = true;

@@ -18,6 +18,8 @@
 // simulated counts follow the program: Session::SetSimulatedActivity and
 // AdvanceSimulation, which do nothing on real hardware (direct or perf),
 // where that step is skipped.
+#include <uncore/uncore.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -32,8 +34,6 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <uncore/uncore.h>
 
 namespace {
 
@@ -142,9 +142,8 @@ int main(int argc, char** argv) {
   }
   uncore::Session* session = uncore::Session::Active();
   // Only the simulator needs to be told each phase's rate.
-  uncore::Session* sim = session != nullptr && session->simulated()
-                             ? session
-                             : nullptr;
+  uncore::Session* sim =
+      session != nullptr && session->simulated() ? session : nullptr;
 
   for (const Phase& phase : kPhases) {
     if (sim != nullptr) {

@@ -54,20 +54,20 @@ struct EventEncoding {
   std::string spec;       // as given
   std::string canonical;  // a normalised spelling that parses back to it
   EventKind kind = EventKind::kBoxEvent;
-  std::string box;        // "cbo", "imc", ...; "" for kPerfEvent
-  std::string pmu;        // kPerfEvent: the perf PMU ("msr"); else ""
-  std::string event;      // the catalog name ("LLC_LOOKUP"); "" when raw
+  std::string box;    // "cbo", "imc", ...; "" for kPerfEvent
+  std::string pmu;    // kPerfEvent: the perf PMU ("msr"); else ""
+  std::string event;  // the catalog name ("LLC_LOOKUP"); "" when raw
   std::vector<std::string> umasks;  // named unit masks ("DATA_READ")
   // The counter control register value while it counts (enable bit set):
   // the general counter's control, or the fixed counter's.  0 for
   // kPerfEvent.
   uint64_t control = 0;
   std::vector<FilterSetting> filters;
-  std::vector<int> counters;   // general counters that may hold it; empty
-                               // for a fixed counter and for kPerfEvent
-  int counter_width = 0;       // bits of the box's counters (44 or 48)
-  std::vector<int> instances;  // selected box instances; empty: all
-  int box_instances = 0;       // instances of the box on a socket (at most)
+  std::vector<int> counters;       // general counters that may hold it; empty
+                                   // for a fixed counter and for kPerfEvent
+  int counter_width = 0;           // bits of the box's counters (44 or 48)
+  std::vector<int> instances;      // selected box instances; empty: all
+  int box_instances = 0;           // instances of the box on a socket (at most)
   std::vector<std::string> notes;  // facts worth telling (a raw code not in
                                    // the catalog, an unprogrammable filter)
 };
@@ -92,8 +92,8 @@ struct CatalogEvent {
   std::string umask;  // "RD"; "" when the event has no unit masks
   uint8_t code = 0;   // ev_sel
   uint8_t umask_value = 0;
-  bool extended = false;  // needs the extra select bit (PCU, QPI)
-  uint64_t control = 0;   // counter control value, enable bit set
+  bool extended = false;             // needs the extra select bit (PCU, QPI)
+  uint64_t control = 0;              // counter control value, enable bit set
   std::vector<int> counters;         // general counters that may count it
   std::vector<std::string> filters;  // filter fields it needs set
                                      // ("filter_opc"), kernel spelling
@@ -107,12 +107,12 @@ std::vector<CatalogEvent> ListEvents(std::string_view pattern = "");
 
 // A derived metric, compiled.
 struct MetricDefinition {
-  std::string spec;         // canonical: "metric/imc.MEM_BW_TOTAL"
-  std::string name;         // "MEM_BW_TOTAL"
-  std::string box;          // "imc"
+  std::string spec;  // canonical: "metric/imc.MEM_BW_TOTAL"
+  std::string name;  // "MEM_BW_TOTAL"
+  std::string box;   // "imc"
   std::string description;
-  std::string expression;   // events as {SPEC}, parameters substituted
-  std::string unit;         // "bytes", "%", "ratio", "cycles", ...
+  std::string expression;           // events as {SPEC}, parameters substituted
+  std::string unit;                 // "bytes", "%", "ratio", "cycles", ...
   bool rate_per_second = false;     // reports also show it per second
   std::vector<std::string> events;  // canonical specs of the events it
                                     // counts, in first-use order

@@ -107,9 +107,9 @@ absl::StatusOr<CanonicalSpec> Canonicalize(std::string_view spec) {
   UNCORE_ASSIGN_OR_RETURN(spec::Spec parsed, spec::ParseSpec(spec));
   CanonicalSpec out;
   out.is_metric = parsed.is_metric();
-  out.canonical =
-      out.is_metric ? std::get<spec::MetricSpec>(parsed.value).Canonical()
-                    : std::get<spec::EventSpec>(parsed.value).Canonical();
+  out.canonical = out.is_metric
+                      ? std::get<spec::MetricSpec>(parsed.value).Canonical()
+                      : std::get<spec::EventSpec>(parsed.value).Canonical();
   return out;
 }
 

@@ -48,8 +48,8 @@ absl::StatusOr<std::vector<int>> ParseIdList(std::string_view text,
         pieces.size() == 1
             ? std::string("it")
             : fmt::format("piece {} of {}", index + 1, pieces.size());
-    return absl::InvalidArgumentError(fmt::format("{}: '{}': {} {}; {}", what,
-                                                  list, where, problem, fix));
+    return absl::InvalidArgumentError(
+        fmt::format("{}: '{}': {} {}; {}", what, list, where, problem, fix));
   };
   for (size_t i = 0; i < pieces.size(); ++i) {
     const std::string_view piece = StripWhitespace(pieces[i]);
@@ -62,12 +62,12 @@ absl::StatusOr<std::vector<int>> ParseIdList(std::string_view text,
     const size_t dash = piece.find('-');
     const std::optional<int> lo =
         ParseId(dash == std::string_view::npos ? piece : piece.substr(0, dash));
-    const std::optional<int> hi = dash == std::string_view::npos
-                                      ? lo
-                                      : ParseId(piece.substr(dash + 1));
+    const std::optional<int> hi =
+        dash == std::string_view::npos ? lo : ParseId(piece.substr(dash + 1));
     if (!lo || !hi) {
-      return error(i, fmt::format("('{}') is not a number or a range FIRST-LAST",
-                                  piece));
+      return error(
+          i,
+          fmt::format("('{}') is not a number or a range FIRST-LAST", piece));
     }
     if (*hi < *lo) {
       return error(i, fmt::format("('{}') is a reversed range", piece),

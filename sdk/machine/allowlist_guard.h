@@ -1,6 +1,8 @@
-// AllowListGuard: a registers::RegisterSpace that lets through only the registers the
-// IvyTown box descriptors name, on the CPUs and PCI functions the topology
-// gives each socket.  It sits in the register layer, below everything else.
+// AllowListGuard: a registers::RegisterSpace that lets through only the
+// registers the IvyTown box descriptors name, on the CPUs and PCI functions
+// the topology gives each socket.  It wraps the Linux register space, so
+// every write of the direct backend passes through it
+// (docs/architecture.md).
 //
 //   RecordingRegisterSpace raw;                     // or LinuxRegisterSpace
 //   AllowListGuard guard(&raw, SimulatedTopology(2));
@@ -47,9 +49,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "sdk/machine/topology.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/registers/register_space.h"
-#include "sdk/machine/topology.h"
 
 namespace uncore::machine {
 
@@ -72,8 +74,8 @@ enum class RegisterRole : uint8_t {
 struct AllowedRegister {
   ivytown::AccessSpace space = ivytown::AccessSpace::kMsr;
   int socket = 0;
-  registers::PciAddress function;   // PCI registers: the function holding it
-  uint32_t address = 0;  // MSR number or PCI config offset
+  registers::PciAddress function;  // PCI registers: the function holding it
+  uint32_t address = 0;            // MSR number or PCI config offset
   RegisterRole role = RegisterRole::kCounter;
   ivytown::BoxType box = ivytown::BoxType::kUbox;  // U-Box for global roles
   int instance = 0;
@@ -121,7 +123,8 @@ class AllowListGuard : public registers::RegisterSpace {
   absl::Status CheckPciWrite(const registers::PciAddress& fn, uint32_t offset,
                              uint32_t value) const;
   absl::Status CheckMsrRead(int cpu, uint32_t msr) const;
-  absl::Status CheckPciRead(const registers::PciAddress& fn, uint32_t offset) const;
+  absl::Status CheckPciRead(const registers::PciAddress& fn,
+                            uint32_t offset) const;
 
   // The allow-list: MSRs once per socket (they hold on every CPU of it),
   // sorted by socket, space, function and address.
@@ -137,7 +140,8 @@ class AllowListGuard : public registers::RegisterSpace {
   void AddMsr(const AllowedRegister& reg);
   void AddPci(const AllowedRegister& reg);
   const AllowedRegister* FindMsr(int cpu, uint32_t msr) const;
-  const AllowedRegister* FindPci(const registers::PciAddress& fn, uint32_t offset) const;
+  const AllowedRegister* FindPci(const registers::PciAddress& fn,
+                                 uint32_t offset) const;
 
   std::unique_ptr<registers::RegisterSpace> owned_;
   registers::RegisterSpace* wrapped_;

@@ -140,7 +140,8 @@ struct CpuFacts {
 
 absl::StatusOr<std::vector<CpuFacts>> ReadCpus(const fs::path& cpu_root) {
   std::optional<std::set<int>> online;
-  if (std::optional<std::string> text = common::ReadSmallFile(cpu_root / "online")) {
+  if (std::optional<std::string> text =
+          common::ReadSmallFile(cpu_root / "online")) {
     online = common::ParseCpuList(*text);
   }
   std::vector<CpuFacts> cpus;
@@ -319,7 +320,8 @@ absl::StatusOr<CpuIdentity> ReadCpuIdentity(std::string_view cpuinfo_path) {
     const size_t colon = line.find(':');
     if (colon == std::string_view::npos) continue;
     const std::string_view key = common::StripWhitespace(line.substr(0, colon));
-    const std::string_view value = common::StripWhitespace(line.substr(colon + 1));
+    const std::string_view value =
+        common::StripWhitespace(line.substr(colon + 1));
     seen_any = true;
     if (key == "vendor_id" && id.vendor.empty()) {
       id.vendor = std::string(value);

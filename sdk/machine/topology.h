@@ -74,7 +74,8 @@ absl::StatusOr<CpuIdentity> ReadCpuIdentity(
 
 // The PCI address SimulatedTopology gives device:function on `socket`:
 // segment socket / 4, bus 0x7f, 0xff, 0x3f, 0xbf for socket % 4 = 0..3.
-registers::PciAddress SimulatedPciAddress(int socket, uint8_t device, uint8_t function);
+registers::PciAddress SimulatedPciAddress(int socket, uint8_t device,
+                                          uint8_t function);
 
 // A machine with `sockets` IvyTown sockets, every box instance present, PCI
 // bus 0x7f for socket 0, 0xff for socket 1, ... (what SimulatedUncore

@@ -450,7 +450,9 @@ int NameIdOf(const char* name) {
   return id;
 }
 
-void BeginRegion(regions::Recorder* recorder, int name_id) { recorder->Begin(name_id); }
+void BeginRegion(regions::Recorder* recorder, int name_id) {
+  recorder->Begin(name_id);
+}
 
 void EndRegion(regions::Recorder* recorder, int name_id, bool exception) {
   recorder->End(name_id, exception);

@@ -33,7 +33,8 @@ void WriteUints(const std::vector<uint64_t>& values, common::JsonWriter* json) {
   json->EndArray();
 }
 
-void WriteStrings(const std::vector<std::string>& values, common::JsonWriter* json) {
+void WriteStrings(const std::vector<std::string>& values,
+                  common::JsonWriter* json) {
   json->BeginArray();
   for (const std::string& value : values) json->String(value);
   json->EndArray();

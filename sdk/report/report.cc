@@ -21,7 +21,8 @@ constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";  // U+FFFD
 
 bool EndsWithIgnoreCase(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() &&
-         common::EqualsIgnoreCase(text.substr(text.size() - suffix.size()), suffix);
+         common::EqualsIgnoreCase(text.substr(text.size() - suffix.size()),
+                                  suffix);
 }
 
 // `value` rounded to three significant digits: mantissa * 1000^step, with

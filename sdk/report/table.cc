@@ -77,8 +77,10 @@ std::vector<Row> TreeOrder(const std::vector<RegionResult>& regions) {
 // The report's grids: cells made of escaped pieces, a rule under the
 // header.
 TextTable NewGrid() {
-  return TextTable({.indent = "", .gap = std::string(kColumnGap),
-                    .header_rule = true, .cells_escaped = true});
+  return TextTable({.indent = "",
+                    .gap = std::string(kColumnGap),
+                    .header_rule = true,
+                    .cells_escaped = true});
 }
 
 std::string Banner() {

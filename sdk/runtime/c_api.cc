@@ -35,8 +35,8 @@ int Fail(const absl::Status& status) {
 // Region calls are on the hot path: they touch the last error only when
 // they fail.
 int NullName(const char* function) {
-  return Fail(absl::InvalidArgumentError(
-      std::string(function) + ": the region name is NULL"));
+  return Fail(absl::InvalidArgumentError(std::string(function) +
+                                         ": the region name is NULL"));
 }
 
 int StartLocked(CState& state, absl::StatusOr<uncore::SessionOptions> o) {

@@ -23,9 +23,9 @@
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
 #include "sdk/devices/device.h"
+#include "sdk/machine/topology.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/regions/recorder.h"
-#include "sdk/machine/topology.h"
 #include "sdk/report/report.h"
 #include "sdk/runtime/backends.h"
 #include "sdk/runtime/session_testing.h"
@@ -255,7 +255,8 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
 
   // The backend.
   runtime::BackendRequest request;
-  request.name = common::ToLower(options.backend.empty() ? "auto" : options.backend);
+  request.name =
+      common::ToLower(options.backend.empty() ? "auto" : options.backend);
   request.program.events = impl->events;
   request.program.sockets = options.sockets;
   request.program.force = options.force;
@@ -480,4 +481,3 @@ Results Session::Collect() const {
 }
 
 }  // namespace uncore
-

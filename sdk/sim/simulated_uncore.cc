@@ -1,9 +1,9 @@
 // SimulatedUncore: the register model and the counting engine.
 //
 // Manual = Intel 329468-002 (../shared/spec/ivytown-uncore-manual-329468-
-// 002.txt, spaces stripped; `Lnnnn` = its line).  Every address comes from
-// the box descriptors (sdk/platforms/ivytown/box_descriptors.h) and every field from
-// their FieldDescriptors, looked up by the kernel name: no per-box tables.
+// 002.txt, spaces stripped; `Lnnnn` = its line).  Every address comes from the
+// box descriptors (sdk/platforms/ivytown/box_descriptors.h) and every field
+// from their FieldDescriptors, looked up by the kernel name: no per-box tables.
 //
 // Simulator decisions (where the manual is silent or the model must choose):
 //  S1. Box control frz (bit 8) is stored and read back: the box stays frozen
@@ -585,7 +585,7 @@ Wide CyclesToExceed(uint64_t room, uint64_t a, uint64_t b) {
 
 SimulatedUncore::SimulatedUncore(int sockets, int cpus_per_socket)
     : topology_(machine::SimulatedTopology(std::max(sockets, 0),
-                                             std::max(cpus_per_socket, 1))),
+                                           std::max(cpus_per_socket, 1))),
       cpus_per_socket_(std::max(cpus_per_socket, 1)) {
   auto index = std::make_unique<Index>();
   for (const machine::SocketTopology& st : topology_.sockets) {

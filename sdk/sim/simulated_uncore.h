@@ -35,9 +35,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "sdk/machine/topology.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/registers/register_space.h"
-#include "sdk/machine/topology.h"
 
 namespace uncore::sim {
 

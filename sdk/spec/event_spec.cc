@@ -5,8 +5,8 @@
 #include <charconv>
 #include <string>
 
-#include "absl/strings/str_cat.h"
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "fmt/format.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
@@ -278,7 +278,8 @@ class Parser {
         if (!param.empty() && param[0] == '$') param.remove_prefix(1);
         const ivytown::MetricParameter* declared = nullptr;
         for (const ivytown::MetricParameter& p : spec.metric->params) {
-          if (p.present() && common::EqualsIgnoreCase(p.name, param)) declared = &p;
+          if (p.present() && common::EqualsIgnoreCase(p.name, param))
+            declared = &p;
         }
         if (declared == nullptr) {
           std::vector<std::string> names;
@@ -286,12 +287,13 @@ class Parser {
             if (p.present()) names.emplace_back(p.name);
           }
           return cur_.Error(
-              at, names.empty()
-                      ? fmt::format("metric {} takes no parameters",
-                                    spec.metric->name)
-                      : fmt::format(
-                            "metric {} has no parameter '{}'; it takes {}",
-                            spec.metric->name, param, common::JoinAlternatives(names)));
+              at,
+              names.empty()
+                  ? fmt::format("metric {} takes no parameters",
+                                spec.metric->name)
+                  : fmt::format("metric {} has no parameter '{}'; it takes {}",
+                                spec.metric->name, param,
+                                common::JoinAlternatives(names)));
         }
         if (!cur_.Consume('=')) {
           return cur_.Error(
@@ -347,7 +349,8 @@ class Parser {
     // `uncore_imc_0/cas_count_read/`: a kernel event alias, not an IvyTown
     // event name: the perf backend resolves it from the PMU's events/.
     if (common::StartsWithIgnoreCase(target, "uncore_")) {
-      const std::string_view rest = common::StripWhitespace(text_.substr(cur_.pos()));
+      const std::string_view rest =
+          common::StripWhitespace(text_.substr(cur_.pos()));
       if (rest.size() > 2 && rest.front() == '/' && rest.back() == '/') {
         const std::string_view term = rest.substr(1, rest.size() - 2);
         const bool bare =
@@ -445,7 +448,8 @@ class Parser {
       return cur_.Error(
           at, fmt::format("expected an event name after '{}/'", box.name));
     }
-    if (box.fixed_counter && common::EqualsIgnoreCase(name, box.fixed_counter->name)) {
+    if (box.fixed_counter &&
+        common::EqualsIgnoreCase(name, box.fixed_counter->name)) {
       spec->kind = EventSpec::Kind::kFixedCounter;
       if (cur_.peek() == '.') {
         return cur_.Error(cur_.pos(), fmt::format("the fixed counter {} has "
@@ -523,7 +527,8 @@ class Parser {
         UNCORE_ASSIGN_OR_RETURN(uint64_t v, cur_.Integer(std::string(name)));
         value = v;
       }
-      if (common::EqualsIgnoreCase(name, "event") || common::EqualsIgnoreCase(name, "umask")) {
+      if (common::EqualsIgnoreCase(name, "event") ||
+          common::EqualsIgnoreCase(name, "umask")) {
         if (!raw) {
           if (common::EqualsIgnoreCase(name, "umask") && value) {
             raw_umask = value;

@@ -19,7 +19,7 @@
 //   body      := EVENT ["." UMASK ("|" UMASK)*] [(":" | ",") modifiers]
 //              | terms ["/"]                    kernel syntax, see below
 //   modifiers := mod (("," | ":") mod)*
-//   mod       := FIELD "=" INT | FLAG           thresh=1, edge, filter_opc=0x182
+//   mod       := FIELD "=" INT | FLAG           thresh=1, edge, filter_opc=3
 //   terms     := term ("," term)*
 //   term      := FIELD "=" INT | FLAG           event=0x04,umask=0x03,edge=1
 //

@@ -383,8 +383,8 @@ absl::StatusOr<CompiledMetric> CompileMetric(const MetricSpec& spec) {
   absl::StatusOr<int> root =
       compiler.Compile(out.expression, m.box, &m, spec.params, 1);
   if (!root.ok()) {
-    return absl::InvalidArgumentError(
-        fmt::format("metric {}: {}", m.name, common::StatusMessage(root.status())));
+    return absl::InvalidArgumentError(fmt::format(
+        "metric {}: {}", m.name, common::StatusMessage(root.status())));
   }
   out.root = *root;
   return out;

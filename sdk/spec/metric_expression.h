@@ -1,5 +1,5 @@
-// Metric expressions: compile a derived metric (or any expression in the
-// metric language of sdk/platforms/ivytown/metrics.h) into the events it needs and a
+// Metric expressions: compile a derived metric (or any expression in the metric
+// language of sdk/platforms/ivytown/metrics.h) into the events it needs and a
 // small evaluator.
 //
 //   auto spec = ParseSpec("metric/MEM_BW_TOTAL");

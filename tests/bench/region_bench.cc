@@ -24,9 +24,9 @@
 
 #include "benchmark/benchmark.h"
 #include "sdk/devices/device.h"
-#include "sdk/runtime/session_testing.h"
 #include "sdk/devices/direct/direct_device.h"
 #include "sdk/devices/perf/pmu_discovery.h"
+#include "sdk/runtime/session_testing.h"
 #include "sdk/sim/simulated_uncore.h"
 #include "sdk/spec/event_spec.h"
 #include "uncore/region.h"
@@ -82,11 +82,10 @@ void TwoSnapshotsLoop(benchmark::State& state, devices::Device& device) {
 // One region enter+exit per iteration, in a session made of `options`.
 void RegionLoop(benchmark::State& state, SessionOptions options,
                 std::unique_ptr<devices::Device> device = nullptr) {
-  auto session =
-      device == nullptr
-          ? Session::Start(std::move(options))
-          : runtime::StartSessionOnDevice(std::move(options),
-                                          {std::move(device)});
+  auto session = device == nullptr
+                     ? Session::Start(std::move(options))
+                     : runtime::StartSessionOnDevice(std::move(options),
+                                                     {std::move(device)});
   if (!session.ok()) {
     state.SkipWithError("session");
     return;

@@ -10,8 +10,8 @@
 
 #include "benchmark/benchmark.h"
 #include "sdk/devices/direct/direct_device.h"
-#include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/machine/topology.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/sim/simulated_uncore.h"
 #include "sdk/spec/event_spec.h"
 

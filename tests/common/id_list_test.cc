@@ -75,7 +75,8 @@ TEST(ParseIdListTest, NegativeAndMalformedNumbersAreErrors) {
 }
 
 TEST(ParseIdListTest, ReversedRangesAreErrorsThatSayTheFix) {
-  EXPECT_THAT(Error("3-1"), HasSubstr("it ('3-1') is a reversed range; write 1-3"));
+  EXPECT_THAT(Error("3-1"),
+              HasSubstr("it ('3-1') is a reversed range; write 1-3"));
 }
 
 TEST(ParseIdListTest, Bound) {

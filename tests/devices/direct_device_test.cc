@@ -21,10 +21,10 @@
 #include "sdk/common/status_macros.h"
 #include "sdk/devices/direct/counter_assignment.h"
 #include "sdk/devices/direct/program_plan.h"
-#include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/machine/allowlist_guard.h"
-#include "sdk/registers/recording_register_space.h"
 #include "sdk/machine/topology.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/registers/recording_register_space.h"
 #include "sdk/sim/simulated_uncore.h"
 #include "sdk/spec/event_spec.h"
 

@@ -21,10 +21,10 @@
 #include "gtest/gtest.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/devices/direct/direct_device.h"
+#include "sdk/machine/topology.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/platforms/ivytown/event_catalog.h"
 #include "sdk/registers/recording_register_space.h"
-#include "sdk/machine/topology.h"
 #include "sdk/sim/simulated_uncore.h"
 #include "sdk/spec/event_spec.h"
 #include "tests/testing/catalog_specs.h"
@@ -158,11 +158,13 @@ TEST(AllowListGuardTest, RefusedWritesNeverReachTheSpace) {
   // A CPU of no socket.
   s = guard.WriteMsr(99, kCbo0Ctl0, 0x00400000);
   EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_THAT(common::StatusMessage(s), HasSubstr("CPU 99 belongs to no socket"));
+  EXPECT_THAT(common::StatusMessage(s),
+              HasSubstr("CPU 99 belongs to no socket"));
   // Reserved bit 20 of a CBo counter control.
   s = guard.WriteMsr(0, kCbo0Ctl0, 0x00500000);
   EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_THAT(common::StatusMessage(s), HasSubstr("bits 0x100000 are reserved"));
+  EXPECT_THAT(common::StatusMessage(s),
+              HasSubstr("bits 0x100000 are reserved"));
   // A CBo counter is 44 bits wide.
   s = guard.WriteMsr(0, 0xD16, uint64_t{1} << 44);
   EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);

@@ -363,7 +363,8 @@ TEST(DiscoverTopologyTest, SysfsWithoutCpuTopologyIsAClearError) {
       DiscoverTopology((dir.path() / "sys").string(), Fixture("ivt2s/cpuinfo"));
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(common::StatusMessage(t.status()), HasSubstr("physical_package_id"));
+  EXPECT_THAT(common::StatusMessage(t.status()),
+              HasSubstr("physical_package_id"));
 }
 
 TEST(DiscoverTopologyTest, MissingCpuinfoIsAClearError) {
@@ -475,7 +476,8 @@ TEST(ReadCpuIdentityTest, MissingFileIsNotFound) {
   absl::StatusOr<CpuIdentity> id = ReadCpuIdentity("/nonexistent/cpuinfo");
   ASSERT_FALSE(id.ok());
   EXPECT_EQ(id.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(common::StatusMessage(id.status()), HasSubstr("/nonexistent/cpuinfo"));
+  EXPECT_THAT(common::StatusMessage(id.status()),
+              HasSubstr("/nonexistent/cpuinfo"));
 }
 
 // ---- the simulator's topology -----------------------------------------------

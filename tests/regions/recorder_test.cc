@@ -1,7 +1,6 @@
 // Regions end to end through uncore::Session: exact counts on the simulator,
 // inclusive and exclusive values, many threads, misuse.
 #include "sdk/regions/recorder.h"
-#include "sdk/runtime/session_testing.h"
 
 #include <atomic>
 #include <chrono>
@@ -17,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/devices/device.h"
+#include "sdk/runtime/session_testing.h"
 #include "sdk/sim/simulated_uncore.h"
 #include "uncore/region.h"
 #include "uncore/session.h"

@@ -370,7 +370,8 @@ TEST_F(LinuxRegisterSpaceTest, NonexistentCpuIsNotFound) {
   uint64_t value = 0;
   const absl::Status s = space.ReadMsr(7, 0x0C00, &value);
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
-  EXPECT_THAT(common::StatusMessage(s), AllOf(HasSubstr("CPU 7"), HasSubstr("0-1")));
+  EXPECT_THAT(common::StatusMessage(s),
+              AllOf(HasSubstr("CPU 7"), HasSubstr("0-1")));
   EXPECT_EQ(space.ReadMsr(-1, 0x0C00, &value).code(),
             absl::StatusCode::kInvalidArgument);
   // The good CPUs still work.
@@ -869,7 +870,6 @@ TEST(LinuxRegisterSpaceThisMachineTest, DefaultPathsGiveAnswersNotCrashes) {
   EXPECT_EQ(pci.code(), absl::StatusCode::kNotFound) << pci;
   EXPECT_THAT(common::StatusMessage(pci),
               HasSubstr("/sys/bus/pci/devices/fffe:fe:1f.7"));
-
 }
 
 }  // namespace

@@ -13,9 +13,9 @@
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
+#include "sdk/machine/topology.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/platforms/ivytown/event_catalog.h"
-#include "sdk/machine/topology.h"
 #include "sdk/sim/demo_traffic.h"
 
 namespace uncore::sim {

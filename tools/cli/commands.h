@@ -31,8 +31,7 @@ struct DescribeOptions {
   bool json = false;
   bool registers = false;  // the direct backend's ordered register writes
 };
-int RunDescribe(const DescribeOptions& options, std::FILE* out,
-                std::FILE* err);
+int RunDescribe(const DescribeOptions& options, std::FILE* out, std::FILE* err);
 
 // uncore stat -e SPECS [-M METRICS] [-I MS] [...] -- COMMAND [ARGS...]:
 // counts while COMMAND runs; the report and interval lines go to `err` (a

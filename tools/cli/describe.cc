@@ -230,8 +230,8 @@ void DescribeEventText(const spec::EventSpec& spec, const spec::Encoding& enc,
           fmt::format("CTL {} <- 0x{:08x}",
                       CompactLocations(box, instance, controls), enc.control));
     }
-    table.AddRow({std::string(box.instances[instance].name),
-                  common::Join(parts, "; ")});
+    table.AddRow(
+        {std::string(box.instances[instance].name), common::Join(parts, "; ")});
   }
   table.Render(out);
 }

@@ -22,7 +22,8 @@ int DescribeMetric(const spec::MetricSpec& metric_spec, bool json_output,
   absl::StatusOr<spec::CompiledMetric> compiled =
       spec::CompileMetric(metric_spec);
   if (!compiled.ok()) {
-    fmt::print(err, "uncore describe: {}\n", common::StatusMessage(compiled.status()));
+    fmt::print(err, "uncore describe: {}\n",
+               common::StatusMessage(compiled.status()));
     return kExitUsage;
   }
   const ivytown::MetricDescriptor& m = *metric_spec.metric;
@@ -190,7 +191,8 @@ int RunDescribe(const DescribeOptions& options, std::FILE* out,
   const std::string_view spec_text = options.spec;
   absl::StatusOr<spec::Spec> parsed = spec::ParseSpec(spec_text);
   if (!parsed.ok()) {
-    fmt::print(err, "uncore describe: {}\n", common::StatusMessage(parsed.status()));
+    fmt::print(err, "uncore describe: {}\n",
+               common::StatusMessage(parsed.status()));
     return kExitUsage;
   }
   if (registers_output) {
@@ -237,7 +239,8 @@ int RunDescribe(const DescribeOptions& options, std::FILE* out,
   }
   absl::StatusOr<spec::Encoding> enc = spec::EncodeEvent(event);
   if (!enc.ok()) {
-    fmt::print(err, "uncore describe: {}\n", common::StatusMessage(enc.status()));
+    fmt::print(err, "uncore describe: {}\n",
+               common::StatusMessage(enc.status()));
     return kExitUsage;
   }
   if (json_output) {

@@ -66,7 +66,8 @@ std::vector<std::string> Sources(uint8_t bits) {
   return out;
 }
 
-void WriteStrings(const std::vector<std::string>& items, common::JsonWriter* json) {
+void WriteStrings(const std::vector<std::string>& items,
+                  common::JsonWriter* json) {
   json->BeginArray();
   for (const std::string& s : items) json->String(s);
   json->EndArray();
@@ -131,7 +132,8 @@ void WriteRowJson(const Row& row, common::JsonWriter* json) {
   json->EndObject();
 }
 
-void WriteMetricJson(const ivytown::MetricDescriptor& m, common::JsonWriter* json) {
+void WriteMetricJson(const ivytown::MetricDescriptor& m,
+                     common::JsonWriter* json) {
   json->BeginObject();
   json->Key("box");
   json->String(ivytown::Box(m.box).name);
@@ -183,7 +185,8 @@ int RunList(const ListOptions& options, std::FILE* out, std::FILE* err) {
     const BoxDescriptor& box = ivytown::Box(m.box);
     if (box_selected(box) ||
         (pattern_box == nullptr &&
-         common::ContainsIgnoreCase(fmt::format("{}.{}", box.name, m.name), pattern))) {
+         common::ContainsIgnoreCase(fmt::format("{}.{}", box.name, m.name),
+                                    pattern))) {
       metrics.push_back(&m);
     }
   }

@@ -103,8 +103,7 @@ class HelpFormatter : public CLI::Formatter {
  public:
   HelpFormatter() { column_width(26); }
 
-  std::string make_usage(const CLI::App* app,
-                         std::string name) const override {
+  std::string make_usage(const CLI::App* app, std::string name) const override {
     const auto it = Synopses().find(app->get_name());
     return it != Synopses().end() ? it->second
                                   : CLI::Formatter::make_usage(app, name);
@@ -244,8 +243,8 @@ std::optional<std::string> Leftover(const CLI::App& sub,
   if (rest.empty()) return std::nullopt;
   const std::string& word = rest.front();
   if (sub.get_name() == "list") {
-    return fmt::format("one PATTERN at most ('{}' and '{}')",
-                       first_positional, word);
+    return fmt::format("one PATTERN at most ('{}' and '{}')", first_positional,
+                       word);
   }
   if (sub.get_name() == "describe") {
     return fmt::format("one SPEC at a time ('{}' and '{}' given)",
@@ -269,8 +268,8 @@ int Main(std::vector<std::string> args) {
   app.footer(std::string(kTopFooter));
 
   ListOptions list;
-  CLI::App* list_app = app.add_subcommand(
-      "list", "the event catalog (and derived metrics)");
+  CLI::App* list_app =
+      app.add_subcommand("list", "the event catalog (and derived metrics)");
   list_app->add_option("PATTERN", list.pattern,
                        "a box name (cbo, imc, ...) or a case-insensitive "
                        "substring of BOX/EVENT.UMASK");
@@ -283,9 +282,10 @@ int Main(std::vector<std::string> args) {
       "describe",
       "how SPEC is encoded: control value, filter values, allowed\n"
       "counters and the registers it would write; SPEC may be a metric");
-  describe_app->add_option("SPEC", describe.spec,
-                           "an event spec (cbo/LLC_LOOKUP.DATA_READ) or a "
-                           "metric (metric/MEM_BW_TOTAL)")
+  describe_app
+      ->add_option("SPEC", describe.spec,
+                   "an event spec (cbo/LLC_LOOKUP.DATA_READ) or a "
+                   "metric (metric/MEM_BW_TOTAL)")
       ->required();
   describe_app->add_flag("--json", describe.json, "JSON instead of text");
   describe_app->add_flag("--registers", describe.registers,
@@ -299,30 +299,35 @@ int Main(std::vector<std::string> args) {
       "count socket-wide while COMMAND runs, like perf stat; -I MS prints\n"
       "one line per interval; the report goes to stderr or OUTPUT\n"
       "(FILE.json, FILE.csv); exits with COMMAND's status");
-  Repeatable(stat_app->add_option(
-      "-e,--events", raw_stat.events,
-      "event specs, comma-separated, repeatable (a metric spec such as "
-      "metric/MEM_BW_TOTAL counts as a metric)"))
+  Repeatable(
+      stat_app->add_option(
+          "-e,--events", raw_stat.events,
+          "event specs, comma-separated, repeatable (a metric spec such as "
+          "metric/MEM_BW_TOTAL counts as a metric)"))
       ->type_name("SPECS");
-  Repeatable(stat_app->add_option(
-      "-M,--metrics", raw_stat.metrics,
-      "derived metrics, comma-separated, repeatable (uncore list --metrics)"))
+  Repeatable(stat_app->add_option("-M,--metrics", raw_stat.metrics,
+                                  "derived metrics, comma-separated, "
+                                  "repeatable (uncore list --metrics)"))
       ->type_name("NAMES");
-  stat_app->add_option("-I,--interval", raw_stat.interval,
-                       "also print one line per MS milliseconds (>= 10) to "
-                       "stderr: the time, each event's count in the "
-                       "interval and the metrics over it")
+  stat_app
+      ->add_option("-I,--interval", raw_stat.interval,
+                   "also print one line per MS milliseconds (>= 10) to "
+                   "stderr: the time, each event's count in the "
+                   "interval and the metrics over it")
       ->type_name("MS");
-  stat_app->add_option("--backend", raw_stat.backend,
-                       "auto (default: perf, then direct, else off with a "
-                       "warning), perf, direct, sim (SIMULATED counts), off")
+  stat_app
+      ->add_option("--backend", raw_stat.backend,
+                   "auto (default: perf, then direct, else off with a "
+                   "warning), perf, direct, sim (SIMULATED counts), off")
       ->type_name("B");
-  stat_app->add_option("--sockets", raw_stat.sockets,
-                       "0, 0,1 or 0-3,8 (default: every socket)")
+  stat_app
+      ->add_option("--sockets", raw_stat.sockets,
+                   "0, 0,1 or 0-3,8 (default: every socket)")
       ->type_name("LIST");
-  stat_app->add_option("-o,--output", raw_stat.output,
-                       "- (default: the table on stderr), FILE.json, "
-                       "FILE.csv, any other FILE: the table")
+  stat_app
+      ->add_option("-o,--output", raw_stat.output,
+                   "- (default: the table on stderr), FILE.json, "
+                   "FILE.csv, any other FILE: the table")
       ->type_name("OUTPUT");
   stat_app->add_flag("--multiplex", raw_stat.multiplex,
                      "let perf rotate more events than a box has counters "
@@ -341,18 +346,21 @@ int Main(std::vector<std::string> args) {
                        "one JSON object instead of the report");
   doctor_app->add_option("--sysfs", doctor.sysfs, "read DIR instead of /sys")
       ->type_name("DIR");
-  doctor_app->add_option("--cpuinfo", doctor.cpuinfo,
-                         "read FILE instead of /proc/cpuinfo")
+  doctor_app
+      ->add_option("--cpuinfo", doctor.cpuinfo,
+                   "read FILE instead of /proc/cpuinfo")
       ->type_name("FILE");
-  doctor_app->add_option("--dev-cpu", doctor.dev_cpu,
-                         "read DIR instead of /dev/cpu")
+  doctor_app
+      ->add_option("--dev-cpu", doctor.dev_cpu, "read DIR instead of /dev/cpu")
       ->type_name("DIR");
-  doctor_app->add_option("--paranoid", doctor.paranoid,
-                         "read FILE instead of "
-                         "/proc/sys/kernel/perf_event_paranoid")
+  doctor_app
+      ->add_option("--paranoid", doctor.paranoid,
+                   "read FILE instead of "
+                   "/proc/sys/kernel/perf_event_paranoid")
       ->type_name("FILE");
-  doctor_app->add_option("--proc-status", doctor.proc_status,
-                         "read FILE instead of /proc/self/status")
+  doctor_app
+      ->add_option("--proc-status", doctor.proc_status,
+                   "read FILE instead of /proc/self/status")
       ->type_name("FILE");
   doctor_app->footer(std::string(kDoctorFooter));
 
@@ -377,8 +385,8 @@ int Main(std::vector<std::string> args) {
     return kExitUsage;
   }
   if (!args[0].starts_with("-") && find_command(args[0]) == nullptr) {
-    return UsageError("", fmt::format("unknown command '{}': use {}", args[0],
-                                      kCommands));
+    return UsageError(
+        "", fmt::format("unknown command '{}': use {}", args[0], kCommands));
   }
   // stat's COMMAND: everything after the first `--`, as it is.
   std::optional<std::vector<std::string>> command;

@@ -139,15 +139,14 @@ class IntervalPrinter {
     previous_ = totals;
     previous_wall_ns_ = wall_ns;
 
-    std::vector<std::string> cells = {fmt::format(
-        "{:.6f}", static_cast<double>(now_ns - start_ns_) * 1e-9)};
+    std::vector<std::string> cells = {
+        fmt::format("{:.6f}", static_cast<double>(now_ns - start_ns_) * 1e-9)};
     for (size_t e = 0; e < r.events.size(); ++e) {
       if (r.events[e].from_metric) continue;
-      cells.push_back(region == nullptr
-                          ? std::string("-")
-                          : report::FormatEventValue(delta[e], r.events[e].scale,
-                                                     r.events[e].unit,
-                                                     estimated[e]));
+      cells.push_back(region == nullptr ? std::string("-")
+                                        : report::FormatEventValue(
+                                              delta[e], r.events[e].scale,
+                                              r.events[e].unit, estimated[e]));
     }
     const double seconds = static_cast<double>(wall_delta) * 1e-9;
     for (size_t m = 0; m < r.metrics.size(); ++m) {

@@ -327,7 +327,8 @@ absl::Status DirectDevice::SampleSocket(SocketState& s, Snapshot* out) {
   absl::Status freeze =
       space_->WriteMsr(s.cpu, kGlobal.global_control, s.freeze);
   if (!freeze.ok()) {
-    frozen_ns_.fetch_add(common::MonotonicNowNs() - t0, std::memory_order_relaxed);
+    frozen_ns_.fetch_add(common::MonotonicNowNs() - t0,
+                         std::memory_order_relaxed);
     return Annotate(freeze, fmt::format("snapshot of socket {}: writing "
                                         "U_MSR_PMON_GLOBAL_CTL.frz_all",
                                         s.socket));
@@ -364,7 +365,8 @@ absl::Status DirectDevice::SampleSocket(SocketState& s, Snapshot* out) {
   }
   absl::Status unfreeze =
       space_->WriteMsr(s.cpu, kGlobal.global_control, s.unfreeze);
-  frozen_ns_.fetch_add(common::MonotonicNowNs() - t0, std::memory_order_relaxed);
+  frozen_ns_.fetch_add(common::MonotonicNowNs() - t0,
+                       std::memory_order_relaxed);
 
   // Fold the raw values into the totals after the unfreeze (the window
   // stays short).  A failed MSR batch trusts none of its values.

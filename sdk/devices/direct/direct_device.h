@@ -43,8 +43,8 @@
 #include "absl/status/statusor.h"
 #include "sdk/devices/device.h"
 #include "sdk/devices/direct/program_plan.h"
-#include "sdk/registers/register_space.h"
 #include "sdk/machine/topology.h"
+#include "sdk/registers/register_space.h"
 
 namespace uncore::devices {
 

@@ -8,10 +8,10 @@
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
 #include "sdk/common/status_macros.h"
-#include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/machine/allowlist_guard.h"
-#include "sdk/registers/linux_register_space.h"
 #include "sdk/machine/topology.h"
+#include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/registers/linux_register_space.h"
 
 namespace uncore::devices {
 namespace {

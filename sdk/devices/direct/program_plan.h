@@ -5,7 +5,8 @@
 // register: DirectDevice (direct_device.h) reads, writes and restores.
 //
 //   ProgramRequest request;
-//   request.events.push_back(*spec::ParseEventSpec("cbo[3]/LLC_VICTIMS.M_STATE"));
+//   request.events.push_back(
+//       *spec::ParseEventSpec("cbo[3]/LLC_VICTIMS.M_STATE"));
 //   absl::StatusOr<ProgramPlan> plan =
 //       BuildProgramPlan(request, {}, machine::SimulatedTopology(1));
 //   std::vector<RegisterWrite> writes = ProgramWrites(*plan, {});
@@ -44,9 +45,9 @@
 
 #include "absl/status/statusor.h"
 #include "sdk/devices/device.h"
+#include "sdk/machine/topology.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/registers/register_space.h"
-#include "sdk/machine/topology.h"
 
 namespace uncore::devices::direct {
 
@@ -150,9 +151,9 @@ struct ProgramPlan {
 // events for a box instance (naming the box, the events and the counters
 // each may use), two events needing one filter register set differently, or
 // a bad sample interval.
-absl::StatusOr<ProgramPlan> BuildProgramPlan(
-    const ProgramRequest& request, const ProgramOptions& options,
-    const machine::Topology& topology);
+absl::StatusOr<ProgramPlan> BuildProgramPlan(const ProgramRequest& request,
+                                             const ProgramOptions& options,
+                                             const machine::Topology& topology);
 
 // The bits of U_MSR_PMON_GLOBAL_CTL that setup keeps as found (pmi_core_sel,
 // wk_on_pmi); frz_all and unfrz_all are write-only triggers.

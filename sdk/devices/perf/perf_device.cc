@@ -192,13 +192,15 @@ absl::StatusOr<std::vector<PerfCounter>> PlanPerfCounters(
       if (targets.empty()) {
         std::vector<std::string> all;
         for (const Pmu& p : pmus.pmus) all.push_back(p.name);
-        const std::vector<std::string> close = common::ClosestNames(spec.pmu, all);
+        const std::vector<std::string> close =
+            common::ClosestNames(spec.pmu, all);
         return absl::NotFoundError(fmt::format(
             "{}: no PMU named '{}' under /sys/bus/event_source/devices{}; "
             "PMUs here: {}",
             spec.text, spec.pmu,
-            close.empty() ? ""
-                          : "; did you mean " + common::JoinAlternatives(close) + "?",
+            close.empty()
+                ? ""
+                : "; did you mean " + common::JoinAlternatives(close) + "?",
             common::Join(all, ", ")));
       }
       std::vector<std::pair<std::string, std::optional<uint64_t>>> terms;
@@ -209,9 +211,9 @@ absl::StatusOr<std::vector<PerfCounter>> PlanPerfCounters(
         const Pmu* pmu = targets[i];
         absl::StatusOr<Pmu::Encoded> enc = pmu->Encode(terms);
         if (!enc.ok()) {
-          return absl::Status(
-              enc.status().code(),
-              fmt::format("{}: {}", spec.text, common::StatusMessage(enc.status())));
+          return absl::Status(enc.status().code(),
+                              fmt::format("{}: {}", spec.text,
+                                          common::StatusMessage(enc.status())));
         }
         if (pmu->cpus.empty()) {
           return absl::NotFoundError(fmt::format(

@@ -105,9 +105,10 @@ absl::StatusOr<FormatField> ParseFormatField(std::string_view name,
     const size_t dash = part.find('-');
     std::optional<uint64_t> lo = common::ParseUnsigned(
         dash == std::string_view::npos ? part : part.substr(0, dash));
-    std::optional<uint64_t> hi = dash == std::string_view::npos
-                                     ? lo
-                                     : common::ParseUnsigned(part.substr(dash + 1));
+    std::optional<uint64_t> hi =
+        dash == std::string_view::npos
+            ? lo
+            : common::ParseUnsigned(part.substr(dash + 1));
     if (!lo || !hi || *hi < *lo || *hi > 63) return bad();
     f.ranges.push_back({static_cast<int>(*lo), static_cast<int>(*hi)});
   }
@@ -159,8 +160,9 @@ absl::StatusOr<Pmu::Encoded> Pmu::Encode(
           "PMU {} has no format field or event alias '{}'{}; its fields: {}; "
           "its events: {}",
           name, term,
-          close.empty() ? ""
-                        : "; did you mean " + common::JoinAlternatives(close) + "?",
+          close.empty()
+              ? ""
+              : "; did you mean " + common::JoinAlternatives(close) + "?",
           FormatNames(), [&] {
             std::vector<std::string> a;
             for (const EventAlias& e : aliases) a.push_back(e.name);
@@ -178,9 +180,10 @@ absl::StatusOr<Pmu::Encoded> Pmu::Encode(
       const size_t eq = part.find('=');
       const std::string field(part.substr(0, eq));
       const FormatField* f = FindFormat(field);
-      std::optional<uint64_t> v = eq == std::string_view::npos
-                                      ? std::optional<uint64_t>(1)
-                                      : common::ParseUnsigned(part.substr(eq + 1));
+      std::optional<uint64_t> v =
+          eq == std::string_view::npos
+              ? std::optional<uint64_t>(1)
+              : common::ParseUnsigned(part.substr(eq + 1));
       if (f == nullptr || !v) {
         return absl::InvalidArgumentError(fmt::format(
             "PMU {}: event alias {} = '{}' uses '{}', which its format does "
@@ -256,7 +259,8 @@ absl::StatusOr<PmuCatalog> DiscoverPmus(std::string_view sysfs_root) {
         type ? common::ParseUnsigned(*type) : std::nullopt;
     if (!type_number) continue;
     pmu.type = static_cast<uint32_t>(*type_number);
-    if (std::optional<std::string> mask = common::ReadSmallFile(e.path() / "cpumask")) {
+    if (std::optional<std::string> mask =
+            common::ReadSmallFile(e.path() / "cpumask")) {
       pmu.has_cpumask = true;
       for (int cpu : common::ParseCpuList(*mask).value_or(std::set<int>{})) {
         pmu.cpus.push_back(cpu);

@@ -3,7 +3,8 @@
 // Source: Intel 329468-002 (the manual, ../shared/spec/ivytown-uncore-manual-
 // 329468-002.txt; `Lnnnn` = its line).  PCI device ids are recorded facts
 // (notes/kernel-ivbep-facts.md).  Every `// DECISION:` is listed in
-// notes/decisions.md and pinned by tests/platforms/ivytown/box_descriptors_test.cc.
+// notes/decisions.md and pinned by
+// tests/platforms/ivytown/box_descriptors_test.cc.
 #include "sdk/platforms/ivytown/box_descriptors.h"
 
 #include <array>

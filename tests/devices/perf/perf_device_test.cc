@@ -145,7 +145,8 @@ TEST(PerfEncodingTest, IvyTownEventsOnTheKernelPmus) {
   };
   for (const Case& c : cases) {
     absl::StatusOr<std::vector<PerfCounter>> plan = Plan({c.spec}, Ivt2s());
-    ASSERT_TRUE(plan.ok()) << c.spec << ": " << common::StatusMessage(plan.status());
+    ASSERT_TRUE(plan.ok()) << c.spec << ": "
+                           << common::StatusMessage(plan.status());
     ASSERT_EQ(plan->size(), 2u) << c.spec;  // one per socket
     const PerfCounter& s0 = (*plan)[0];
     EXPECT_EQ(s0.pmu->name, c.pmu) << c.spec;
@@ -257,9 +258,10 @@ TEST(PerfDeviceTest, TooManyEventsForABoxIsRefusedBeforeOpening) {
   }
   const absl::Status s = (*dev)->Program(request);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(common::StatusMessage(s), AllOf(HasSubstr("5 events on uncore_cbox_0"),
-                                      HasSubstr("which has 4 counters"),
-                                      HasSubstr("UNCORE_MULTIPLEX=1")));
+  EXPECT_THAT(common::StatusMessage(s),
+              AllOf(HasSubstr("5 events on uncore_cbox_0"),
+                    HasSubstr("which has 4 counters"),
+                    HasSubstr("UNCORE_MULTIPLEX=1")));
   EXPECT_EQ((*dev)->num_groups(), 0u);
 }
 

@@ -6,7 +6,6 @@
  * into it and return 0. */
 #define LIKWID_PERFMON
 #include <stdio.h>
-
 #include <uncore/likwid_marker.h>
 #include <uncore/uncore_c.h>
 
@@ -31,8 +30,7 @@ int main(void) {
     return 3;
   }
   if (calls != 1 || nevents != 1) {
-    fprintf(stderr, "calls %d, events %d: expected 1 and 1\n", calls,
-            nevents);
+    fprintf(stderr, "calls %d, events %d: expected 1 and 1\n", calls, nevents);
     return 4;
   }
   LIKWID_MARKER_CLOSE;

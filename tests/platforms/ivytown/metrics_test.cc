@@ -1,6 +1,6 @@
-// Tests for the derived-metric table (sdk/platforms/ivytown/metrics.h): counts, lookup,
-// golden expressions, documentation of every correction, parameters, and a
-// cross-check of every event spec in every expression against the box
+// Tests for the derived-metric table (sdk/platforms/ivytown/metrics.h): counts,
+// lookup, golden expressions, documentation of every correction, parameters,
+// and a cross-check of every event spec in every expression against the box
 // descriptors and the event catalog.
 #include "sdk/platforms/ivytown/metrics.h"
 
