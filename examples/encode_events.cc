@@ -17,7 +17,7 @@
 namespace {
 
 void PrintError(const absl::Status& status) {
-  std::fprintf(stderr, "%s\n", std::string(status.message()).c_str());
+  std::fprintf(stderr, "%s\n", std::string{status.message()}.c_str());
 }
 
 bool PrintEvent(std::string_view spec) {

@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
         uncore::Session::Start(std::move(options));
     if (!session.ok()) {
       std::fprintf(stderr, "phases: %s\n",
-                   std::string(session.status().message()).c_str());
+                   std::string{session.status().message()}.c_str());
       return 1;
     }
     own = *std::move(session);
@@ -180,7 +180,7 @@ int main(int argc, char** argv) {
   if (own != nullptr) {
     absl::Status s = own->Stop();  // writes the report
     if (!s.ok()) {
-      std::fprintf(stderr, "phases: %s\n", std::string(s.message()).c_str());
+      std::fprintf(stderr, "phases: %s\n", std::string{s.message()}.c_str());
       return 1;
     }
   }

@@ -23,7 +23,6 @@ namespace {
 
 using ivytown::AccessSpace;
 using ivytown::BoxDescriptor;
-using ivytown::BoxType;
 using ivytown::FieldDescriptor;
 using ivytown::FieldRegister;
 using ivytown::FieldUse;

@@ -27,9 +27,7 @@
 
 namespace uncore::machine {
 
-using registers::MsrRead;
 using registers::PciAddress;
-using registers::RegisterSpace;
 namespace {
 
 namespace fs = std::filesystem;
@@ -151,7 +149,7 @@ absl::StatusOr<std::vector<CpuFacts>> ReadCpus(const fs::path& cpu_root) {
     const std::string name = it->path().filename().string();
     if (name.size() < 4 || name.compare(0, 3, "cpu") != 0) continue;
     std::optional<uint64_t> cpu =
-        common::ParseUnsigned(std::string_view(name).substr(3), 10);
+        common::ParseUnsigned(std::string_view{name}.substr(3), 10);
     if (!cpu || *cpu > 1'000'000) continue;
     if (online && !online->contains(static_cast<int>(*cpu))) continue;
     const fs::path topology = it->path() / "topology";
@@ -425,6 +423,7 @@ absl::StatusOr<Topology> DiscoverTopology(std::string_view sysfs_root,
   const std::map<std::pair<uint16_t, uint8_t>, BusGroup> buses =
       ReadPciFunctions(root / "bus" / "pci" / "devices");
   std::vector<const BusGroup*> groups;
+  groups.reserve(buses.size());
   for (const auto& [key, group] : buses) groups.push_back(&group);
   const std::vector<int> socket_of_group = MapBusesToSockets(
       buses, socket_of_package, static_cast<int>(t.sockets.size()));

@@ -114,8 +114,8 @@ MsrAccessProbe ProbeMsrAccess(std::string_view dev_cpu_root,
       p.fix = MsrPrivilegeFix(msr_path);
     } else {
       p.reason = MsrAccessReason::kOpenFailed;
-      p.detail = std::string(common::StatusMessage(MsrOpenError(
-          p.dev_cpu_root, p.cpu, msr_path, msr_error, safe_path, safe_error)));
+      p.detail = common::StatusMessage(MsrOpenError(
+          p.dev_cpu_root, p.cpu, msr_path, msr_error, safe_path, safe_error));
       p.fix = fmt::format(
           "check that CPU {} is online and supports MSRs, and `dmesg` for "
           "the msr driver's complaints",
@@ -140,16 +140,15 @@ MsrAccessProbe ProbeMsrAccess(std::string_view dev_cpu_root,
   }
   if (n >= 0) {
     p.reason = MsrAccessReason::kShortRead;
-    p.detail = std::string(
-        common::StatusMessage(MsrShortReadError(n, p.cpu, msr, p.path)));
+    p.detail = common::StatusMessage(MsrShortReadError(n, p.cpu, msr, p.path));
     p.fix = fmt::format(
         "{} does not behave like the msr driver's device: reload the driver "
         "(`sudo rmmod msr && sudo modprobe msr`) or check what {} holds",
         p.path, p.dev_cpu_root);
     return p;
   }
-  p.detail = std::string(common::StatusMessage(
-      MsrReadError(p.error, p.cpu, msr, p.path, p.msr_safe)));
+  p.detail = common::StatusMessage(
+      MsrReadError(p.error, p.cpu, msr, p.path, p.msr_safe));
   if (p.error == EIO) {
     p.reason = MsrAccessReason::kReadFaulted;
     p.fix = std::string(kMsrReadFaultFix);

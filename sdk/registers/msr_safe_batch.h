@@ -50,7 +50,7 @@ struct MsrBatchArray {
 };
 
 // X86_IOC_MSR_BATCH, _IOWR('c', 0xA2, struct msr_batch_array).
-inline constexpr unsigned long kMsrBatchIoctl = 0xC01063A2;
+inline constexpr uint64_t kMsrBatchIoctl = 0xC01063A2;
 
 // msr-safe's loaded version as (major << 16 | minor << 8 | patch), from a
 // msr_safe_version file ("1.7.0"); nullopt when unreadable.

@@ -695,8 +695,9 @@ absl::Status SimulatedUncore::ReadPci(const PciAddress& fn, uint32_t offset,
   if (!r) return NoPci(fn, offset);
   if (IsCounter(r->kind) && r->high) {
     // S11: the test hook runs between the two halves of a counter read.
-    if (std::shared_ptr<const PciReadHook> h = hook())
+    if (std::shared_ptr<const PciReadHook> h = hook()) {
       (*h)(f.socket, fn, offset);
+    }
   }
   Socket& s = *sockets_[f.socket];
   std::lock_guard<std::mutex> lock(s.mu);
@@ -785,8 +786,9 @@ absl::Status SimulatedUncore::PresetMsr(int socket, uint32_t msr,
                                         uint64_t value) {
   Socket* s = SocketAt(socket);
   const RegRef* r = FindMsr(msr);
-  if (s == nullptr || r == nullptr)
+  if (s == nullptr || r == nullptr) {
     return NoMsr(socket * cpus_per_socket_, msr);
+  }
   std::lock_guard<std::mutex> lock(s->mu);
   *RawRegister(*s, *r) = value;
   return absl::OkStatus();
@@ -956,6 +958,7 @@ absl::Status SimulatedUncore::InjectSpread(
     segments.push_back(std::move(seg));
   }
   std::vector<Target> targets;
+  targets.reserve(ivytown::Box(box).num_instances());
   for (int n = 0; n < ivytown::Box(box).num_instances(); ++n) {
     targets.push_back({box, n});
   }
@@ -966,6 +969,7 @@ absl::Status SimulatedUncore::InjectSpread(
 void SimulatedUncore::TickBox(int socket, BoxType box, uint64_t cycles) {
   if (SocketAt(socket) == nullptr || cycles == 0) return;
   std::vector<Target> targets;
+  targets.reserve(ivytown::Box(box).num_instances());
   for (int n = 0; n < ivytown::Box(box).num_instances(); ++n) {
     targets.push_back({box, n});
   }
@@ -987,12 +991,15 @@ void SimulatedUncore::Tick(int socket, uint64_t cycles) {
 
 namespace {
 
+// A status bit number from the descriptors, where a negative int8_t means
+// none (-1).
+int BitOrNone(int8_t bit) { return bit < 0 ? -1 : static_cast<uint8_t>(bit); }
+
 // Records a carry out of the top bit (S6).
 template <typename SocketT>
 void RecordOverflow(SocketT& s, const BoxDescriptor& box, InstanceState& in,
                     int instance, int counter, bool ov_en, bool box_has_ov_en) {
-  const int8_t instance_bit = box.instances[instance].global_status_bit;
-  int global_bit = instance_bit;
+  int global_bit = BitOrNone(box.instances[instance].global_status_bit);
   if (counter >= 0) {
     // L1627 "ov3:0RW1C0Ifanoverflowisdetectedfromthecorresponding
     // HA_PCI_PMON_CTRregister,it'soverflowbitwillbeset".
@@ -1004,7 +1011,9 @@ void RecordOverflow(SocketT& s, const BoxDescriptor& box, InstanceState& in,
     if (box.box_status_offset && x.box_status_bit != ivytown::kNoStatusBit) {
       in.box_status |= uint64_t{1} << x.box_status_bit;
     }
-    if (x.global_status_bit >= 0) global_bit = x.global_status_bit;
+    if (x.global_status_bit >= 0) {
+      global_bit = BitOrNone(x.global_status_bit);
+    }
   }
   // L631-633 "theboxwiththeoverflowingcountermustbeallowedtobroadcast
   // anoverflowmessage(the.ov_en ...)...theboxsendingtheoverflowwillbe

@@ -278,8 +278,9 @@ class Parser {
         if (!param.empty() && param[0] == '$') param.remove_prefix(1);
         const ivytown::MetricParameter* declared = nullptr;
         for (const ivytown::MetricParameter& p : spec.metric->params) {
-          if (p.present() && common::EqualsIgnoreCase(p.name, param))
+          if (p.present() && common::EqualsIgnoreCase(p.name, param)) {
             declared = &p;
+          }
         }
         if (declared == nullptr) {
           std::vector<std::string> names;

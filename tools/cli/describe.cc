@@ -55,6 +55,7 @@ struct PlannedWrite {
 std::string CompactLocations(const BoxDescriptor& box, int instance,
                              const std::vector<uint32_t>& offsets) {
   std::vector<std::string> addresses;
+  addresses.reserve(offsets.size());
   for (uint32_t offset : offsets) {
     addresses.push_back(
         box.space == AccessSpace::kMsr

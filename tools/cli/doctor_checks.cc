@@ -58,7 +58,7 @@ std::string CompactPmuList(const std::vector<std::string>& names) {
     int index = -1;
     if (us != std::string::npos && us + 1 < n.size()) {
       if (std::optional<uint64_t> v =
-              common::ParseUnsigned(std::string_view(n).substr(us + 1), 10)) {
+              common::ParseUnsigned(std::string_view{n}.substr(us + 1), 10)) {
         base = n.substr(0, us + 1);
         index = static_cast<int>(*v);
       }
@@ -82,6 +82,7 @@ std::string CompactPmuList(const std::vector<std::string>& names) {
 
 std::string CpuListText(const std::vector<int>& cpus) {
   std::vector<std::string> s;
+  s.reserve(cpus.size());
   for (int c : cpus) s.push_back(std::to_string(c));
   return fmt::format("CPU{} {}", cpus.size() == 1 ? "" : "s",
                      common::Join(s, ","));

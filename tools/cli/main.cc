@@ -14,6 +14,7 @@
 // caught here and never reach the SDK.
 #include <algorithm>
 #include <cstdio>
+#include <exception>
 #include <map>
 #include <memory>
 #include <optional>
@@ -480,5 +481,12 @@ int Main(std::vector<std::string> args) {
 }  // namespace uncore::cli
 
 int main(int argc, char** argv) {
-  return uncore::cli::Main(std::vector<std::string>(argv + 1, argv + argc));
+  // CLI11 reports usage errors as exceptions, caught in Main; anything else
+  // escaping (out of memory) ends here with a message, never an abort.
+  try {
+    return uncore::cli::Main(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "uncore: internal error: %s\n", e.what());
+    return 70;  // EX_SOFTWARE
+  }
 }
