@@ -53,6 +53,9 @@ struct MetricInfo {
   std::string name;        // "MEM_BW_READS"
   std::string expression;  // as compiled
   std::string unit;        // "bytes/s"
+  // The value is per second of the region's wall time (a bandwidth), not a
+  // ratio or a unit that merely ends in "/s" (QPI_SPEED's "GT/s").
+  bool per_second = false;
 };
 
 struct MetricValue {

@@ -205,10 +205,9 @@ Measurement Extract(const Results& r, const Request& request) {
   }
   for (size_t i = 0; i < request.metrics.size(); ++i) {
     const MetricValue& v = region->metrics[i];
-    const std::string_view unit = r.metrics[i].unit;
-    const bool rate = unit.size() >= 2 && unit.substr(unit.size() - 2) == "/s";
     m.values.push_back({request.metric_keys[i], v.value,
-                        rate ? Value::Kind::kRate : Value::Kind::kPlain,
+                        r.metrics[i].per_second ? Value::Kind::kRate
+                                                : Value::Kind::kPlain,
                         v.valid && std::isfinite(v.value)});
   }
   m.ok = true;

@@ -37,8 +37,8 @@
 // Guarantees: the allow-list is built once, at construction; every check is
 // an O(1) hash lookup, with no allocation and no lock unless it fails.
 // Thread-safe when the wrapped space is.
-#ifndef UNCORE_SDK_REGISTERS_ALLOWLIST_GUARD_H_
-#define UNCORE_SDK_REGISTERS_ALLOWLIST_GUARD_H_
+#ifndef UNCORE_SDK_MACHINE_ALLOWLIST_GUARD_H_
+#define UNCORE_SDK_MACHINE_ALLOWLIST_GUARD_H_
 
 #include <cstdint>
 #include <memory>
@@ -153,4 +153,4 @@ class AllowListGuard : public registers::RegisterSpace {
 
 }  // namespace uncore::machine
 
-#endif  // UNCORE_SDK_REGISTERS_ALLOWLIST_GUARD_H_
+#endif  // UNCORE_SDK_MACHINE_ALLOWLIST_GUARD_H_

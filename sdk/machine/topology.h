@@ -9,8 +9,8 @@
 //       t->sockets[0].FindPci(BoxType::kImc, 0);   // imc0->pmon: 0000:7f:10.4
 //
 // Guarantees: discovery only reads files; it never writes.
-#ifndef UNCORE_SDK_REGISTERS_TOPOLOGY_H_
-#define UNCORE_SDK_REGISTERS_TOPOLOGY_H_
+#ifndef UNCORE_SDK_MACHINE_TOPOLOGY_H_
+#define UNCORE_SDK_MACHINE_TOPOLOGY_H_
 
 #include <cstdint>
 #include <optional>
@@ -106,4 +106,4 @@ absl::Status CheckIvyTownCpu(std::string_view cpuinfo_path = "/proc/cpuinfo");
 
 }  // namespace uncore::machine
 
-#endif  // UNCORE_SDK_REGISTERS_TOPOLOGY_H_
+#endif  // UNCORE_SDK_MACHINE_TOPOLOGY_H_

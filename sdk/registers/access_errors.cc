@@ -39,7 +39,8 @@ std::vector<int> ListCpuDirs(const std::string& root) {
     const char* last = name.data() + name.size();
     auto [ptr, parse_ec] = std::from_chars(name.data(), last, cpu);
     if (parse_ec != std::errc() || ptr != last || cpu < 0) continue;
-    if (it->is_directory(ec)) cpus.push_back(cpu);
+    std::error_code entry_ec;  // one unreadable entry does not end the list
+    if (it->is_directory(entry_ec)) cpus.push_back(cpu);
   }
   std::sort(cpus.begin(), cpus.end());
   return cpus;

@@ -109,6 +109,10 @@ MsrAccessProbe ProbeMsrAccess(std::string_view dev_cpu_root,
     p.error = msr_error != ENOENT ? msr_error : safe_error;
     if (IsPermissionError(msr_error) || IsPermissionError(safe_error)) {
       p.reason = MsrAccessReason::kNoPermission;
+      if (!IsPermissionError(msr_error)) {  // msr_safe refused: say so
+        p.error = safe_error;
+        p.path = safe_path;
+      }
       p.detail =
           fmt::format("opening {} read-write: {}", p.path, ErrnoText(p.error));
       p.fix = MsrPrivilegeFix(msr_path);

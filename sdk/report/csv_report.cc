@@ -1,4 +1,4 @@
-// The CSV report (see report.h for the columns).
+// The CSV report (docs/report-format.md gives the columns).
 #include <cmath>
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-// The JSON report (see report.h for the schema).
+// The JSON report (docs/report-format.md gives the schema).
 #include <string>
 #include <vector>
 

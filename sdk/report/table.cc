@@ -1,4 +1,4 @@
-// The human table (see report.h for the layout rules).
+// The human table (docs/report-format.md gives the layout rules).
 #include <algorithm>
 #include <cstdint>
 #include <string>

@@ -8,7 +8,7 @@
 //   std::string text = table.Render();
 //   // "  EVENT         code\n  CAS_COUNT.RD  0x04\n"
 //
-// Rules (the report's, see report.h "Table"):
+// Rules (the report table's, docs/report-format.md):
 //   - Cells are escaped with EscapeForTable (control characters, '\' and
 //     invalid UTF-8 become visible escapes, so a cell never breaks a line),
 //     unless the table is built with `cells_escaped` (its cells were made

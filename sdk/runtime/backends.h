@@ -16,8 +16,8 @@
 //
 // Guarantees: OpenBackend returns a programmed backend or an error with
 // nothing left programmed.
-#ifndef UNCORE_SDK_SESSION_BACKENDS_H_
-#define UNCORE_SDK_SESSION_BACKENDS_H_
+#ifndef UNCORE_SDK_RUNTIME_BACKENDS_H_
+#define UNCORE_SDK_RUNTIME_BACKENDS_H_
 
 #include <memory>
 #include <string>
@@ -85,4 +85,4 @@ inline constexpr std::string_view kBackendNames[] = {"auto", "perf", "direct",
 
 }  // namespace uncore::runtime
 
-#endif  // UNCORE_SDK_SESSION_BACKENDS_H_
+#endif  // UNCORE_SDK_RUNTIME_BACKENDS_H_

@@ -103,6 +103,9 @@ int uncore_region_end(const char* name) {
 
 int uncore_region_get(const char* name, int* nevents, double* events,
                       double* seconds, int* calls) {
+  // Under the C API's lock: uncore_finalize on another thread must not
+  // destroy the session while it is read here.
+  std::lock_guard<std::mutex> lock(State().mu);
   uncore::Session* session = uncore::Session::Active();
   if (session == nullptr || name == nullptr) {
     if (nevents != nullptr) *nevents = 0;
@@ -146,6 +149,7 @@ int uncore_region_reset(const char* name) {
 
 int uncore_write_report(const char* output) {
   t_last_error.clear();
+  std::lock_guard<std::mutex> lock(State().mu);  // as uncore_region_get
   uncore::Session* session = uncore::Session::Active();
   if (session == nullptr) {
     return Fail(absl::FailedPreconditionError("no active uncore session"));

@@ -401,8 +401,10 @@ Results Session::Collect() const {
   r.run.warnings = s.warnings;
   r.events = s.event_infos;
   for (const Impl::Metric& m : s.metrics) {
+    const bool per_second = IsRate(m.compiled);
     r.metrics.push_back({m.compiled.name, m.compiled.expression,
-                         m.compiled.unit + (IsRate(m.compiled) ? "/s" : "")});
+                         m.compiled.unit + (per_second ? "/s" : ""),
+                         per_second});
   }
   r.run.simulated = s.backend != nullptr && s.backend->simulated();
   const devices::Device* device =

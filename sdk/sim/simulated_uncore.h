@@ -11,7 +11,7 @@
 //                                     /*cycles=*/100));   // counts 200
 //   sim.Tick(/*socket=*/0, 1000);                // UCLK/DCLK, CLOCKTICKS
 //
-// Every address is computed from the box descriptors (sdk/ivytown) and the
+// Every address is computed from the box descriptors (sdk/platforms/ivytown) and the
 // topology (machine::SimulatedTopology): there is no per-box register
 // table here.  The modelling rules, each with its manual line, are in
 // simulated_uncore.cc; the decisions where the manual is silent are listed

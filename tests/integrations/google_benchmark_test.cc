@@ -176,6 +176,23 @@ TEST_F(ScopedCountersTest, OtherMetricsArePlainValues) {
   EXPECT_DOUBLE_EQ(pct->value, 25.0);
 }
 
+// QPI_SPEED's unit, GT/s, ends in "/s" but is no rate over the region's
+// time: Google Benchmark must not divide it by its own time again.
+TEST_F(ScopedCountersTest, AUnitEndingInPerSecondIsNotARate) {
+  benchmark::RegisterBenchmark("BM_QpiSpeed", [](benchmark::State& state) {
+    ScopedCounters c(state, {"metric/QPI_SPEED"});
+    for (auto _ : state) {
+      benchmark::ClobberMemory();
+    }
+  })->Iterations(5);
+  const std::vector<BenchRun> runs = RunAll();
+  ASSERT_EQ(runs.size(), 1u);
+  const benchmark::Counter* speed =
+      Find(runs[0], "uncore.metric.qpi.QPI_SPEED");
+  ASSERT_NE(speed, nullptr);
+  EXPECT_EQ(speed->flags, benchmark::Counter::kDefaults);
+}
+
 TEST_F(ScopedCountersTest, PausedWorkIsNotCounted) {
   static std::atomic<int> paused_measuring{0};
   static std::atomic<int> running_measuring{0};

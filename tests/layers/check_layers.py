@@ -100,13 +100,8 @@ def main():
     for name, layer in layers.items():
         headers = [h for folder in layer["own"]
                    for h in probe_headers(args.source_dir, folder)]
-        below = set()
-        for other, o in layers.items():
-            if other != name and set(o["public_headers"]) <= set(
-                    layer["public_headers"]):
-                below |= set(o["public_headers"])
-        own_public = [h for h in layer["public_headers"] if h not in below]
-        owned[name] = headers + ["uncore/" + h for h in own_public]
+        owned[name] = headers + ["uncore/" + h
+                                 for h in layer["own_public_headers"]]
         if not owned[name]:
             sys.exit(f"layer {name} has no header to probe")
 

@@ -44,8 +44,6 @@ constexpr std::string_view kNeedIvyTown =
     "v2 / E7 v2 (GenuineIntel family 6 model 0x3e); elsewhere use the perf "
     "backend (UNCORE_BACKEND=perf)";
 
-std::string YesNo(bool b) { return b ? "yes" : "no"; }
-
 // ---- perf: checks from devices::perf::ProbePerf ----------------------------
 
 // "uncore_cbox_0..14 (15), uncore_ubox": instances grouped by name.
@@ -124,7 +122,7 @@ void AddTrial(const PerfTrial& t, BackendReport* r) {
 
 // What to do about no uncore PMU, on this machine.
 std::string NoUncorePmuFix(const Machine& m, const PerfProbe& p) {
-  if (m.hypervisor) {
+  if (m.hypervisor()) {
     return fmt::format(
         "a virtual machine does not get the host's uncore PMUs: run on the "
         "bare-metal host ({}), or {}",
@@ -145,18 +143,18 @@ std::string NoUncorePmuFix(const Machine& m, const PerfProbe& p) {
 std::string Machine::CpuText() const {
   if (!cpu) return "unknown CPU";
   std::string text = cpu->ToString();
-  if (!model_name.empty()) text += fmt::format(" ({})", model_name);
+  if (!cpu->model_name.empty()) {
+    text += fmt::format(" ({})", cpu->model_name);
+  }
   return text;
 }
 
-Machine GatherMachine(const DoctorInputs& in) {
+Machine GatherMachine(const DoctorOptions& in) {
   Machine m;
   absl::StatusOr<machine::CpuIdentity> id =
       machine::ReadCpuIdentity(in.cpuinfo);
   if (id.ok()) {
     m.cpu = *id;
-    m.model_name = id->model_name;
-    m.hypervisor = id->hypervisor;
   } else {
     m.cpu_error = common::StatusMessage(id.status());
   }
@@ -270,7 +268,7 @@ BackendReport CheckPerf(const Machine& m, const PerfProbe& p) {
   return r;
 }
 
-BackendReport CheckDirect(const Machine& m, const DoctorInputs& in,
+BackendReport CheckDirect(const Machine& m, const DoctorOptions& in,
                           DirectFacts* f) {
   BackendReport r;
   r.name = "direct";
@@ -522,5 +520,7 @@ Verdict Decide(const BackendReport& perf, const BackendReport& direct,
                       : kExitOk;
   return v;
 }
+
+std::string YesNo(bool b) { return b ? "yes" : "no"; }
 
 }  // namespace uncore::cli::doctor

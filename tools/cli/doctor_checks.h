@@ -91,13 +91,10 @@ struct BackendReport {
 struct Machine {
   std::optional<machine::CpuIdentity> cpu;  // machine::ReadCpuIdentity
   std::string cpu_error;
-  // Descriptive extras CpuIdentity does not carry (yet): the model name
-  // and the hypervisor flag of cpuinfo's first CPU.
-  std::string model_name;
-  bool hypervisor = false;
   ProcessPrivileges privileges;  // devices::perf::ReadProcessPrivileges
 
   bool is_ivytown() const { return cpu && cpu->is_ivytown(); }
+  bool hypervisor() const { return cpu && cpu->hypervisor; }
   // "GenuineIntel family 6 model 0x3e (Intel(R) Xeon(R) ...)".
   std::string CpuText() const;
 };
@@ -115,16 +112,16 @@ struct Verdict {
   int exit_status = 0;
 };
 
-// The CPU (machine::ReadCpuIdentity plus cpuinfo's model name and
+// The CPU (machine::ReadCpuIdentity, with the model name and the
 // hypervisor flag) and this process's privileges.
-Machine GatherMachine(const DoctorInputs& in);
+Machine GatherMachine(const DoctorOptions& in);
 
 // perf's checks, from devices::perf::ProbePerf's result.
 BackendReport CheckPerf(const Machine& m, const PerfProbe& p);
 
 // direct's checks: the CPU, registers::ProbeMsrAccess, machine::
 // DiscoverTopology, and a trial of ubox/UCLK + imc/DCLK when all pass.
-BackendReport CheckDirect(const Machine& m, const DoctorInputs& in,
+BackendReport CheckDirect(const Machine& m, const DoctorOptions& in,
                           DirectFacts* f);
 
 // The simulator opens and programs.
@@ -134,6 +131,9 @@ BackendReport CheckSim();
 // other PMUs' events.
 Verdict Decide(const BackendReport& perf, const BackendReport& direct,
                const PerfProbe& pf);
+
+// "yes" or "no".
+std::string YesNo(bool b);
 
 }  // namespace uncore::cli::doctor
 

@@ -29,14 +29,7 @@ namespace uncore::cli {
 
 int RunDoctor(const DoctorOptions& options, std::FILE* out,
               std::FILE* /*err*/) {
-  DoctorInputs inputs;
-  inputs.json = options.json;
-  inputs.sysfs = options.sysfs;
-  inputs.cpuinfo = options.cpuinfo;
-  inputs.dev_cpu = options.dev_cpu;
-  inputs.paranoid = options.paranoid;
-  inputs.proc_status = options.proc_status;
-  return RunDoctorReport(inputs, out);
+  return RunDoctorReport(options, out);
 }
 
 }  // namespace uncore::cli

@@ -27,8 +27,7 @@ using doctor::DirectFacts;
 using doctor::Machine;
 using doctor::State;
 using doctor::Verdict;
-
-std::string YesNo(bool b) { return b ? "yes" : "no"; }
+using doctor::YesNo;
 
 std::string PrivilegesText(const ProcessPrivileges& p) {
   std::string text =
@@ -132,13 +131,13 @@ std::string FormatJson(const Machine& m, const devices::perf::PerfProbe& pf,
     json.Null();
   }
   json.Key("model_name");
-  json.String(m.model_name);
+  json.String(m.cpu ? m.cpu->model_name : "");
   json.Key("description");
   json.String(m.CpuText());
   json.Key("ivytown");
   json.Bool(m.is_ivytown());
   json.Key("hypervisor");
-  json.Bool(m.hypervisor);
+  json.Bool(m.hypervisor());
   json.EndObject();
   json.Key("kernel");
   json.String(m.privileges.kernel);
@@ -235,7 +234,7 @@ std::string FormatText(const Machine& m, const BackendReport& perf,
                        const Verdict& v) {
   std::string text;
   text += fmt::format("cpu         {}{}{}\n", m.CpuText(),
-                      m.hypervisor ? ", virtual machine" : "",
+                      m.hypervisor() ? ", virtual machine" : "",
                       m.is_ivytown() ? ": IvyTown" : ": not IvyTown");
   text += fmt::format("kernel      {}\n", m.privileges.kernel);
   text += fmt::format("privileges  {}\n", PrivilegesText(m.privileges));
@@ -261,7 +260,7 @@ std::string FormatText(const Machine& m, const BackendReport& perf,
 
 }  // namespace
 
-int RunDoctorReport(const DoctorInputs& inputs, std::FILE* out) {
+int RunDoctorReport(const DoctorOptions& inputs, std::FILE* out) {
   const Machine machine = doctor::GatherMachine(inputs);
   devices::perf::PerfProbeOptions perf_options;
   perf_options.sysfs_root = inputs.sysfs;

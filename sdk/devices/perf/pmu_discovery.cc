@@ -30,7 +30,10 @@ namespace fs = std::filesystem;
 std::map<int, int> ReadPackages(const fs::path& cpu_root) {
   std::map<int, int> package_of_cpu;
   std::error_code ec;
-  for (const fs::directory_entry& e : fs::directory_iterator(cpu_root, ec)) {
+  // Iterated with increment(ec): operator++ throws on an error.
+  for (fs::directory_iterator it_e(cpu_root, ec), end_e; !ec && it_e != end_e;
+       it_e.increment(ec)) {
+    const fs::directory_entry& e = *it_e;
     const std::string name = e.path().filename().string();
     if (name.size() < 4 || name.compare(0, 3, "cpu") != 0) continue;
     std::optional<uint64_t> cpu = common::ParseUnsigned(name.substr(3));
@@ -251,7 +254,10 @@ absl::StatusOr<PmuCatalog> DiscoverPmus(std::string_view sysfs_root) {
     if (first_cpu[s] < 0) first_cpu[s] = cpu;
   }
 
-  for (const fs::directory_entry& e : fs::directory_iterator(pmu_root, ec)) {
+  // Iterated with increment(ec): operator++ throws on an error.
+  for (fs::directory_iterator it_e(pmu_root, ec), end_e; !ec && it_e != end_e;
+       it_e.increment(ec)) {
+    const fs::directory_entry& e = *it_e;
     Pmu pmu;
     pmu.name = e.path().filename().string();
     std::optional<std::string> type = common::ReadSmallFile(e.path() / "type");
@@ -273,8 +279,10 @@ absl::StatusOr<PmuCatalog> DiscoverPmus(std::string_view sysfs_root) {
       }
     }
     std::error_code ec2;
-    for (const fs::directory_entry& f :
-         fs::directory_iterator(e.path() / "format", ec2)) {
+    // Iterated with increment(ec): operator++ throws on an error.
+    for (fs::directory_iterator it_f(e.path() / "format", ec2), end_f;
+         !ec2 && it_f != end_f; it_f.increment(ec2)) {
+      const fs::directory_entry& f = *it_f;
       std::optional<std::string> text = common::ReadSmallFile(f.path());
       if (!text) continue;
       absl::StatusOr<FormatField> field =
@@ -286,8 +294,10 @@ absl::StatusOr<PmuCatalog> DiscoverPmus(std::string_view sysfs_root) {
                 return a.name < b.name;
               });
     std::error_code ec3;
-    for (const fs::directory_entry& a :
-         fs::directory_iterator(e.path() / "events", ec3)) {
+    // Iterated with increment(ec): operator++ throws on an error.
+    for (fs::directory_iterator it_a(e.path() / "events", ec3), end_a;
+         !ec3 && it_a != end_a; it_a.increment(ec3)) {
+      const fs::directory_entry& a = *it_a;
       const std::string name = a.path().filename().string();
       if (name.find('.') != std::string::npos) continue;  // .scale, .unit
       std::optional<std::string> terms = common::ReadSmallFile(a.path());

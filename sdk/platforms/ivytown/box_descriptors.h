@@ -17,8 +17,8 @@
 // them all and tests/platforms/ivytown/box_descriptors_test.cc pins each one.
 //
 // Guarantees: pure data, no allocation, usable in constant expressions.
-#ifndef UNCORE_SDK_IVYTOWN_BOX_DESCRIPTORS_H_
-#define UNCORE_SDK_IVYTOWN_BOX_DESCRIPTORS_H_
+#ifndef UNCORE_SDK_PLATFORMS_IVYTOWN_BOX_DESCRIPTORS_H_
+#define UNCORE_SDK_PLATFORMS_IVYTOWN_BOX_DESCRIPTORS_H_
 
 #include <array>
 #include <cstdint>
@@ -249,4 +249,4 @@ inline constexpr GlobalRegisters kGlobal{};
 
 }  // namespace uncore::ivytown
 
-#endif  // UNCORE_SDK_IVYTOWN_BOX_DESCRIPTORS_H_
+#endif  // UNCORE_SDK_PLATFORMS_IVYTOWN_BOX_DESCRIPTORS_H_

@@ -15,8 +15,8 @@
 // same code means different events with and without the extra select bit.
 //
 // Guarantees: pure data, no allocation, lookups are case-insensitive.
-#ifndef UNCORE_SDK_IVYTOWN_EVENT_CATALOG_H_
-#define UNCORE_SDK_IVYTOWN_EVENT_CATALOG_H_
+#ifndef UNCORE_SDK_PLATFORMS_IVYTOWN_EVENT_CATALOG_H_
+#define UNCORE_SDK_PLATFORMS_IVYTOWN_EVENT_CATALOG_H_
 
 #include <cstdint>
 #include <span>
@@ -75,4 +75,4 @@ const EventDescriptor* FindEventByCode(BoxType box, uint8_t code,
 
 }  // namespace uncore::ivytown
 
-#endif  // UNCORE_SDK_IVYTOWN_EVENT_CATALOG_H_
+#endif  // UNCORE_SDK_PLATFORMS_IVYTOWN_EVENT_CATALOG_H_

@@ -23,8 +23,8 @@
 // printed and `fix` says what changed and why.
 //
 // Guarantees: pure data, no allocation.
-#ifndef UNCORE_SDK_IVYTOWN_METRICS_H_
-#define UNCORE_SDK_IVYTOWN_METRICS_H_
+#ifndef UNCORE_SDK_PLATFORMS_IVYTOWN_METRICS_H_
+#define UNCORE_SDK_PLATFORMS_IVYTOWN_METRICS_H_
 
 #include <array>
 #include <cstdint>
@@ -71,4 +71,4 @@ const MetricDescriptor* FindMetric(std::string_view name,
 
 }  // namespace uncore::ivytown
 
-#endif  // UNCORE_SDK_IVYTOWN_METRICS_H_
+#endif  // UNCORE_SDK_PLATFORMS_IVYTOWN_METRICS_H_
