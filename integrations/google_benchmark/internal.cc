@@ -205,10 +205,10 @@ Measurement Extract(const Results& r, const Request& request) {
   }
   for (size_t i = 0; i < request.metrics.size(); ++i) {
     const MetricValue& v = region->metrics[i];
-    m.values.push_back({request.metric_keys[i], v.value,
-                        r.metrics[i].per_second ? Value::Kind::kRate
-                                                : Value::Kind::kPlain,
-                        v.valid && std::isfinite(v.value)});
+    m.values.push_back(
+        {request.metric_keys[i], v.value,
+         r.metrics[i].per_second ? Value::Kind::kRate : Value::Kind::kPlain,
+         v.valid && std::isfinite(v.value)});
   }
   m.ok = true;
   return m;
