@@ -10,12 +10,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:?usage: tidy.sh BUILD_DIR}
 base=${UNCORE_TIDY_BASE:-HEAD~1}
-if ! git rev-parse -q --verify "$base^{commit}" >/dev/null; then
-  echo "tidy: no commit '$base' (a shallow clone?): checking nothing"
-  exit 0
+scope=('sdk/*.cc' 'tools/*.cc' 'integrations/*.cc' 'examples/*.cc')
+if git rev-parse -q --verify "$base^{commit}" >/dev/null; then
+  mapfile -t files < <(git diff --name-only --diff-filter=d "$base" -- \
+    "${scope[@]}" | sort -u)
+else
+  # A shallow clone (or a first commit) has no base: check every file.
+  echo "tidy: no commit '$base' here: checking every C++ source"
+  mapfile -t files < <(git ls-files -- "${scope[@]}")
 fi
-mapfile -t files < <(git diff --name-only --diff-filter=d "$base" -- \
-  'sdk/*.cc' 'tools/*.cc' 'integrations/*.cc' 'examples/*.cc' | sort -u)
 # Only files the build compiles (a generated table has no checks to pass).
 checked=()
 for f in "${files[@]}"; do

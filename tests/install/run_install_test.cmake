@@ -25,8 +25,10 @@ run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX})
 find_program(PKG_CONFIG pkg-config REQUIRED)
 find_program(CXX NAMES c++ g++ REQUIRED)
 find_program(CC NAMES cc gcc REQUIRED)
-set(ENV{PKG_CONFIG_PATH}
-    "${PREFIX}/lib/pkgconfig:${PREFIX}/lib/x86_64-linux-gnu/pkgconfig")
+if(NOT LIBDIR)
+  set(LIBDIR lib)  # CMAKE_INSTALL_LIBDIR of the build, passed by CTest
+endif()
+set(ENV{PKG_CONFIG_PATH} "${PREFIX}/${LIBDIR}/pkgconfig")
 function(pkg_config out)
   execute_process(COMMAND ${PKG_CONFIG} ${ARGN} uncore-sdk
                   RESULT_VARIABLE rc OUTPUT_VARIABLE flags
