@@ -327,7 +327,9 @@ int Main(std::vector<std::string> args) {
   stat_app
       ->add_option("-o,--output", raw_stat.output,
                    "- (default: the table on stderr), FILE.json, "
-                   "FILE.csv, any other FILE: the table")
+                   "FILE.csv, any other FILE: the table; %p (pid), %h "
+                   "(host), %r (MPI rank), %t (start time), %% (a %) are "
+                   "expanded; exit 125 when the report cannot be written")
       ->type_name("OUTPUT");
   stat_app->add_flag("--multiplex", raw_stat.multiplex,
                      "let perf rotate more events than a box has counters "
