@@ -33,8 +33,8 @@ std::string Quoted(std::string_view path) {
 
 std::string Reason(int error) { return std::generic_category().message(error); }
 
-absl::Status ErrnoStatus(int error, std::string message) {
-  return absl::Status(absl::ErrnoToStatusCode(error), std::move(message));
+absl::Status ErrnoStatus(int error, const std::string& message) {
+  return absl::Status(absl::ErrnoToStatusCode(error), message);
 }
 
 // "/a/b/c.json" -> "/a/b"; "c.json" -> "."; "/c.json" -> "/".

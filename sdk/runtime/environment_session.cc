@@ -12,6 +12,13 @@
 // the program installs later replaces it.  A second SIGINT or SIGTERM while
 // the report is being written takes its usual effect at once.  SIGKILL
 // cannot be caught: no report.
+//
+// The program's threads keep running while the signal thread stops the
+// session.  Session::Stop writes the report before it releases the device;
+// a thread that ends a region still open at that moment reads the device
+// without synchronization with the release (Recorder::OpenRegions, too,
+// reads other threads' stacks unsynchronized): TSan reports both.  The
+// report is on disk by then.
 #include "sdk/runtime/environment_session.h"
 
 #include <fcntl.h>

@@ -346,7 +346,6 @@ absl::Status Session::Stop() {
   if (s.recorder_view != nullptr) {
     s.open_at_stop = s.recorder_view->OpenRegions();
   }
-  absl::Status status;
   if (s.backend != nullptr) {
     if (const devices::Device* device = s.backend->device()) {
       s.frozen_ns_at_stop = device->frozen_ns();
@@ -355,17 +354,22 @@ absl::Status Session::Stop() {
     for (size_t i = 0; i < s.plan.size(); ++i) {
       s.estimated.push_back(s.backend->Estimated(static_cast<int>(i)));
     }
-    status = s.backend->Stop();
   }
+  // The report first, then the device's release: when a signal stops the
+  // session (environment_session.cc), other threads may still be ending
+  // regions on the device, and the report must be on disk before anything
+  // else can go wrong.  The counts are all in the recorder already.
+  absl::Status written;
+  if (!s.output_path.empty()) {
+    written = report::WriteReport(Collect(), s.output_path);
+  }
+  absl::Status status;
+  if (s.backend != nullptr) status = s.backend->Stop();
   if (s.recorder != nullptr) {
     std::lock_guard<std::mutex> lock(ActiveMutex());
     RetiredRecorders().push_back(std::move(s.recorder));
   }
-  if (!s.output_path.empty()) {
-    absl::Status written = report::WriteReport(Collect(), s.output_path);
-    if (status.ok()) status = written;
-  }
-  return status;
+  return status.ok() ? written : status;
 }
 
 absl::Status Session::WriteReport(std::string_view output) const {

@@ -481,6 +481,8 @@ int Main(std::vector<std::string> args) {
 }  // namespace
 }  // namespace uncore::cli
 
+// An exception out of Main (std::bad_alloc) ends the tool, as it should.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 int main(int argc, char** argv) {
   return uncore::cli::Main(std::vector<std::string>(argv + 1, argv + argc));
 }

@@ -269,7 +269,7 @@ class SignalGuard {
   void WaitForChild(uint64_t ns) const {
     timespec ts;
     ts.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
-    ts.tv_nsec = static_cast<long>(ns % 1'000'000'000);
+    ts.tv_nsec = static_cast<decltype(ts.tv_nsec)>(ns % 1'000'000'000);
     sigtimedwait(&chld_, nullptr, &ts);
   }
 
