@@ -57,7 +57,11 @@ struct SessionOptions {
   std::string backend = "auto";
   std::vector<int> sockets;  // empty: every socket
   // Where Stop writes the report: "" nowhere, "-" a table on stderr,
-  // "FILE.json", "FILE.csv", any other FILE a table.
+  // "FILE.json", "FILE.csv", any other FILE a table.  Placeholders %p (pid),
+  // %h (host), %r (MPI rank), %t (start time), %% (docs/environment.md)
+  // are expanded and the name made absolute at Start, which fails when the
+  // report could not be written there.  A file is replaced only by a
+  // complete report.
   std::string output;
   // Program registers that another agent appears to use (direct backend).
   bool force = false;
@@ -91,7 +95,8 @@ class Session {
   // report to `output` when set.  The results stay readable with Collect.
   // Safe to call twice.
   absl::Status Stop();
-  // Writes the report of Collect() to `output` ("-", FILE.json, ...).
+  // Writes the report of Collect() to `output` ("-", FILE.json, ...; its
+  // placeholders expanded as for SessionOptions::output).
   absl::Status WriteReport(std::string_view output) const;
 
   std::string_view backend() const { return backend_; }

@@ -40,7 +40,9 @@ extern "C" {
  * UNCORE_METRICS it succeeds and regions are not measured. */
 int uncore_init(void);
 /* Starts a session: comma-separated event specs and metrics (either may be
- * NULL), a backend (NULL: "auto") and an output (NULL: "-"). */
+ * NULL), a backend (NULL: "auto") and an output (NULL: "-"; "": no report;
+ * placeholders %p %h %r %t %% as in UNCORE_OUTPUT, docs/environment.md).
+ * -1 also when the output could not be written (checked now). */
 int uncore_init_with(const char* events, const char* metrics,
                      const char* backend, const char* output);
 /* Interns a region name ahead of its first use (optional). */
@@ -61,8 +63,9 @@ int uncore_region_get(const char* name, int* nevents, double* events,
  * session): always -1, with the reason in uncore_last_error(). */
 int uncore_region_reset(const char* name);
 /* Writes the active session's report so far to `output` ("-": a table on
- * stderr, FILE.json, FILE.csv, any other FILE: the table).  -1 when no
- * session is active or the file cannot be written. */
+ * stderr, FILE.json, FILE.csv, any other FILE: the table; placeholders as
+ * for uncore_init_with).  -1 when no session is active or the file cannot
+ * be written. */
 int uncore_write_report(const char* output);
 /* Stops the session started by uncore_init*, writes its report. */
 int uncore_finalize(void);

@@ -13,6 +13,7 @@
 #include "sdk/common/json.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
+#include "sdk/report/output.h"
 
 namespace uncore::report {
 namespace {
@@ -96,27 +97,6 @@ absl::Status WriteAll(std::FILE* file, std::string_view text,
                                     std::generic_category().message(error)));
   }
   return absl::OkStatus();
-}
-
-absl::Status WriteFile(const std::string& path, std::string_view text) {
-  const std::string shown = absl::StrCat("'", EscapeForTable(path), "'");
-  std::FILE* file = std::fopen(path.c_str(), "wb");
-  if (file == nullptr) {
-    const int error = errno;
-    return absl::Status(
-        absl::ErrnoToStatusCode(error),
-        fmt::format("cannot open report file {} for writing: {}", shown,
-                    std::generic_category().message(error)));
-  }
-  absl::Status status = WriteAll(file, text, shown);
-  if (std::fclose(file) != 0 && status.ok()) {
-    const int error = errno;
-    status = absl::Status(
-        absl::ErrnoToStatusCode(error),
-        fmt::format("cannot finish writing report file {}: {}", shown,
-                    std::generic_category().message(error)));
-  }
-  return status;
 }
 
 }  // namespace
@@ -288,7 +268,9 @@ absl::Status WriteReport(const Results& results, std::string_view output,
   UNCORE_ASSIGN_OR_RETURN(const ReportDestination destination,
                           ParseOutput(output));
   const std::string text = FormatReport(results, destination.format);
-  if (!destination.path.empty()) return WriteFile(destination.path, text);
+  if (!destination.path.empty()) {
+    return WriteReportFile(destination.path, text);
+  }
   if (stderr_stream == nullptr) {
     return absl::InvalidArgumentError(
         "report output \"-\" needs a stream, and none was given");

@@ -11,6 +11,10 @@
 //   "NAME.json"    JSON (the suffix is matched ignoring case);
 //   "NAME.csv"     CSV;
 //   anything else  the table, written to that file ("run.txt").
+// A file is replaced only once the new report is complete (written to a
+// temporary file and renamed; sdk/report/output.h), so an existing report
+// is never left truncated.  `output` is taken as is: placeholders such as
+// %p are expanded before (ExpandOutput, PrepareOutput in output.h).
 //
 // Every count is socket-wide.  The formats, and exactly how each one
 // escapes, orders and rounds: docs/report-format.md.

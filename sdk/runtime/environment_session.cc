@@ -1,16 +1,48 @@
 // The session UNCORE_EVENTS describes, started when the library loads so
 // that a program that only annotates regions gets a report without code
-// changes, and stopped at exit (or by uncore_finalize()).
+// changes, and stopped at exit (or by uncore_finalize(), or by SIGINT or
+// SIGTERM).
+//
+// Signals.  Writing a report is not async-signal-safe, so the handler only
+// writes the signal's number to a pipe; a thread started with the session
+// reads it, stops the session (the report is written), restores the
+// signal's default disposition and raises it again, so the program ends as
+// the signal says ("killed by SIGINT").  Our handler is installed only for
+// signals whose disposition is SIG_DFL when the session starts; a handler
+// the program installs later replaces it.  A second SIGINT or SIGTERM while
+// the report is being written takes its usual effect at once.  SIGKILL
+// cannot be caught: no report.
+//
+// The program's threads keep running while the signal thread stops the
+// session.  Session::Stop writes the report before it releases the device;
+// a thread that ends a region still open at that moment reads the device
+// without synchronization with the release (Recorder::OpenRegions, too,
+// reads other threads' stacks unsynchronized): TSan reports both.  The
+// report is on disk by then.
 #include "sdk/runtime/environment_session.h"
 
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <memory>
+#include <mutex>
+#include <string>
+#include <system_error>
+#include <thread>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "fmt/format.h"
 #include "sdk/common/status_macros.h"
+#include "sdk/runtime/session_testing.h"
 #include "uncore/session.h"
 #include "uncore/uncore_c.h"
 
@@ -28,16 +60,178 @@ std::unique_ptr<Session>& EnvironmentSession() {
   return *session;
 }
 
-}  // namespace
+// Serializes stopping the session: at exit, in uncore_finalize(), and on
+// the signal thread.  Guards g_stopped.
+std::mutex& StopMutex() {
+  static auto* mu = new std::mutex;
+  return *mu;
+}
+bool g_stopped = false;
 
-void StopEnvironmentSession() {
+// Stops the session and writes its report, once; says on stderr when the
+// report cannot be written.  `signo`: the signal that asked for it, or 0.
+void StopSession(int signo) {
+  std::lock_guard<std::mutex> lock(StopMutex());
   std::unique_ptr<Session>& session = EnvironmentSession();
-  if (session == nullptr) return;
+  if (session == nullptr || g_stopped) return;
+  g_stopped = true;
+  if (signo != 0) {
+    AddSessionWarning(
+        *session,
+        fmt::format("the program was interrupted by {} (signal {}): this "
+                    "report was written before the signal took effect; "
+                    "regions still open then are listed in the errors",
+                    signo == SIGINT ? "SIGINT" : "SIGTERM", signo));
+  }
   absl::Status s = session->Stop();
   if (!s.ok()) {
     std::fprintf(stderr, "uncore: writing the report failed: %s\n",
                  common::StatusMessage(s).c_str());
   }
+}
+
+// The signals after which the report is still written.
+constexpr int kSignals[] = {SIGINT, SIGTERM};
+
+// Set once by StartSignalWatcher, read by the handler.
+int g_signal_pipe[2] = {-1, -1};
+pid_t g_owner_pid = 0;
+bool g_installed[std::size(kSignals)] = {};
+std::atomic<int> g_signal_received{0};
+static_assert(std::atomic<int>::is_always_lock_free);
+
+std::mutex& WatcherMutex() {
+  static auto* mu = new std::mutex;
+  return *mu;
+}
+std::thread* g_watcher = nullptr;  // guarded by WatcherMutex()
+
+void SetDefault(int signo) {
+  struct sigaction action = {};
+  action.sa_handler = SIG_DFL;
+  sigemptyset(&action.sa_mask);
+  sigaction(signo, &action, nullptr);
+}
+
+// Async-signal-safe calls only.
+void OnSignal(int signo) {
+  const int saved_errno = errno;
+  if (getpid() != g_owner_pid || g_signal_received.exchange(signo) != 0) {
+    // A forked child (it has no signal thread), or a second signal while
+    // the report is being written: the usual effect, now.  The signal is
+    // blocked in its handler, so it is delivered when the handler returns.
+    SetDefault(signo);
+    raise(signo);
+  } else {
+    const unsigned char byte = static_cast<unsigned char>(signo);
+    const ssize_t written = write(g_signal_pipe[1], &byte, 1);
+    (void)written;
+  }
+  errno = saved_errno;
+}
+
+// The signal thread: waits for a signal number (0 or end of file: stop).
+void WatchSignals() {
+  for (;;) {
+    unsigned char byte = 0;
+    const ssize_t n = read(g_signal_pipe[0], &byte, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || byte == 0) return;
+    const int signo = byte;
+    StopSession(signo);
+    // The signal's usual effect: delivered to this thread, which blocked
+    // every signal until now.
+    SetDefault(signo);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, signo);
+    pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+    raise(signo);
+    return;
+  }
+}
+
+// Installs OnSignal where the disposition is SIG_DFL and starts the signal
+// thread.  Does nothing when no signal needs it or a resource is missing
+// (the report is then written at exit only, as without signals).
+void StartSignalWatcher() {
+  std::lock_guard<std::mutex> lock(WatcherMutex());
+  bool any_default = false;
+  for (const int signo : kSignals) {
+    struct sigaction current = {};
+    if (sigaction(signo, nullptr, &current) == 0 &&
+        (current.sa_flags & SA_SIGINFO) == 0 && current.sa_handler == SIG_DFL) {
+      any_default = true;
+    }
+  }
+  if (!any_default || pipe2(g_signal_pipe, O_CLOEXEC) != 0) return;
+  g_owner_pid = getpid();
+  // The thread starts with every signal blocked, so that none is handled
+  // there and the re-raise above reaches it only when unblocked.
+  sigset_t all;
+  sigset_t old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  try {
+    g_watcher = new std::thread(&WatchSignals);
+  } catch (const std::system_error&) {
+    g_watcher = nullptr;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (g_watcher == nullptr) return;
+  for (size_t i = 0; i < std::size(kSignals); ++i) {
+    struct sigaction current = {};
+    if (sigaction(kSignals[i], nullptr, &current) != 0 ||
+        (current.sa_flags & SA_SIGINFO) != 0 || current.sa_handler != SIG_DFL) {
+      continue;
+    }
+    struct sigaction action = {};
+    action.sa_handler = &OnSignal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    g_installed[i] = sigaction(kSignals[i], &action, nullptr) == 0;
+  }
+}
+
+// Puts back SIG_DFL where our handler still is, and stops and joins the
+// signal thread.  Not on the signal thread.  The pipe stays open: a handler
+// running on another thread at this moment may still write to it.
+void StopSignalWatcher() {
+  std::lock_guard<std::mutex> lock(WatcherMutex());
+  for (size_t i = 0; i < std::size(kSignals); ++i) {
+    if (!g_installed[i]) continue;
+    struct sigaction current = {};
+    if (sigaction(kSignals[i], nullptr, &current) == 0 &&
+        (current.sa_flags & SA_SIGINFO) == 0 &&
+        current.sa_handler == &OnSignal) {
+      SetDefault(kSignals[i]);
+    }
+    g_installed[i] = false;
+  }
+  // In a forked child the thread is not there (and the pipe is shared
+  // with the parent's).
+  if (g_watcher == nullptr || getpid() != g_owner_pid) return;
+  if (g_watcher->get_id() == std::this_thread::get_id()) return;
+  const unsigned char stop = 0;
+  ssize_t written = 0;
+  do {
+    written = write(g_signal_pipe[1], &stop, 1);
+  } while (written < 0 && errno == EINTR);
+  if (written == 1) {
+    g_watcher->join();
+  } else {
+    g_watcher->detach();
+  }
+  delete g_watcher;
+  g_watcher = nullptr;
+}
+
+}  // namespace
+
+void StopEnvironmentSession() {
+  if (EnvironmentSession() == nullptr) return;
+  StopSession(0);
+  StopSignalWatcher();
 }
 
 bool StartEnvironmentSession() {
@@ -61,6 +255,7 @@ bool StartEnvironmentSession() {
   }
   EnvironmentSession() = *std::move(session);
   std::atexit(&StopEnvironmentSession);
+  StartSignalWatcher();
   return true;
 }
 

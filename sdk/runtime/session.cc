@@ -26,6 +26,7 @@
 #include "sdk/machine/topology.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/regions/recorder.h"
+#include "sdk/report/output.h"
 #include "sdk/report/report.h"
 #include "sdk/runtime/backends.h"
 #include "sdk/runtime/session_testing.h"
@@ -117,6 +118,10 @@ struct Session::Impl {
   std::string host;
   bool stopped = false;
   std::vector<std::string> open_at_stop;
+  // What the placeholders of an output name expand to, and options.output
+  // expanded, made absolute and checked at Start ("" for no report).
+  report::OutputContext output_context;
+  std::string output_path;
   // The device's read plan as programmed (the device forgets it on
   // release) and the box instance of each entry.
   std::vector<devices::CounterPlacement> plan;
@@ -154,6 +159,13 @@ absl::StatusOr<SessionOptions> Session::OptionsFromEnvironment() {
     o.backend = common::ToLower(common::StripWhitespace(*b));
   }
   o.output = env("UNCORE_OUTPUT").value_or("-");
+  if (common::StripWhitespace(o.output).empty()) {
+    // In code, "" means no report; set in the environment it is a mistake.
+    return absl::InvalidArgumentError(
+        "UNCORE_OUTPUT is empty: set it to - (a table on stderr), a file name "
+        "ending in .json or .csv, or any other file name for a table "
+        "(placeholders: %p, %h, %r, %t; docs/environment.md), or unset it");
+  }
   if (std::optional<std::string> s = env("UNCORE_SOCKETS")) {
     UNCORE_ASSIGN_OR_RETURN(o.sockets, ParseSocketList(*s));
   }
@@ -253,6 +265,16 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
     add_metric(std::move(m));
   }
 
+  // Where the report goes: a mistake is an error now, not a lost report at
+  // the end.  Checked before the backend touches anything.
+  impl->output_context = report::CurrentOutputContext(impl->start_unix_ns);
+  impl->output_context.host = impl->host;
+  if (!options.output.empty()) {
+    UNCORE_ASSIGN_OR_RETURN(
+        impl->output_path,
+        report::PrepareOutput(options.output, impl->output_context));
+  }
+
   // The backend.
   runtime::BackendRequest request;
   request.name =
@@ -297,6 +319,7 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
     if (g_active_session != nullptr) {
       // Lost a race with another Start: release quietly, with no report.
       s.options.output.clear();
+      s.output_path.clear();
       return absl::FailedPreconditionError(kOneAtATime);
     }
     g_active_session = session.get();
@@ -323,7 +346,6 @@ absl::Status Session::Stop() {
   if (s.recorder_view != nullptr) {
     s.open_at_stop = s.recorder_view->OpenRegions();
   }
-  absl::Status status;
   if (s.backend != nullptr) {
     if (const devices::Device* device = s.backend->device()) {
       s.frozen_ns_at_stop = device->frozen_ns();
@@ -332,21 +354,28 @@ absl::Status Session::Stop() {
     for (size_t i = 0; i < s.plan.size(); ++i) {
       s.estimated.push_back(s.backend->Estimated(static_cast<int>(i)));
     }
-    status = s.backend->Stop();
   }
+  // The report first, then the device's release: when a signal stops the
+  // session (environment_session.cc), other threads may still be ending
+  // regions on the device, and the report must be on disk before anything
+  // else can go wrong.  The counts are all in the recorder already.
+  absl::Status written;
+  if (!s.output_path.empty()) {
+    written = report::WriteReport(Collect(), s.output_path);
+  }
+  absl::Status status;
+  if (s.backend != nullptr) status = s.backend->Stop();
   if (s.recorder != nullptr) {
     std::lock_guard<std::mutex> lock(ActiveMutex());
     RetiredRecorders().push_back(std::move(s.recorder));
   }
-  if (!s.options.output.empty()) {
-    absl::Status written = WriteReport(s.options.output);
-    if (status.ok()) status = written;
-  }
-  return status;
+  return status.ok() ? written : status;
 }
 
 absl::Status Session::WriteReport(std::string_view output) const {
-  return report::WriteReport(Collect(), output);
+  UNCORE_ASSIGN_OR_RETURN(const std::string expanded,
+                          report::ExpandOutput(output, impl_->output_context));
+  return report::WriteReport(Collect(), expanded);
 }
 
 bool Session::simulated() const {
@@ -367,6 +396,14 @@ void Session::AdvanceSimulation() {
 }
 
 namespace runtime {
+
+void SessionAccess::AddWarning(Session& session, std::string warning) {
+  session.impl_->warnings.push_back(std::move(warning));
+}
+
+void AddSessionWarning(Session& session, std::string warning) {
+  SessionAccess::AddWarning(session, std::move(warning));
+}
 
 sim::SimulatedUncore* SessionAccess::Simulator(const Session& session) {
   const Session::Impl& s = *session.impl_;

@@ -36,11 +36,16 @@ absl::StatusOr<std::unique_ptr<Session>> StartSessionOnDevice(
 sim::SimulatedUncore* SimulatorOf(const Session& session);
 sim::DemoTrafficModel* DemoTrafficOf(const Session& session);
 
+// Adds a warning to the session's results (the environment session says
+// that a signal stopped it).  Not safe while another thread collects.
+void AddSessionWarning(Session& session, std::string warning);
+
 struct SessionAccess {
   static absl::StatusOr<std::unique_ptr<Session>> Start(
       SessionOptions options, InjectedDevice injected);
   static sim::SimulatedUncore* Simulator(const Session& session);
   static sim::DemoTrafficModel* DemoTraffic(const Session& session);
+  static void AddWarning(Session& session, std::string warning);
 };
 
 }  // namespace uncore::runtime

@@ -5,6 +5,9 @@ import argparse
 import csv
 import json
 import os
+import re
+import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -17,11 +20,29 @@ import socket_list_cases  # noqa: E402
 PROGRAM = None
 
 
-def run(env, *args):
-    full = {k: v for k, v in os.environ.items() if not k.startswith("UNCORE_")}
+def environment(env):
+    full = {k: v for k, v in os.environ.items()
+            if not k.startswith("UNCORE_") and not k.endswith("_RANK") and
+            k != "SLURM_PROCID"}
     full.update(env)
+    return full
+
+
+def run(env, *args, **kwargs):
     return subprocess.run([PROGRAM, *args], capture_output=True, text=True,
-                          env=full, timeout=120)
+                          env=environment(env), timeout=120, **kwargs)
+
+
+def default_signals():
+    """In the child: SIGINT and SIGTERM as a shell would leave them."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def start(env, *args, preexec_fn=default_signals):
+    return subprocess.Popen([PROGRAM, *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env=environment(env), preexec_fn=preexec_fn)
 
 
 class EnvSessionTest(unittest.TestCase):
@@ -185,6 +206,189 @@ class EnvSessionTest(unittest.TestCase):
             report = json.load(f)
         self.assertEqual(report["backend"], "off")
         self.assertEqual(report["regions"], [])
+
+
+
+class OutputTest(unittest.TestCase):
+    """Report files: placeholders, checks at start, writes that never
+    leave a half-written report, and reports after SIGINT and SIGTERM."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir.name, name)
+
+    def files(self):
+        return sorted(os.listdir(self.dir.name))
+
+    def load(self, name):
+        with open(self.path(name), encoding="utf-8") as f:
+            return json.load(f)
+
+    def sim(self, output):
+        return {"UNCORE_EVENTS": "imc/CAS_COUNT.RD", "UNCORE_BACKEND": "sim",
+                "UNCORE_OUTPUT": output}
+
+    def wait_ready(self, p):
+        line = p.stdout.readline()
+        if line != "ready\n":
+            p.kill()
+            self.fail("no 'ready' from the program: %r %s" %
+                      (line, p.communicate()[1]))
+
+    def interrupt(self, signo):
+        p = start(self.sim(self.path("out.json")), "loop")
+        self.wait_ready(p)
+        p.send_signal(signo)
+        _, stderr = p.communicate(timeout=60)
+        # The signal takes its usual effect once the report is written.
+        self.assertEqual(p.returncode, -signo, stderr)
+        self.assertEqual(stderr, "")
+        self.assertEqual(self.files(), ["out.json"])  # no temporary file
+        report = self.load("out.json")
+        regions = {r["path"]: r for r in report["regions"]}
+        self.assertGreaterEqual(regions["outer/loop"]["calls"], 1)
+        self.assertNotIn("outer", regions)  # still open: not counted
+        self.assertTrue(any(e.startswith("region outer (thread ") and
+                            "still open" in e for e in report["errors"]),
+                        report["errors"])
+        name = signal.Signals(signo).name
+        self.assertTrue(any("interrupted by %s" % name in w
+                            for w in report["warnings"]), report["warnings"])
+
+    def test_sigint_writes_the_report_then_kills(self):
+        self.interrupt(signal.SIGINT)
+
+    def test_sigterm_writes_the_report_then_kills(self):
+        self.interrupt(signal.SIGTERM)
+
+    def test_sigterm_with_the_table_on_stderr(self):
+        p = start(self.sim("-"), "loop")
+        self.wait_ready(p)
+        p.send_signal(signal.SIGTERM)
+        _, stderr = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, -signal.SIGTERM, stderr)
+        self.assertIn("uncore report: backend sim", stderr)
+        self.assertIn("interrupted by SIGTERM", stderr)
+
+    def test_ignored_signal_stays_ignored(self):
+        def ignore_sigint():
+            default_signals()
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        p = start(self.sim(self.path("out.json")), "loop",
+                  preexec_fn=ignore_sigint)
+        self.wait_ready(p)
+        p.send_signal(signal.SIGINT)
+        with self.assertRaises(subprocess.TimeoutExpired):
+            p.wait(timeout=0.5)
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=60)
+        self.assertEqual(p.returncode, -signal.SIGTERM)
+        self.assertEqual(self.load("out.json")["backend"], "sim")
+
+    def test_program_handler_replaces_ours(self):
+        p = start(self.sim(self.path("out.json")), "own-handler")
+        self.wait_ready(p)
+        p.send_signal(signal.SIGTERM)
+        _, stderr = p.communicate(timeout=60)
+        # The program's handler ran, the program returned, the report was
+        # written at exit with every region closed.
+        self.assertEqual(p.returncode, 3, stderr)
+        report = self.load("out.json")
+        regions = {r["path"]: r for r in report["regions"]}
+        self.assertEqual(regions["outer"]["calls"], 1)
+        self.assertEqual(report["errors"], [])
+        self.assertFalse(any("interrupted" in w for w in report["warnings"]))
+
+    def test_second_signal_while_writing_still_kills(self):
+        p = start(self.sim(self.path("out.json")), "loop")
+        self.wait_ready(p)
+        p.send_signal(signal.SIGINT)
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=60)
+        self.assertIn(p.returncode, (-signal.SIGINT, -signal.SIGTERM))
+        # Killed before the rename or after: never a half-written report.
+        if os.path.exists(self.path("out.json")):
+            self.assertEqual(self.load("out.json")["backend"], "sim")
+
+    def test_eight_processes_leave_eight_reports(self):
+        procs = [start(self.sim(self.path("out-%p.json")), "3", "2")
+                 for _ in range(8)]
+        for p in procs:
+            _, stderr = p.communicate(timeout=120)
+            self.assertEqual(p.returncode, 0, stderr)
+        self.assertEqual(self.files(),
+                         sorted("out-%d.json" % p.pid for p in procs))
+        for p in procs:
+            report = self.load("out-%d.json" % p.pid)
+            regions = {r["path"]: r for r in report["regions"]}
+            self.assertEqual(regions['step, "quoted"']["calls"], 3)
+
+    def test_rank_host_and_time_placeholders(self):
+        for rank in range(3):
+            r = run({**self.sim(self.path("r%r-%h-%t%%.json")),
+                     "OMPI_COMM_WORLD_RANK": str(rank)}, "1", "1")
+            self.assertEqual(r.returncode, 0, r.stderr)
+        r = run({**self.sim(self.path("r%r-%h-%t%%.json")),
+                 "SLURM_PROCID": "7"}, "1", "1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = run(self.sim(self.path("norank-%r.json")), "1", "1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        host = os.uname().nodename
+        pattern = re.compile(r"^r(\d)-%s-\d{8}-\d{6}%%\.json$" %
+                             re.escape(host))
+        files = self.files()
+        ranks = sorted(m.group(1) for m in map(pattern.match, files) if m)
+        self.assertEqual(ranks, ["0", "1", "2", "7"], files)
+        self.assertEqual(len([f for f in files
+                              if re.match(r"^norank-pid\d+\.json$", f)]), 1,
+                         files)
+
+    def test_bad_output_is_an_error_at_start(self):
+        cases = [
+            (self.path("missing/out.json"),
+             [self.path("missing"), "No such file or directory",
+              "create the directory first"]),
+            (self.path("out-%q.json"), ["unknown placeholder '%q'"]),
+            (self.dir.name, ["Is a directory"]),
+            ("", ["UNCORE_OUTPUT is empty: "]),
+        ]
+        for output, messages in cases:
+            with self.subTest(output=output):
+                r = run(self.sim(output), "1", "1")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertTrue(r.stderr.startswith(
+                    "uncore: regions will not be measured: "), r.stderr)
+                self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+                for message in messages:
+                    self.assertIn(message, r.stderr)
+        self.assertEqual(self.files(), [])
+
+    def test_existing_report_survives_a_failed_write(self):
+        r = run(self.sim(self.path("out.json")), "2", "1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(self.path("out.json"), "rb") as f:
+            good = f.read()
+        json.loads(good)
+
+        def small_files():
+            default_signals()
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (200, 200))
+        r = run(self.sim(self.path("out.json")), "1", "1",
+                preexec_fn=small_files, restore_signals=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stderr.startswith(
+            "uncore: writing the report failed: "), r.stderr)
+        self.assertIn("File too large", r.stderr)
+        self.assertIn("left as it was", r.stderr)
+        with open(self.path("out.json"), "rb") as f:
+            self.assertEqual(f.read(), good)
+        self.assertEqual(self.files(), ["out.json"])
 
 
 def main():

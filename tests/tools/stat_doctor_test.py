@@ -149,6 +149,43 @@ class StatTest(unittest.TestCase):
         self.assertIn("No such file or directory", r.stderr)
         self.assertFalse(os.path.exists(out))
 
+    def test_report_that_cannot_be_written_is_125(self):
+        if not os.access("/dev/full", os.W_OK):
+            self.skipTest("no /dev/full")
+        r = run("stat", "-e", "imc/CAS_COUNT.RD", "--backend", "sim", "-o",
+                "/dev/full", "--", "true")
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn("uncore stat: the report is lost: ", r.stderr)
+        self.assertIn("'/dev/full'", r.stderr)
+        self.assertIn("No space left on device", r.stderr)
+        # A command that failed keeps its own status.
+        r = run("stat", "-e", "imc/CAS_COUNT.RD", "--backend", "sim", "-o",
+                "/dev/full", "--", "sh", "-c", "exit 3")
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertIn("the report is lost", r.stderr)
+
+    def test_output_placeholders(self):
+        r = run("stat", "-e", "imc/CAS_COUNT.RD", "--backend", "sim", "-o",
+                self.path("out-%p.json"), "--", "true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        files = os.listdir(self.dir)
+        self.assertEqual(len(files), 1, files)
+        self.assertRegex(files[0], r"^out-\d+\.json$")
+        with open(self.path(files[0])) as f:
+            self.assertEqual(json.load(f)["backend"], "sim")
+        # Relative to the working directory where stat starts.
+        r = subprocess.run([os.path.abspath(UNCORE), "stat", "-e",
+                            "imc/CAS_COUNT.RD", "--backend", "sim", "-o",
+                            "rel-%%.csv", "--", "true"],
+                           capture_output=True, text=True, timeout=60,
+                           cwd=self.dir)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(os.path.exists(self.path("rel-%.csv")))
+        r = run("stat", "-e", "imc/CAS_COUNT.RD", "--backend", "sim", "-o",
+                self.path("out-%k.json"), "--", "true")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("unknown placeholder '%k'", r.stderr)
+
     def test_usage_errors(self):
         cases = [
             (["-e", "imc/CAS_COUNT.RD"], "--"),

@@ -328,7 +328,9 @@ int Main(std::vector<std::string> args) {
   stat_app
       ->add_option("-o,--output", raw_stat.output,
                    "- (default: the table on stderr), FILE.json, "
-                   "FILE.csv, any other FILE: the table")
+                   "FILE.csv, any other FILE: the table; %p (pid), %h "
+                   "(host), %r (MPI rank), %t (start time), %% (a %) are "
+                   "expanded; exit 125 when the report cannot be written")
       ->type_name("OUTPUT");
   stat_app->add_flag("--multiplex", raw_stat.multiplex,
                      "let perf rotate more events than a box has counters "
@@ -480,6 +482,8 @@ int Main(std::vector<std::string> args) {
 }  // namespace
 }  // namespace uncore::cli
 
+// An exception out of Main (std::bad_alloc) ends the tool, as it should.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 int main(int argc, char** argv) {
   // CLI11 reports usage errors as exceptions, caught in Main; anything else
   // escaping (out of memory) ends here with a message, never an abort.

@@ -10,17 +10,24 @@
 // over the interval) goes to stderr as the command runs.  The report goes to
 // -o OUTPUT at the end ("-": the table on stderr).
 //
+// -o takes the placeholders of UNCORE_OUTPUT (%p: stat's own pid, %h, %r,
+// %t, %%; sdk/report/output.h); the name is expanded, made absolute and
+// checked writable before the command runs.
+//
 // Exit status: the command's; 128+N when a signal N killed it; 127 when it
 // cannot be run; 125 when the counters cannot be opened (the command is not
-// run); 2 for bad arguments.  main.cc parses the options into StatOptions
+// run), or when the command succeeded but its report could not be written
+// (a command that failed keeps its own status; stderr says the report is
+// lost either way); 2 for bad arguments (an output that cannot be written
+// among them).  main.cc parses the options into StatOptions
 // (commands.h).
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -38,6 +45,7 @@
 #include "sdk/common/clock.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
+#include "sdk/report/output.h"
 #include "sdk/report/report.h"
 #include "sdk/report/text_table.h"
 #include "sdk/spec/encoder.h"
@@ -309,25 +317,11 @@ std::string CommandLine(const std::vector<std::string>& command) {
   return text;
 }
 
-// Checks that `output` can be written before the command runs.  Creates the
-// file when missing (*created says so, to remove it when no report comes).
-std::optional<std::string> CheckOutput(const std::string& output,
-                                       bool* created) {
-  *created = false;
-  absl::StatusOr<report::ReportDestination> dest = report::ParseOutput(output);
-  if (!dest.ok()) return common::StatusMessage(dest.status());
-  if (dest->path.empty()) return std::nullopt;
-  struct stat st;
-  const bool existed = ::stat(dest->path.c_str(), &st) == 0;
-  const int fd =
-      open(dest->path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
-  if (fd < 0) {
-    return fmt::format("cannot write the report to {}: {}", dest->path,
-                       std::strerror(errno));
-  }
-  close(fd);
-  *created = !existed;
-  return std::nullopt;
+uint64_t UnixNowNs() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count());
 }
 
 }  // namespace
@@ -349,15 +343,15 @@ int RunStat(const StatOptions& stat_options, std::FILE* /*out*/,
     fmt::print(err, "uncore stat: {}\n", *error);
     return kExitUsage;
   }
-  bool output_created = false;
-  if (std::optional<std::string> error =
-          CheckOutput(o.output, &output_created)) {
-    fmt::print(err, "uncore stat: {}\n", *error);
+  // The report's destination, expanded and checked before the command runs
+  // (nothing is created: the report is written whole at the end).
+  absl::StatusOr<std::string> output = report::PrepareOutput(
+      o.output, report::CurrentOutputContext(UnixNowNs()));
+  if (!output.ok()) {
+    fmt::print(err, "uncore stat: {}\n",
+               common::StatusMessage(output.status()));
     return kExitUsage;
   }
-  auto drop_output = [&] {
-    if (output_created) unlink(o.output.c_str());
-  };
 
   // Everything the child needs, prepared before fork: only
   // async-signal-safe calls happen between fork and exec.
@@ -383,7 +377,6 @@ int RunStat(const StatOptions& stat_options, std::FILE* /*out*/,
                "(`uncore doctor` says which backends work here and how to fix "
                "the others)\n",
                CommandLine(o.command), common::StatusMessage(started.status()));
-    drop_output();
     return kExitCannotCount;
   }
   std::unique_ptr<Session> session = *std::move(started);
@@ -404,7 +397,6 @@ int RunStat(const StatOptions& stat_options, std::FILE* /*out*/,
   if (pipe2(exec_pipe, O_CLOEXEC) != 0) {
     fmt::print(err, "uncore stat: pipe: {}\n", std::strerror(errno));
     session->Stop().IgnoreError();
-    drop_output();
     return kExitCannotRun;
   }
   std::fflush(nullptr);
@@ -476,13 +468,12 @@ int RunStat(const StatOptions& stat_options, std::FILE* /*out*/,
   if (exec_error != 0) {
     fmt::print(err, "uncore stat: cannot run '{}': {}\n", o.command[0],
                std::strerror(exec_error));
-    drop_output();
     return kExitCannotRun;
   }
   const absl::Status written =
-      report::WriteReport(session->Collect(), o.output, err);
+      report::WriteReport(session->Collect(), *output, err);
   if (!written.ok()) {
-    fmt::print(err, "uncore stat: writing the report: {}\n",
+    fmt::print(err, "uncore stat: the report is lost: {}\n",
                common::StatusMessage(written));
   }
   if (o.output == "-") {
@@ -496,8 +487,9 @@ int RunStat(const StatOptions& stat_options, std::FILE* /*out*/,
                strsignal(WTERMSIG(status)));
     return 128 + WTERMSIG(status);
   }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return 1;
+  const int command_status = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  if (command_status == 0 && !written.ok()) return kExitCannotCount;
+  return command_status;
 }
 
 }  // namespace uncore::cli

@@ -1,0 +1,357 @@
+// Report file names (placeholders, resolution, the checks at start) and the
+// report write that replaces a file only once the new one is complete.
+#include "sdk/report/output.h"
+
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <string>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+#include "fmt/format.h"
+#include "sdk/common/status_macros.h"
+#include "sdk/report/report.h"
+
+namespace uncore::report {
+namespace {
+
+constexpr std::string_view kPlaceholders =
+    "%p (process id), %h (host name), %r (MPI rank), %t (start time, UTC "
+    "YYYYmmdd-HHMMSS) or %% (a literal %)";
+
+std::string Quoted(std::string_view path) {
+  return absl::StrCat("'", EscapeForTable(path), "'");
+}
+
+std::string Reason(int error) { return std::generic_category().message(error); }
+
+absl::Status ErrnoStatus(int error, const std::string& message) {
+  return absl::Status(absl::ErrnoToStatusCode(error), message);
+}
+
+// "/a/b/c.json" -> "/a/b"; "c.json" -> "."; "/c.json" -> "/".
+std::string DirectoryOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+std::string BaseNameOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+uint64_t RandomBits() {
+  uint64_t bits = 0;
+  if (getrandom(&bits, sizeof(bits), GRND_NONBLOCK) ==
+      static_cast<ssize_t>(sizeof(bits))) {
+    return bits;
+  }
+  static std::atomic<uint64_t> counter{0};
+  const uint64_t now = static_cast<uint64_t>(
+      std::chrono::steady_clock::now().time_since_epoch().count());
+  return now * 0x9E3779B97F4A7C15ULL + counter.fetch_add(1);
+}
+
+// Creates ".NAME.tmp.PID.RANDOM" next to `path` (O_EXCL, mode 0666 less the
+// umask); its name in *temp.  -1 with errno set on failure.
+int CreateTemporary(const std::string& path, std::string* temp) {
+  const std::string dir = DirectoryOf(path);
+  const std::string base = BaseNameOf(path);
+  // "c.json" -> ".c.json.tmp...", "/c.json" -> "/.c.json.tmp...".
+  const std::string prefix =
+      path.find('/') == std::string::npos ? "" : (dir == "/" ? "/" : dir + "/");
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    *temp = fmt::format("{}.{}.tmp.{}.{:012x}", prefix, base, getpid(),
+                        RandomBits() & 0xFFFFFFFFFFFFULL);
+    const int fd =
+        open(temp->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  errno = EEXIST;
+  return -1;
+}
+
+// Writes all of `text` to `fd`, retrying short writes and EINTR.
+int WriteAllTo(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = write(fd, text.data(), text.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    text.remove_prefix(static_cast<size_t>(n));
+  }
+  return 0;
+}
+
+// `flags`: O_CREAT | O_TRUNC to write through a dangling symbolic link.
+absl::Status WriteInPlace(const std::string& path, std::string_view text,
+                          int flags = 0) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC | flags, 0666);
+  if (fd < 0) {
+    const int error = errno;
+    return ErrnoStatus(error,
+                       fmt::format("cannot open report file {} for writing: {}",
+                                   Quoted(path), Reason(error)));
+  }
+  const int error = WriteAllTo(fd, text);
+  const int close_error = close(fd) != 0 ? errno : 0;
+  if (error != 0 || close_error != 0) {
+    const int e = error != 0 ? error : close_error;
+    return ErrnoStatus(e, fmt::format("cannot write the report to {}: {}",
+                                      Quoted(path), Reason(e)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteThroughTemporary(const std::string& path,
+                                   std::string_view text,
+                                   const struct stat* existing) {
+  std::string temp;
+  const int fd = CreateTemporary(path, &temp);
+  if (fd < 0) {
+    const int error = errno;
+    return ErrnoStatus(
+        error,
+        fmt::format("cannot write report file {}: cannot create a "
+                    "temporary file in {}: {}",
+                    Quoted(path), Quoted(DirectoryOf(path)), Reason(error)));
+  }
+  // The replaced report's permissions carry over (best effort).
+  if (existing != nullptr) (void)fchmod(fd, existing->st_mode & 07777);
+  int error = WriteAllTo(fd, text);
+  // Some file systems cannot sync a file (EINVAL): nothing to wait for.
+  if (error == 0 && fsync(fd) != 0 && errno != EINVAL) error = errno;
+  if (close(fd) != 0 && error == 0) error = errno;
+  if (error == 0 && rename(temp.c_str(), path.c_str()) != 0) error = errno;
+  if (error != 0) {
+    unlink(temp.c_str());
+    return ErrnoStatus(
+        error, fmt::format("cannot write report file {}: {}{}", Quoted(path),
+                           Reason(error),
+                           existing != nullptr ? " (the previous report there "
+                                                 "is left as it was)"
+                                               : ""));
+  }
+  // Make the rename itself durable (best effort).
+  const int dir =
+      open(DirectoryOf(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    (void)fsync(dir);
+    close(dir);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::optional<int64_t> RankFromEnvironment(
+    const std::function<const char*(const char*)>& lookup) {
+  for (const char* name : kRankVariables) {
+    const char* value = lookup(name);
+    if (value == nullptr || *value == '\0') continue;
+    const std::string_view text(value);
+    if (text.size() > 9 ||
+        text.find_first_not_of("0123456789") != std::string_view::npos) {
+      continue;
+    }
+    return std::strtoll(value, nullptr, 10);
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> RankFromEnvironment() {
+  return RankFromEnvironment(
+      [](const char* name) { return std::getenv(name); });
+}
+
+OutputContext CurrentOutputContext(uint64_t start_unix_ns) {
+  OutputContext context;
+  context.pid = getpid();
+  char name[256] = {};
+  context.host = gethostname(name, sizeof(name) - 1) == 0 ? name : "unknown";
+  context.rank = RankFromEnvironment();
+  context.start_unix_ns = start_unix_ns;
+  return context;
+}
+
+absl::StatusOr<std::string> ExpandOutput(std::string_view output,
+                                         const OutputContext& context) {
+  std::string expanded;
+  for (size_t i = 0; i < output.size(); ++i) {
+    if (output[i] != '%') {
+      expanded.push_back(output[i]);
+      continue;
+    }
+    if (i + 1 == output.size()) {
+      return absl::InvalidArgumentError(fmt::format(
+          "report output \"{}\" ends with a lone '%': use %% for a literal %, "
+          "or one of {}",
+          EscapeForTable(output), kPlaceholders));
+    }
+    const char c = output[++i];
+    switch (c) {
+      case 'p':
+        absl::StrAppend(&expanded, context.pid);
+        break;
+      case 'h':
+        expanded += context.host;
+        break;
+      case 'r':
+        if (context.rank.has_value()) {
+          absl::StrAppend(&expanded, *context.rank);
+        } else {
+          absl::StrAppend(&expanded, "pid", context.pid);
+        }
+        break;
+      case 't': {
+        const time_t seconds =
+            static_cast<time_t>(context.start_unix_ns / 1'000'000'000);
+        struct tm utc = {};
+        gmtime_r(&seconds, &utc);
+        char text[32] = {};
+        strftime(text, sizeof(text), "%Y%m%d-%H%M%S", &utc);
+        expanded += text;
+        break;
+      }
+      case '%':
+        expanded.push_back('%');
+        break;
+      default:
+        return absl::InvalidArgumentError(fmt::format(
+            "report output \"{}\" has an unknown placeholder '%{}' at "
+            "column {}: use {}",
+            EscapeForTable(output),
+            EscapeForTable(std::string_view(&output[i], 1)), i, kPlaceholders));
+    }
+  }
+  return expanded;
+}
+
+absl::StatusOr<std::string> AbsoluteOutput(const std::string& path,
+                                           const std::string& cwd) {
+  if (path == "-" || (!path.empty() && path[0] == '/')) return path;
+  std::string base = cwd;
+  if (base.empty()) {
+    char buffer[4096];
+    if (getcwd(buffer, sizeof(buffer)) == nullptr) {
+      const int error = errno;
+      return ErrnoStatus(
+          error, fmt::format("report output {} is relative and the working "
+                             "directory cannot be read: {}: give an "
+                             "absolute path",
+                             Quoted(path), Reason(error)));
+    }
+    base = buffer;
+  }
+  if (base.empty() || base.back() != '/') base.push_back('/');
+  return base + path;
+}
+
+absl::Status CheckOutputWritable(const std::string& path) {
+  if (path == "-") return absl::OkStatus();
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      return ErrnoStatus(EISDIR,
+                         fmt::format("cannot write the report to {}: {}: name "
+                                     "a file, not a directory",
+                                     Quoted(path), Reason(EISDIR)));
+    }
+    if (!S_ISREG(st.st_mode)) {
+      if (access(path.c_str(), W_OK) != 0) {
+        const int error = errno;
+        return ErrnoStatus(
+            error, fmt::format("cannot write the report to {}: {}: choose "
+                               "another output",
+                               Quoted(path), Reason(error)));
+      }
+      return absl::OkStatus();
+    }
+  }
+  // A regular file or a new name: written through a temporary file in its
+  // directory, which must exist and take a new file.
+  const std::string dir = DirectoryOf(path);
+  struct stat dir_st;
+  if (stat(dir.c_str(), &dir_st) != 0) {
+    const int error = errno;
+    return ErrnoStatus(
+        error, fmt::format("cannot write the report to {}: directory {}: {}: "
+                           "create the directory first, or choose another "
+                           "output",
+                           Quoted(path), Quoted(dir), Reason(error)));
+  }
+  if (!S_ISDIR(dir_st.st_mode)) {
+    return ErrnoStatus(ENOTDIR,
+                       fmt::format("cannot write the report to {}: {}: {}: "
+                                   "choose another output",
+                                   Quoted(path), Quoted(dir), Reason(ENOTDIR)));
+  }
+  std::string probe;
+  const int fd = CreateTemporary(path, &probe);
+  if (fd < 0) {
+    const int error = errno;
+    return ErrnoStatus(
+        error, fmt::format("cannot write the report to {}: cannot create a "
+                           "file in directory {}: {}: make the directory "
+                           "writable, or choose another output",
+                           Quoted(path), Quoted(dir), Reason(error)));
+  }
+  close(fd);
+  unlink(probe.c_str());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> PrepareOutput(std::string_view output,
+                                          const OutputContext& context) {
+  UNCORE_RETURN_IF_ERROR(ParseOutput(output).status());
+  UNCORE_ASSIGN_OR_RETURN(const std::string expanded,
+                          ExpandOutput(output, context));
+  if (expanded.empty()) {
+    return absl::InvalidArgumentError(fmt::format(
+        "report output \"{}\" expands to an empty name: name a file",
+        EscapeForTable(output)));
+  }
+  UNCORE_ASSIGN_OR_RETURN(const std::string absolute, AbsoluteOutput(expanded));
+  UNCORE_RETURN_IF_ERROR(CheckOutputWritable(absolute));
+  return absolute;
+}
+
+absl::Status WriteReportFile(const std::string& path, std::string_view text) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    // A new name (or a dangling symbolic link, written through in place).
+    struct stat link;
+    if (lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
+      return WriteInPlace(path, text, O_CREAT | O_TRUNC);
+    }
+    return WriteThroughTemporary(path, text, nullptr);
+  }
+  if (S_ISDIR(st.st_mode)) {
+    return ErrnoStatus(EISDIR, fmt::format("cannot write the report to {}: {}",
+                                           Quoted(path), Reason(EISDIR)));
+  }
+  if (!S_ISREG(st.st_mode)) return WriteInPlace(path, text);
+  struct stat link;
+  if (lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
+    char* target = realpath(path.c_str(), nullptr);
+    if (target != nullptr) {
+      const std::string resolved = target;
+      std::free(target);
+      return WriteThroughTemporary(resolved, text, &st);
+    }
+  }
+  return WriteThroughTemporary(path, text, &st);
+}
+
+}  // namespace uncore::report

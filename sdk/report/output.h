@@ -1,0 +1,92 @@
+// Report file names and report files: the placeholders of an output name,
+// the checks made when a session starts, and the write that never leaves a
+// half-written report behind.
+//
+//   OutputContext context = CurrentOutputContext(start_unix_ns);
+//   absl::StatusOr<std::string> path =
+//       PrepareOutput("runs/out-%r-%p.json", context);  // expanded, absolute,
+//                                                       // checked writable
+//   absl::Status s = WriteReportFile(*path, FormatJson(results));
+//
+// Placeholders (ExpandOutput):
+//   %p  the process id                         "4242"
+//   %h  the host name (gethostname)            "node17"
+//   %r  the MPI rank, from the launcher's environment (RankFromEnvironment);
+//       "pid" and the process id when no launcher says ("pid4242"), so
+//       processes without a rank never share a file
+//   %t  the session's start time, UTC, YYYYmmdd-HHMMSS  "20261123-171730"
+//   %%  a literal %
+// Any other '%' (an unknown letter, a '%' at the end) is an error.
+//
+// Writing (WriteReportFile): a regular file, or a name that does not exist
+// yet, is written to a temporary file in the same directory
+// (".NAME.tmp.PID.RANDOM"), flushed to disk and renamed over NAME, so NAME
+// holds either the previous report or the new one, whole; on failure the
+// temporary file is removed and NAME is untouched.  A symbolic link is
+// followed (the file it points to is replaced; the link stays).  A name
+// that exists and is not a regular file (a FIFO, a terminal, /dev/stdout,
+// /dev/full) is written in place, and every write error is returned.
+#ifndef UNCORE_SDK_REPORT_OUTPUT_H_
+#define UNCORE_SDK_REPORT_OUTPUT_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace uncore::report {
+
+// What the placeholders expand to.
+struct OutputContext {
+  int64_t pid = 0;
+  std::string host;
+  std::optional<int64_t> rank;  // nullopt: no launcher said
+  uint64_t start_unix_ns = 0;
+};
+
+// The launcher variables RankFromEnvironment reads, in order.
+inline constexpr const char* kRankVariables[] = {
+    "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK",
+    "SLURM_PROCID"};
+
+// The first of kRankVariables that holds a decimal number; `lookup` reads a
+// variable (nullptr when unset).
+std::optional<int64_t> RankFromEnvironment(
+    const std::function<const char*(const char*)>& lookup);
+std::optional<int64_t> RankFromEnvironment();  // from the process environment
+
+// This process's pid, host name and rank, and `start_unix_ns`.
+OutputContext CurrentOutputContext(uint64_t start_unix_ns);
+
+// `output` with its placeholders expanded; InvalidArgument naming the
+// placeholder, its position and the valid ones.  "-" stays "-".
+absl::StatusOr<std::string> ExpandOutput(std::string_view output,
+                                         const OutputContext& context);
+
+// `path` made absolute against `cwd` (the working directory when empty);
+// "-" stays "-".
+absl::StatusOr<std::string> AbsoluteOutput(const std::string& path,
+                                           const std::string& cwd = "");
+
+// Whether a report could be written to the absolute `path` now: a name that
+// is not a regular file must be writable (access W_OK); otherwise its
+// directory must exist and a file must be creatable in it (one is created
+// and removed).  The error says what is wrong and what to do.
+absl::Status CheckOutputWritable(const std::string& path);
+
+// ExpandOutput, AbsoluteOutput and CheckOutputWritable: the absolute path
+// (or "-") that WriteReport should be given.  "" is an error.
+absl::StatusOr<std::string> PrepareOutput(std::string_view output,
+                                          const OutputContext& context);
+
+// Writes `text` to `path` as described above.  Errors name the path and the
+// system's reason.
+absl::Status WriteReportFile(const std::string& path, std::string_view text);
+
+}  // namespace uncore::report
+
+#endif  // UNCORE_SDK_REPORT_OUTPUT_H_

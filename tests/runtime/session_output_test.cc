@@ -1,0 +1,181 @@
+// Session::Start checks where the report goes before counting: placeholders
+// expanded, the name made absolute against the working directory at start,
+// the directory checked; UNCORE_OUTPUT set but empty is an error.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fmt/format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sdk/common/status_macros.h"
+#include "uncore/session.h"
+
+namespace uncore {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+SessionOptions OffOptions(std::string output) {
+  SessionOptions o;
+  o.events = {"imc/CAS_COUNT.RD"};
+  o.backend = "off";
+  o.output = std::move(output);
+  return o;
+}
+
+class SessionOutputTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const ::testing::TestInfo* info =
+        ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fmt::format("{}/session_output_{}_{}", ::testing::TempDir(),
+                       getpid(), info->name());
+    ASSERT_EQ(mkdir(dir_.c_str(), 0755), 0);
+  }
+  void TearDown() override {
+    // The tests leave at most a few named files.
+    for (const char* name : {"a", "b", "out.json", "w.csv", "rel.json"}) {
+      std::remove((dir_ + "/" + name).c_str());
+    }
+    std::remove((dir_ + "/a/" + fmt::format("rel-{}.json", getpid())).c_str());
+    rmdir((dir_ + "/a").c_str());
+    rmdir((dir_ + "/b").c_str());
+    rmdir(dir_.c_str());
+  }
+  std::string dir_;
+};
+
+TEST_F(SessionOutputTest, MissingDirectoryFailsAtStart) {
+  const std::string output = dir_ + "/no-such-dir/out.json";
+  absl::StatusOr<std::unique_ptr<Session>> s =
+      Session::Start(OffOptions(output));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kNotFound);
+  const std::string message = common::StatusMessage(s.status());
+  EXPECT_THAT(message, HasSubstr(dir_ + "/no-such-dir"));
+  EXPECT_THAT(message, HasSubstr("create the directory first"));
+  EXPECT_EQ(Session::Active(), nullptr);
+}
+
+TEST_F(SessionOutputTest, UnknownPlaceholderFailsAtStart) {
+  absl::StatusOr<std::unique_ptr<Session>> s =
+      Session::Start(OffOptions(dir_ + "/out-%z.json"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(common::StatusMessage(s.status()),
+              HasSubstr("unknown placeholder '%z'"));
+  EXPECT_EQ(Session::Active(), nullptr);
+}
+
+TEST_F(SessionOutputTest, RelativeNameIsResolvedWhenTheSessionStarts) {
+  ASSERT_EQ(mkdir((dir_ + "/a").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((dir_ + "/b").c_str(), 0755), 0);
+  char cwd[4096];
+  ASSERT_NE(getcwd(cwd, sizeof(cwd)), nullptr);
+  ASSERT_EQ(chdir((dir_ + "/a").c_str()), 0);
+  absl::StatusOr<std::unique_ptr<Session>> s =
+      Session::Start(OffOptions("rel-%p.json"));
+  ASSERT_EQ(chdir((dir_ + "/b").c_str()), 0);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_TRUE((*s)->Stop().ok());
+  ASSERT_EQ(chdir(cwd), 0);
+  const std::string written =
+      dir_ + "/a/" + fmt::format("rel-{}.json", getpid());
+  EXPECT_THAT(ReadAll(written), HasSubstr("\"schema_version\""));
+  EXPECT_FALSE(Exists(dir_ + "/b/rel.json"));
+}
+
+TEST_F(SessionOutputTest, EmptyOutputInCodeMeansNoReport) {
+  absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(OffOptions(""));
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_TRUE((*s)->Stop().ok());
+}
+
+TEST_F(SessionOutputTest, WriteReportExpandsPlaceholders) {
+  absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(OffOptions(""));
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_TRUE((*s)->WriteReport(dir_ + "/w%%.csv").ok());
+  EXPECT_FALSE((*s)->WriteReport(dir_ + "/w%y.csv").ok());
+  EXPECT_TRUE((*s)->Stop().ok());
+  EXPECT_THAT(ReadAll(dir_ + "/w%.csv"), HasSubstr("region,path"));
+  std::remove((dir_ + "/w%.csv").c_str());
+}
+
+// Sets (or, with nullopt, unsets) an environment variable for a scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) {
+      setenv(name, value->c_str(), 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(OptionsFromEnvironmentTest, EmptyOutputVariableIsAnError) {
+  ScopedEnv events("UNCORE_EVENTS", "imc/CAS_COUNT.RD");
+  {
+    ScopedEnv output("UNCORE_OUTPUT", "");
+    absl::StatusOr<SessionOptions> o = Session::OptionsFromEnvironment();
+    ASSERT_FALSE(o.ok());
+    EXPECT_EQ(o.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(common::StatusMessage(o.status()),
+                ::testing::StartsWith("UNCORE_OUTPUT is empty: "));
+  }
+  {
+    ScopedEnv output("UNCORE_OUTPUT", "  ");
+    EXPECT_FALSE(Session::OptionsFromEnvironment().ok());
+  }
+  {
+    ScopedEnv output("UNCORE_OUTPUT", std::nullopt);
+    absl::StatusOr<SessionOptions> o = Session::OptionsFromEnvironment();
+    ASSERT_TRUE(o.ok()) << o.status();
+    EXPECT_EQ(o->output, "-");
+  }
+  {
+    ScopedEnv output("UNCORE_OUTPUT", "out-%p.json");
+    absl::StatusOr<SessionOptions> o = Session::OptionsFromEnvironment();
+    ASSERT_TRUE(o.ok()) << o.status();
+    EXPECT_EQ(o->output, "out-%p.json");  // expanded when the session starts
+  }
+}
+
+}  // namespace
+}  // namespace uncore
