@@ -482,8 +482,6 @@ int Main(std::vector<std::string> args) {
 }  // namespace
 }  // namespace uncore::cli
 
-// An exception out of Main (std::bad_alloc) ends the tool, as it should.
-// NOLINTNEXTLINE(bugprone-exception-escape)
 int main(int argc, char** argv) {
   // CLI11 reports usage errors as exceptions, caught in Main; anything else
   // escaping (out of memory) ends here with a message, never an abort.
