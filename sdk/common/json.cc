@@ -139,6 +139,12 @@ void JsonWriter::String(std::string_view value) {
   AppendJsonString(value, &out_);
 }
 
+void JsonWriter::StringArray(const std::vector<std::string>& values) {
+  BeginArray();
+  for (const std::string& value : values) String(value);
+  EndArray();
+}
+
 void JsonWriter::Int(int64_t value) {
   BeforeValue();
   out_ += fmt::format("{}", value);

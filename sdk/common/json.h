@@ -41,6 +41,8 @@ class JsonWriter {
   void EndArray();
   void Key(std::string_view key);
   void String(std::string_view value);
+  // An array of strings.
+  void StringArray(const std::vector<std::string>& values);
   void Int(int64_t value);
   void Uint(uint64_t value);
   void Double(double value);

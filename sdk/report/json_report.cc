@@ -33,13 +33,6 @@ void WriteUints(const std::vector<uint64_t>& values, common::JsonWriter* json) {
   json->EndArray();
 }
 
-void WriteStrings(const std::vector<std::string>& values,
-                  common::JsonWriter* json) {
-  json->BeginArray();
-  for (const std::string& value : values) json->String(value);
-  json->EndArray();
-}
-
 void WriteEventCounts(const EventCounts& inclusive,
                       const EventCounts* exclusive, common::JsonWriter* json) {
   json->BeginObject();
@@ -160,9 +153,9 @@ std::string FormatJson(const Results& results) {
   json.Key("frozen_ns");
   json.Uint(run.frozen_ns);
   json.Key("errors");
-  WriteStrings(run.errors, &json);
+  json.StringArray(run.errors);
   json.Key("warnings");
-  WriteStrings(run.warnings, &json);
+  json.StringArray(run.warnings);
 
   json.Key("events");
   json.BeginArray();

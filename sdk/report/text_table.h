@@ -49,7 +49,6 @@ class TextTable {
   void AddColumn(std::string header, Align align, size_t min_width = 0);
   void AddRow(std::vector<std::string> cells);
 
-  size_t num_columns() const { return columns_.size(); }
   size_t num_rows() const { return rows_.size(); }
 
   // The width of the table's lines, indent included.

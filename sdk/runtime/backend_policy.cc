@@ -58,13 +58,11 @@ Rejection RejectionFromStatus(const absl::Status& status) {
 }
 
 BackendProbe BackendProbe::Usable() {
-  return BackendProbe{
-      .usable = true, .rejection = Rejection::kNone, .detail = ""};
+  return BackendProbe{.rejection = Rejection::kNone, .detail = ""};
 }
 
 BackendProbe BackendProbe::Rejected(Rejection rejection, std::string detail) {
-  return BackendProbe{
-      .usable = false, .rejection = rejection, .detail = std::move(detail)};
+  return BackendProbe{.rejection = rejection, .detail = std::move(detail)};
 }
 
 BackendProbe BackendProbe::FromStatus(const absl::Status& status) {
@@ -95,7 +93,7 @@ AutoDecision DecideAutoBackend(const AutoProbes& probes) {
       d.probe_next = kind;
       return d;
     }
-    if (probe->usable) {
+    if (probe->usable()) {
       d.backend = kind;
       return d;
     }

@@ -53,10 +53,10 @@ Rejection RejectionFromStatus(const absl::Status& status);
 
 // What is known about one backend.
 struct BackendProbe {
-  bool usable = false;
   Rejection rejection = Rejection::kFailed;
   std::string detail;  // why not, one phrase; empty when usable
 
+  bool usable() const { return rejection == Rejection::kNone; }
   static BackendProbe Usable();
   static BackendProbe Rejected(Rejection rejection, std::string detail);
   // From the status of opening (and programming) the backend.

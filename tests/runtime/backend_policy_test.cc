@@ -85,7 +85,7 @@ TEST(RejectionTest, FromStatusCodes) {
 
 TEST(RejectionTest, UsableProbeHasNoDetail) {
   const BackendProbe p = BackendProbe::FromStatus(absl::OkStatus());
-  EXPECT_TRUE(p.usable);
+  EXPECT_TRUE(p.usable());
   EXPECT_EQ(p.rejection, Rejection::kNone);
   EXPECT_TRUE(p.detail.empty());
 }

@@ -82,13 +82,6 @@ void WriteChecksJson(const BackendReport& r, common::JsonWriter* json) {
   json->EndArray();
 }
 
-void WriteStrings(const std::vector<std::string>& items,
-                  common::JsonWriter* json) {
-  json->BeginArray();
-  for (const std::string& s : items) json->String(s);
-  json->EndArray();
-}
-
 void WriteDecision(const runtime::AutoDecision& d, common::JsonWriter* json) {
   json->BeginArray();
   for (const runtime::RejectedBackend& r : d.rejected) {
@@ -175,7 +168,7 @@ std::string FormatJson(const Machine& m, const devices::perf::PerfProbe& pf,
   json.Key("pmu_folder");
   json.Bool(pf.pmu_folder);
   json.Key("uncore_pmus");
-  WriteStrings(pf.uncore_pmus, &json);
+  json.StringArray(pf.uncore_pmus);
   json.Key("other_pmus");
   json.BeginArray();
   for (const devices::perf::OtherPmu& o : pf.other_pmus) json.String(o.name);

@@ -66,13 +66,6 @@ std::vector<std::string> Sources(uint8_t bits) {
   return out;
 }
 
-void WriteStrings(const std::vector<std::string>& items,
-                  common::JsonWriter* json) {
-  json->BeginArray();
-  for (const std::string& s : items) json->String(s);
-  json->EndArray();
-}
-
 void WriteRowJson(const Row& row, common::JsonWriter* json) {
   const BoxDescriptor& box = ivytown::Box(row.event->box);
   json->BeginObject();
@@ -113,18 +106,15 @@ void WriteRowJson(const Row& row, common::JsonWriter* json) {
     }
   }
   json->Key("filters");
-  WriteStrings(filters, json);
+  json->StringArray(filters);
   json->Key("aliases");
-  WriteStrings(
-      SplitList(row.umask != nullptr ? row.umask->aliases : row.event->aliases,
-                '|'),
-      json);
+  json->StringArray(SplitList(
+      row.umask != nullptr ? row.umask->aliases : row.event->aliases, '|'));
   json->Key("event_aliases");
-  WriteStrings(SplitList(row.event->aliases, '|'), json);
+  json->StringArray(SplitList(row.event->aliases, '|'));
   json->Key("sources");
-  WriteStrings(
-      Sources(row.umask != nullptr ? row.umask->sources : row.event->sources),
-      json);
+  json->StringArray(
+      Sources(row.umask != nullptr ? row.umask->sources : row.event->sources));
   json->Key("control");
   json->Uint(DefaultControl(box, row));
   json->Key("spec");
