@@ -118,14 +118,14 @@ absl::StatusOr<Request> MakeRequest(
     const std::vector<std::string>& metric_names) {
   Request request;
   auto add = [&](std::string_view text, bool metric_only) -> absl::Status {
-    std::string full(common::StripWhitespace(text));
-    if (metric_only && !common::StartsWithIgnoreCase(full, "metric/")) {
-      full = "metric/" + full;
-    }
-    UNCORE_ASSIGN_OR_RETURN(CanonicalSpec parsed, Canonicalize(full));
-    if (metric_only && !parsed.is_metric) {
-      return absl::InvalidArgumentError(
-          fmt::format("'{}' is not a metric", text));
+    const std::string_view stripped = common::StripWhitespace(text);
+    CanonicalSpec parsed;
+    if (metric_only) {
+      UNCORE_ASSIGN_OR_RETURN(spec::MetricSpec metric,
+                              spec::ParseMetricName(stripped));
+      parsed = {metric.Canonical(), /*is_metric=*/true};
+    } else {
+      UNCORE_ASSIGN_OR_RETURN(parsed, Canonicalize(stripped));
     }
     const std::string& canonical = parsed.canonical;
     std::vector<std::string>& list =

@@ -251,17 +251,10 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
     }
   }
   for (const std::string& text : options.metrics) {
-    const std::string full =
-        common::StartsWithIgnoreCase(text, "metric/") ? text : "metric/" + text;
-    absl::StatusOr<spec::Spec> s = spec::ParseSpec(full);
-    if (!s.ok()) return s.status();
-    if (!s->is_metric()) {
-      return absl::InvalidArgumentError(
-          fmt::format("'{}' is not a metric", text));
-    }
-    UNCORE_ASSIGN_OR_RETURN(
-        spec::CompiledMetric m,
-        spec::CompileMetric(std::get<spec::MetricSpec>(s->value)));
+    UNCORE_ASSIGN_OR_RETURN(spec::MetricSpec metric,
+                            spec::ParseMetricName(text));
+    UNCORE_ASSIGN_OR_RETURN(spec::CompiledMetric m,
+                            spec::CompileMetric(metric));
     add_metric(std::move(m));
   }
 

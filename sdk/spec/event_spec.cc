@@ -828,6 +828,18 @@ absl::StatusOr<Spec> ParseSpec(std::string_view text) {
   return Parser(text).ParseAny();
 }
 
+absl::StatusOr<MetricSpec> ParseMetricName(std::string_view text) {
+  std::string full;
+  if (!common::StartsWithIgnoreCase(text, "metric/")) full = "metric/";
+  full.append(text);
+  UNCORE_ASSIGN_OR_RETURN(Spec spec, ParseSpec(full));
+  if (!spec.is_metric()) {
+    return absl::InvalidArgumentError(fmt::format(
+        "'{}' is not a metric (`uncore list --metrics` lists them)", text));
+  }
+  return std::get<MetricSpec>(std::move(spec.value));
+}
+
 absl::StatusOr<EventSpec> ParseEventSpec(std::string_view text) {
   UNCORE_ASSIGN_OR_RETURN(Spec spec, ParseSpec(text));
   if (spec.is_metric()) {

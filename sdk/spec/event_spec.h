@@ -126,6 +126,10 @@ struct Spec {
 absl::StatusOr<Spec> ParseSpec(std::string_view text);
 // Parses an event spec only (a metric is an error).
 absl::StatusOr<EventSpec> ParseEventSpec(std::string_view text);
+// Parses a metric given by name, as UNCORE_METRICS, -M and
+// SessionOptions::metrics take it: "MEM_BW_TOTAL", "imc.MEM_BW_TOTAL" or a
+// full "metric/..." spec.  An event is an error.
+absl::StatusOr<MetricSpec> ParseMetricName(std::string_view text);
 // Splits a user list "a,b;c" into specs, honouring the commas inside
 // `pmu/a=1,b=2/` and `box/EV:m1=1,m2=2` (a comma starts a new spec only when
 // what follows looks like the start of a spec).

@@ -261,5 +261,23 @@ TEST(EventSpecTest, SplitSpecList) {
   EXPECT_THAT(SplitSpecList(" a/b , ; "), ElementsAre("a/b"));
 }
 
+TEST(ParseMetricNameTest, BareQualifiedAndFullNamesAreTheSameMetric) {
+  for (const char* text : {"MEM_BW_TOTAL", "imc.MEM_BW_TOTAL",
+                           "metric/MEM_BW_TOTAL", "METRIC/imc.mem_bw_total"}) {
+    absl::StatusOr<MetricSpec> m = ParseMetricName(text);
+    ASSERT_TRUE(m.ok()) << text << ": " << m.status();
+    EXPECT_EQ(m->Canonical(), "metric/imc.MEM_BW_TOTAL") << text;
+  }
+}
+
+TEST(ParseMetricNameTest, AnEventOrAnUnknownNameIsAnError) {
+  absl::StatusOr<MetricSpec> event = ParseMetricName("imc/CAS_COUNT.RD");
+  ASSERT_FALSE(event.ok());
+  EXPECT_EQ(event.status().code(), absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<MetricSpec> unknown = ParseMetricName("NO_SUCH_METRIC");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace uncore::spec

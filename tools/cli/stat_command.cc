@@ -91,15 +91,9 @@ std::optional<std::string> ValidateSpecs(
     }
   }
   for (const std::string& text : o.metrics) {
-    const std::string full =
-        common::StartsWithIgnoreCase(text, "metric/") ? text : "metric/" + text;
-    absl::StatusOr<spec::Spec> s = spec::ParseSpec(full);
-    if (!s.ok()) return common::StatusMessage(s.status());
-    if (!s->is_metric()) {
-      return fmt::format("'{}' is not a metric (uncore list --metrics)", text);
-    }
-    absl::StatusOr<spec::CompiledMetric> m =
-        spec::CompileMetric(std::get<spec::MetricSpec>(s->value));
+    absl::StatusOr<spec::MetricSpec> metric = spec::ParseMetricName(text);
+    if (!metric.ok()) return common::StatusMessage(metric.status());
+    absl::StatusOr<spec::CompiledMetric> m = spec::CompileMetric(*metric);
     if (!m.ok()) return common::StatusMessage(m.status());
     metrics->push_back(*std::move(m));
   }
