@@ -45,7 +45,9 @@ def start(env, *args, preexec_fn=default_signals):
                             env=environment(env), preexec_fn=preexec_fn)
 
 
-class EnvSessionTest(unittest.TestCase):
+class TempDirTest(unittest.TestCase):
+    """A scratch directory per test."""
+
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
 
@@ -55,6 +57,8 @@ class EnvSessionTest(unittest.TestCase):
     def path(self, name):
         return os.path.join(self.dir.name, name)
 
+
+class EnvSessionTest(TempDirTest):
     def test_json_report_at_exit(self):
         out = self.path("report.json")
         r = run({"UNCORE_EVENTS": "imc/CAS_COUNT.RD,cbo[0-1]/CLOCKTICKS",
@@ -209,18 +213,9 @@ class EnvSessionTest(unittest.TestCase):
 
 
 
-class OutputTest(unittest.TestCase):
+class OutputTest(TempDirTest):
     """Report files: placeholders, checks at start, writes that never
     leave a half-written report, and reports after SIGINT and SIGTERM."""
-
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-
-    def tearDown(self):
-        self.dir.cleanup()
-
-    def path(self, name):
-        return os.path.join(self.dir.name, name)
 
     def files(self):
         return sorted(os.listdir(self.dir.name))
