@@ -78,8 +78,7 @@ absl::Status SharedSnapshots::Lead(uint64_t sequence, Snapshot* out) {
   slot.stamp.store(0, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
   for (size_t i = 0; i < num_values_; ++i) {
-    slot.values[i].store(valid ? out->values[i] : 0,
-                         std::memory_order_relaxed);
+    slot.values[i].store(valid ? out->values[i] : 0, std::memory_order_relaxed);
   }
   slot.timestamp_ns.store(out->timestamp_ns, std::memory_order_relaxed);
   slot.valid.store(valid, std::memory_order_relaxed);

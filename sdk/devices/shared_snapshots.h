@@ -88,9 +88,7 @@ class SharedSnapshots {
   bool CopyPublished(uint64_t done, Snapshot* out) const;
   // Waits until the sequence number is at least `target`.
   void WaitFor(uint64_t target) const;
-  Slot& SlotOf(uint64_t done) {
-    return ring_[(done / 2) % kRingSize];
-  }
+  Slot& SlotOf(uint64_t done) { return ring_[(done / 2) % kRingSize]; }
   const Slot& SlotOf(uint64_t done) const {
     return ring_[(done / 2) % kRingSize];
   }
