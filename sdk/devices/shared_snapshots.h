@@ -69,6 +69,11 @@ class SharedSnapshots {
   uint64_t snapshots_shared() const {
     return shared_.load(std::memory_order_relaxed);
   }
+  // Calls that found the result meant for them overwritten (they were away
+  // for kRingSize snapshots) and started over.
+  uint64_t snapshots_retaken() const {
+    return retaken_.load(std::memory_order_relaxed);
+  }
   Mode mode() const { return mode_; }
 
  private:
@@ -101,6 +106,7 @@ class SharedSnapshots {
   std::array<Slot, kRingSize> ring_;
   std::atomic<uint64_t> taken_{0};
   std::atomic<uint64_t> shared_{0};
+  std::atomic<uint64_t> retaken_{0};
 
   mutable std::mutex error_mu_;  // the error path only
   std::string last_error_;       // guarded by error_mu_
