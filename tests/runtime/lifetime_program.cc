@@ -5,6 +5,9 @@
 //                                  main returns
 //   lifetime_program fork MARKER   a forked child opens regions and outlives
 //                                  its parent; it creates MARKER when done
+// In every mode, a static object opens regions in its constructor (static
+// initialisation) and destructor (static destruction), and a thread_local
+// one in its destructor.
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,7 +25,19 @@ namespace {
 
 std::atomic<long> g_rounds{0};
 
+struct StaticRegions {
+  StaticRegions() { UNCORE_REGION("static init"); }
+  ~StaticRegions() { UNCORE_REGION("static exit"); }
+};
+const StaticRegions g_static_regions;
+
+struct ThreadLocalRegions {
+  ~ThreadLocalRegions() { UNCORE_REGION("thread_local exit"); }
+};
+
 void Spin() {
+  thread_local ThreadLocalRegions at_exit;
+  (void)&at_exit;
   for (;;) {
     UNCORE_REGION("detached");
     {
@@ -35,6 +50,10 @@ void Spin() {
 int Detached() {
   for (int t = 0; t < 4; ++t) std::thread(&Spin).detach();
   while (g_rounds.load() < 2000) std::this_thread::yield();
+  std::thread([] {
+    thread_local ThreadLocalRegions at_exit;
+    (void)&at_exit;
+  }).join();
   { UNCORE_REGION("main"); }
   return 0;  // the threads are still inside regions
 }

@@ -52,6 +52,8 @@ class LifetimeTest(unittest.TestCase):
             names = {region["name"] for region in report["regions"]}
             self.assertIn("main", names, f"run {i}")
             self.assertIn("detached", names, f"run {i}")
+            # A joined thread's thread_local destructor counted.
+            self.assertIn("thread_local exit", names, f"run {i}")
 
     def test_exit_with_detached_threads_inside_regions_on_the_simulator(self):
         # The simulator's demo traffic keeps a core busy, as in the report
