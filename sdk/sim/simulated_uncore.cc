@@ -19,10 +19,11 @@
 //      counter has its own rst (Table 2-75).
 //  S3. A box freeze and the global freeze stop the fixed counters too (L639
 //      "eachboxwilldisable(or'freeze')allofitscounters").
-//  S4. inv with thresh 0 has no effect: the manual defines invert only as a
-//      change of the threshold test (L2757 "occ_invert-Changesthe.thresh
-//      testcondition").  PCU occ_invert/occ_edge act as inv/edge (the PCU has
-//      no inv; notes/decisions.md #9).
+//  S4. No box has inv: bit 23 is reserved in every counter control
+//      (decisions.md #12) and is dropped on write like any reserved bit.
+//      PCU occ_invert/occ_edge act as an invert of the threshold test and an
+//      edge detect (L2757 "occ_invert-Changesthe.threshtestcondition");
+//      occ_invert with thresh 0 has no effect.
 //  S5. The edge detector sees every cycle (frozen or not, enabled or not);
 //      only the increment is gated.  Writing a counter control resets it.
 //  S6. BOX_STATUS.ov is set on every wrap (L855 "Ifanoverflowisdetected
@@ -138,9 +139,8 @@ Layout MakeLayout(const BoxDescriptor& box) {
   l.en = ControlBits(box, "en");
   l.edge = ControlBits(box, "edge");
   l.occ_edge = ControlBits(box, "occ_edge");
-  // S4: the PCU's occ_invert plays inv's part.
-  l.inv = ControlBits(box, "inv");
-  if (l.inv.empty()) l.inv = ControlBits(box, "occ_invert");
+  // S4: the PCU's occ_invert is the only invert.
+  l.inv = ControlBits(box, "occ_invert");
   l.thresh = ControlBits(box, "thresh");
   l.ov_en = ControlBits(box, "ov_en");
   l.has_ov_en = !l.ov_en.empty();

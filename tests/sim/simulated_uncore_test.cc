@@ -33,7 +33,7 @@ constexpr uint64_t kOvEn = uint64_t{1} << 20;
 constexpr uint64_t kExt = uint64_t{1} << 21;
 constexpr uint64_t kEdge = uint64_t{1} << 18;
 constexpr uint64_t kRst = uint64_t{1} << 17;
-constexpr uint64_t kInv = uint64_t{1} << 23;
+constexpr uint64_t kBit23 = uint64_t{1} << 23;  // reserved
 constexpr uint64_t kTidEn = uint64_t{1} << 19;
 constexpr uint64_t kFrz = uint64_t{1} << 8;
 constexpr uint64_t kMustWriteOne = 0x30000;
@@ -445,14 +445,14 @@ TEST(SimulatedUncoreTest, ThresholdAndEdgeOnTorOccupancy) {
   };
   const uint64_t ev = Event(BoxType::kCbo, "TOR_OCCUPANCY", "ALL");
   for (const Case& c : {
-           Case{0, 12},                        // sum
-           Case{Thresh(2), 4},                 // 3, 5, 2, 2
-           Case{Thresh(2) | kEdge, 2},         // rises at 1 and 5
-           Case{Thresh(2) | kInv, 3},          // 0, 0, 0
-           Case{Thresh(4), 1},                 // 5
-           Case{kEdge, 2},                     // v != 0 rises
-           Case{kInv, 12},                     // inv without thresh: S4
-           Case{Thresh(1) | kInv | kEdge, 2},  // v < 1 rises at 0 and 3
+           Case{0, 12},                 // sum
+           Case{Thresh(2), 4},          // 3, 5, 2, 2
+           Case{Thresh(2) | kEdge, 2},  // rises at 1 and 5
+           Case{Thresh(4), 1},          // 5
+           Case{kEdge, 2},              // v != 0 rises
+           // Bit 23 is reserved (decisions.md #12): dropped, no invert.
+           Case{Thresh(2) | kBit23, 4},
+           Case{kBit23, 12},
        }) {
     SimulatedUncore sim;
     Regs r(&sim, 0);
@@ -463,6 +463,16 @@ TEST(SimulatedUncoreTest, ThresholdAndEdgeOnTorOccupancy) {
                     .ok());
     EXPECT_EQ(r.Ctr(BoxType::kCbo, 0, 0), c.expected)
         << "modifiers " << std::hex << c.modifiers;
+  }
+}
+
+TEST(SimulatedUncoreTest, ReservedBit23IsNotStoredInAnyCounterControl) {
+  SimulatedUncore sim;
+  Regs r(&sim, 0);
+  for (const BoxDescriptor& box : ivytown::AllBoxes()) {
+    r.Ctl(box.type, 0, 0, kEn | Thresh(1) | kBit23);
+    EXPECT_EQ(r.Read(box.type, 0, box.control_offsets[0]) & kBit23, 0u)
+        << box.name;
   }
 }
 
@@ -750,7 +760,7 @@ TEST(SimulatedUncoreTest, ReservedAndWriteOnlyBitsReadZero) {
   SimulatedUncore sim;
   Regs r(&sim, 0);
   r.Ctl(BoxType::kCbo, 0, 0, 0xFFFFFFFF);
-  EXPECT_EQ(r.Read(BoxType::kCbo, 0, 0x10), 0xFFCEFFFFu & ~kRst);
+  EXPECT_EQ(r.Read(BoxType::kCbo, 0, 0x10), 0xFF4EFFFFu & ~kRst);
   r.Ctl(BoxType::kUbox, 0, 1, ~uint64_t{0});
   EXPECT_EQ(r.Read(BoxType::kUbox, 0, 0x11), 0x1F56FFFFu & ~kRst);
   r.Ctl(BoxType::kHa, 0, 0, 0xFFFFFFFF);  // rst 17 and q_occ_rst 16 are WO

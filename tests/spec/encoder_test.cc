@@ -76,12 +76,12 @@ TEST(EncoderTest, PcuBandFilter) {
   EXPECT_EQ(enc.control & 0xff, 0x0bu);
 }
 
-TEST(EncoderTest, ThresholdEdgeAndInvert) {
+TEST(EncoderTest, ThresholdAndEdge) {
   Encoding enc = MustEncode("imc/event=0x04,umask=0x03,thresh=1,edge=1/");
   EXPECT_EQ(enc.control, 0x01440304u);
-  Encoding inv = MustEncode("cbo/COUNTER0_OCCUPANCY:thresh=1,inv");
-  EXPECT_EQ((inv.control >> 23) & 1, 1u);
-  EXPECT_EQ(inv.control >> 24, 1u);
+  Encoding occ = MustEncode("cbo/COUNTER0_OCCUPANCY:thresh=1,edge");
+  EXPECT_EQ((occ.control >> 23) & 1, 0u);  // reserved (decisions.md #12)
+  EXPECT_EQ(occ.control >> 24, 1u);
   EXPECT_THAT(EncodeError("imc/CAS_COUNT.RD:edge"), HasSubstr("thresh=1"));
 }
 
@@ -148,7 +148,7 @@ TEST(EncoderTest, GenericPerfIsNotEncodedHere) {
 }
 
 TEST(EncoderTest, ControlNeverSetsReservedBits) {
-  for (const char* text : {"cbo/COUNTER0_OCCUPANCY:thresh=0xff,inv,edge",
+  for (const char* text : {"cbo/COUNTER0_OCCUPANCY:thresh=0xff,edge",
                            "ubox/LOCK_CYCLES:thresh=0x1f,edge",
                            "qpi/TxL_FLITS_G0.DATA:thresh=0xff,edge",
                            "ha/REQUESTS.READS:thresh=3"}) {

@@ -231,6 +231,30 @@ TEST(EventSpecTest, MissingRequiredFilterIsAnError) {
   EXPECT_THAT(ErrorOf("cbo/TOR_INSERTS.MISS_OPCODE"), HasSubstr("filter_opc"));
 }
 
+// notes/decisions.md #12: bit 23 is reserved in every counter control.
+TEST(EventSpecTest, InvIsRefusedBecauseBit23IsReserved) {
+  const std::string cbo = ErrorOf("cbo/CLOCKTICKS:inv:thresh=1");
+  EXPECT_THAT(cbo, HasSubstr("'inv' cannot be used on IvyTown's C-Box"));
+  EXPECT_THAT(cbo, HasSubstr("bit 23 of its counter control is reserved"));
+  EXPECT_THAT(cbo, HasSubstr("SW must write to 0"));
+  EXPECT_THAT(cbo, HasSubstr("count cbo/CLOCKTICKS and "
+                             "cbo/CLOCKTICKS:thresh=N and subtract"));
+  EXPECT_THAT(cbo, HasSubstr("column 16"));
+  // Every box, in both syntaxes; the clock named is the box's own.
+  EXPECT_THAT(ErrorOf("imc/CAS_COUNT.RD:thresh=1,inv"),
+              HasSubstr("count imc/DCLOCKTICKS and imc/CAS_COUNT:thresh=N"));
+  EXPECT_THAT(ErrorOf("ubox/event=0x42,umask=1,inv=1,thresh=1/"),
+              HasSubstr("count ubox/UCLK and"));
+  EXPECT_THAT(ErrorOf("pcu/POWER_STATE_OCCUPANCY.CORES_C0:thresh=5,inv"),
+              HasSubstr("occ_invert"));
+  for (const char* text :
+       {"ha/REQUESTS.READS:thresh=1,inv", "irp/CLOCKTICKS:inv,thresh=1",
+        "qpi/TxL_FLITS_G0.DATA:inv,thresh=1", "r2pcie/CLOCKTICKS:inv",
+        "r3qpi/CLOCKTICKS:inv", "uncore_cbox_0/event=0x1f,inv=1,thresh=1/"}) {
+    EXPECT_THAT(ErrorOf(text), HasSubstr("bit 23")) << text;
+  }
+}
+
 TEST(EventSpecTest, EngineFieldsCannotBeSet) {
   EXPECT_THAT(ErrorOf("imc/CAS_COUNT.RD:en=1"),
               HasSubstr("programmed by the SDK"));

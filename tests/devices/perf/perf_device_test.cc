@@ -222,8 +222,8 @@ TEST(PerfEncodingTest, ClearErrors) {
                     HasSubstr("uncore PMUs here: uncore_cbox_0")));
   EXPECT_THAT(error({"r3qpi[2]/CLOCKTICKS"}, Ivt2s()),
               HasSubstr("the kernel's driver registers 2 r3qpi PMUs"));
-  EXPECT_THAT(error({"imc/CAS_COUNT.RD:thresh=1,inv"}, Ivt2s()),
-              AllOf(HasSubstr("drop bits 0x800000 (inv)"),
+  EXPECT_THAT(error({"pcu/DELAYED_C_STATE_ABORT_CORE0"}, Ivt2s()),
+              AllOf(HasSubstr("drop bits 0x200000 (ext)"),
                     HasSubstr("direct backend")));
   EXPECT_THAT(error({"ha/ADDR_OPC_MATCH.OPC:filter_opc=0x1"}, Ivt2s()),
               HasSubstr("exposes no filter register"));
