@@ -720,9 +720,16 @@ class Parser {
     add_needed(event.filters);
     for (const UmaskDescriptor* u : spec.umasks) add_needed(u->filters);
     if (!needed.empty()) {
+      // A needed field is set when a modifier covers any of its bits: the
+      // QPI's whole-register match0 ... mask1 are set by their sub-fields
+      // (match_opc, mask_rds, ...) too.
       bool any = false;
-      for (std::string_view f : needed) {
-        any = any || spec.Modifier(f).has_value();
+      for (std::string_view name : needed) {
+        const FieldDescriptor& f = *spec.box->FindField(name);
+        for (const FieldSetting& m : spec.modifiers) {
+          any = any || (m.field->reg == f.reg && m.field->filter == f.filter &&
+                        (m.field->bits.mask() & f.bits.mask()) != 0);
+        }
       }
       if (!any) {
         std::vector<std::string> names(needed.begin(), needed.end());

@@ -103,6 +103,16 @@ TEST(EncoderTest, QpiWholeRegisterAndSubfieldsMustAgree) {
       HasSubstr("disagrees"));
 }
 
+TEST(EncoderTest, QpiSubFieldsAloneProgramMatchAndMask) {
+  Encoding enc = MustEncode("qpi/CTO_COUNT:match_opc=0x1,mask_opc=0xf");
+  ASSERT_EQ(enc.filters.size(), 2u);
+  EXPECT_EQ(enc.filters[0].filter, 0);  // PKT_MATCH0: OPC is 8:5
+  EXPECT_EQ(enc.filters[0].value, 0x20u);
+  EXPECT_EQ(enc.filters[0].mask, 0x1e0u);
+  EXPECT_EQ(enc.filters[1].filter, 2);  // PKT_MASK0
+  EXPECT_EQ(enc.filters[1].value, 0x1e0u);
+}
+
 TEST(EncoderTest, ReservedFilterBitsAreRefused) {
   // PKT_MATCH0 bits 30:18 and 2:0 are reserved (must write 0).
   EXPECT_THAT(EncodeError("qpi/CTO_COUNT:match0=0xffffffff,mask0=0x1fe0"),

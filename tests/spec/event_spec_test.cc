@@ -229,6 +229,21 @@ TEST(EventSpecTest, MissingRequiredFilterIsAnError) {
   const std::string e = ErrorOf("cbo/LLC_LOOKUP.DATA_READ");
   EXPECT_THAT(e, HasSubstr("filter_state"));
   EXPECT_THAT(ErrorOf("cbo/TOR_INSERTS.MISS_OPCODE"), HasSubstr("filter_opc"));
+  EXPECT_THAT(ErrorOf("qpi/CTO_COUNT"), HasSubstr("match0"));
+  // Another field of the same register is not the needed one.
+  EXPECT_THAT(ErrorOf("cbo/LLC_LOOKUP.DATA_READ:tid_en,filter_tid=1"),
+              HasSubstr("filter_state"));
+}
+
+// CTO_COUNT needs its packet match/mask: the QPI sub-fields alone are enough,
+// without a whole-register match0 ... mask1.
+TEST(EventSpecTest, QpiSubFieldsAloneSetTheMatchAndMask) {
+  EventSpec e = MustParse("qpi/CTO_COUNT:match_opc=0x1,mask_opc=0xf");
+  EXPECT_EQ(e.Modifier("match_opc"), 1u);
+  EXPECT_EQ(e.Modifier("mask_opc"), 0xfu);
+  EXPECT_EQ(e.Modifier("match0"), std::nullopt);
+  MustParse("qpi/CTO_COUNT:match_rds=0x1,mask_rds=0xf");
+  MustParse("uncore_qpi_0/event=0x138,match_mc=0xe,mask_mc=0xf/");
 }
 
 // notes/decisions.md #12: bit 23 is reserved in every counter control.
