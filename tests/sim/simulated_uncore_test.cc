@@ -372,19 +372,18 @@ TEST(SimulatedUncoreTest, Imc48BitWrapSetsBoxStatusAndOvEnFreezes) {
   const BoxType imc = BoxType::kImc;
   const uint64_t ev = Event(imc, "CAS_COUNT", "RD");
   const Traffic t = TrafficFor(imc, 1, "CAS_COUNT", "RD");
-  // Without ov_en: box status bit i+1 (decisions.md #3), no global bit.
+  // Without ov_en the counter wraps silently: L2037 sets the box's
+  // overflow bit only for a counter "enabled to communicate its overflow
+  // (.ov_en is set to 1)" (S6, decisions.md #35).
   r.Ctl(imc, 1, 0, ev | kEn);
   r.SetCtr(imc, 1, 0, (uint64_t{1} << 48) - 3);
   ASSERT_TRUE(sim.Inject(0, t, 2, 2).ok());
   EXPECT_EQ(r.Ctr(imc, 1, 0), 1u);
-  EXPECT_EQ(r.BoxStatus(imc, 1), 0x2u);
+  EXPECT_EQ(r.BoxStatus(imc, 1), 0u);
   EXPECT_EQ(r.GlobalStatus(), 0u);
   EXPECT_FALSE(sim.GlobalFrozen(0));
-  r.ClearBoxStatus(imc, 1, 0x1);  // the wrong bit: no change
-  EXPECT_EQ(r.BoxStatus(imc, 1), 0x2u);
-  r.ClearBoxStatus(imc, 1, 0x2);
-  EXPECT_EQ(r.BoxStatus(imc, 1), 0u);
-  // With ov_en on counter 3: ov_m0 (bit 20) and the socket freezes.
+  // With ov_en on counter 3: box status bit 3+1 (decisions.md #3), ov_m0
+  // (bit 20), and the socket freezes.
   r.Ctl(imc, 1, 3, ev | kEn | kOvEn);
   r.SetCtr(imc, 1, 3, (uint64_t{1} << 48) - 5);
   ASSERT_TRUE(sim.Inject(0, t, 1, 100).ok());
@@ -393,6 +392,49 @@ TEST(SimulatedUncoreTest, Imc48BitWrapSetsBoxStatusAndOvEnFreezes) {
   EXPECT_EQ(r.BoxStatus(imc, 1), 0x10u);
   EXPECT_EQ(r.GlobalStatus(), uint64_t{1} << 20);
   EXPECT_TRUE(sim.GlobalFrozen(0));
+  r.ClearBoxStatus(imc, 1, 0x2);  // the wrong bit: no change
+  EXPECT_EQ(r.BoxStatus(imc, 1), 0x10u);
+  r.ClearBoxStatus(imc, 1, 0x10);
+  EXPECT_EQ(r.BoxStatus(imc, 1), 0u);
+}
+
+TEST(SimulatedUncoreTest, OverflowBitNeedsOvEnExceptOnTheIrp) {
+  // Every box with ov_en and a CLOCKTICKS event: a wrap without ov_en
+  // leaves BOX_STATUS alone; with it, the counter's bit is set.
+  int boxes = 0;
+  for (const BoxDescriptor& box : ivytown::AllBoxes()) {
+    if (!box.box_status_offset || box.FindField("ov_en") == nullptr) continue;
+    std::optional<uint64_t> clockticks;
+    for (const ivytown::EventDescriptor& e : ivytown::EventsOf(box.type)) {
+      if (e.name.ends_with("CLOCKTICKS") && !e.has_umasks()) {
+        clockticks = e.code | (e.extended ? kExt : 0);
+      }
+    }
+    if (!clockticks) continue;
+    SCOPED_TRACE(box.name);
+    ++boxes;
+    for (const uint64_t ov_en : {uint64_t{0}, kOvEn}) {
+      SimulatedUncore sim;
+      Regs r(&sim, 0);
+      r.SetCtr(box.type, 0, 0, box.counter_mask());
+      r.Ctl(box.type, 0, 0, *clockticks | kEn | ov_en);
+      sim.Tick(0, 3);
+      EXPECT_EQ(r.BoxStatus(box.type, 0),
+                ov_en != 0 ? uint64_t{1} << box.counter_status_bits[0] : 0u);
+    }
+  }
+  EXPECT_EQ(boxes, 6);  // HA, iMC, PCU, QPI, R2PCIe, R3QPI
+  // The IRP has a BOX_STATUS but no ov_en (L2478): its bit is set on
+  // every wrap (L2460), and it has no GLOBAL_STATUS bit (decisions.md #7).
+  SimulatedUncore sim;
+  Regs r(&sim, 0);
+  const BoxType irp = BoxType::kIrp;
+  r.Ctl(irp, 0, 1, Event(irp, "CLOCKTICKS", "") | kEn);
+  r.SetCtr(irp, 0, 1, ivytown::Box(irp).counter_mask() - 1);
+  sim.Tick(0, 5);
+  EXPECT_EQ(r.Ctr(irp, 0, 1), 3u);
+  EXPECT_EQ(r.BoxStatus(irp, 0), 0x2u);
+  EXPECT_EQ(r.GlobalStatus(), 0u);
 }
 
 TEST(SimulatedUncoreTest, ManualQpiSamplingExampleFreezesTheSocket) {
