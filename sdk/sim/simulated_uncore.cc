@@ -22,8 +22,9 @@
 //  S4. No box has inv: bit 23 is reserved in every counter control
 //      (decisions.md #12) and is dropped on write like any reserved bit.
 //      PCU occ_invert/occ_edge act as an invert of the threshold test and an
-//      edge detect (L2757 "occ_invert-Changesthe.threshtestcondition");
-//      occ_invert with thresh 0 has no effect.
+//      edge detect (L2757 "occ_invert-Changesthe.threshtestcondition"), and
+//      only on an occupancy event, i.e. while occ_sel (15:14) is non-zero
+//      (decisions.md #36); occ_invert with thresh 0 has no effect.
 //  S5. The edge detector sees every cycle (frozen or not, enabled or not);
 //      only the increment is gated.  Writing a counter control resets it.
 //  S6. A wrap sets the counter's BOX_STATUS.ov bit only when its ov_en is 1
@@ -119,8 +120,8 @@ bool IsCounter(RegKind k) {
 // Control-field layout of a box type, from its field descriptors.
 
 struct Layout {
-  BitRange event, umask, ext, en, edge, occ_edge, inv, thresh, ov_en, tid_en,
-      rst, q_occ_rst;
+  BitRange event, umask, ext, en, edge, occ_sel, occ_edge, inv, thresh, ov_en,
+      tid_en, rst, q_occ_rst;
   bool has_ov_en = false;
   uint64_t control_readable = 0;  // writable bits that are not WO
   // The box's CLOCKTICKS event (code, ext), if the catalog has one.
@@ -140,6 +141,7 @@ Layout MakeLayout(const BoxDescriptor& box) {
   l.ext = ControlBits(box, "ext");
   l.en = ControlBits(box, "en");
   l.edge = ControlBits(box, "edge");
+  l.occ_sel = ControlBits(box, "occ_sel");
   l.occ_edge = ControlBits(box, "occ_edge");
   // S4: the PCU's occ_invert is the only invert.
   l.inv = ControlBits(box, "occ_invert");
@@ -1048,9 +1050,12 @@ void SimulatedUncore::Run(Socket& s, std::span<const Target> targets,
       p.instance = t.instance;
       p.counter = c;
       p.enabled = l.en.Extract(ctl) != 0;
-      // L867 edge_det; PCU occ_edge (S4).
-      p.edge = l.edge.Extract(ctl) != 0 || l.occ_edge.Extract(ctl) != 0;
-      p.inv = l.inv.Extract(ctl) != 0;
+      // L867 edge_det; PCU occ_edge and occ_invert on occupancy events only
+      // (S4).
+      const bool occupancy = l.occ_sel.Extract(ctl) != 0;
+      p.edge = l.edge.Extract(ctl) != 0 ||
+               (occupancy && l.occ_edge.Extract(ctl) != 0);
+      p.inv = occupancy && l.inv.Extract(ctl) != 0;
       p.thresh = l.thresh.Extract(ctl);
       p.ov_en = l.ov_en.Extract(ctl) != 0;
       p.mask = box.counter_mask();

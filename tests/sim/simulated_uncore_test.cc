@@ -572,6 +572,29 @@ TEST(SimulatedUncoreTest, PcuOccInvertAndOccEdgeActLikeInvAndEdge) {
   EXPECT_EQ(r.Ctr(pcu, 0, 2), 2u);
 }
 
+// decisions.md #36: occ_invert and occ_edge belong to the occupancy events
+// (occ_sel != 0); on any other PCU event they change nothing.
+TEST(SimulatedUncoreTest, PcuOccInvertAndOccEdgeIgnoreOtherEvents) {
+  SimulatedUncore sim;
+  Regs r(&sim, 0);
+  const BoxType pcu = BoxType::kPcu;
+  const uint64_t ev = Event(pcu, "FREQ_MAX_POWER_CYCLES", "");
+  const uint64_t occ_invert = uint64_t{1} << 30;
+  const uint64_t occ_edge = uint64_t{1} << 31;
+  r.Ctl(pcu, 0, 0, ev | kEn | Thresh(1));
+  r.Ctl(pcu, 0, 1, ev | kEn | Thresh(1) | occ_invert);
+  r.Ctl(pcu, 0, 2, ev | kEn | Thresh(1) | occ_edge);
+  r.Ctl(pcu, 0, 3, ev | kEn | Thresh(1) | kEdge);
+  const std::vector<uint64_t> limited = {1, 1, 0, 1, 1, 0};
+  ASSERT_TRUE(
+      sim.Inject(0, TrafficFor(pcu, 0, "FREQ_MAX_POWER_CYCLES", ""), limited)
+          .ok());
+  EXPECT_EQ(r.Ctr(pcu, 0, 0), 4u);
+  EXPECT_EQ(r.Ctr(pcu, 0, 1), 4u);  // not the 2 cycles below 1
+  EXPECT_EQ(r.Ctr(pcu, 0, 2), 4u);  // not the 2 rising edges
+  EXPECT_EQ(r.Ctr(pcu, 0, 3), 2u);  // the event's own edge detect works
+}
+
 // ---------------------------------------------------------------------------
 // Filters.
 

@@ -12,6 +12,7 @@ namespace uncore::spec {
 namespace {
 
 using ivytown::BoxType;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 Encoding MustEncode(std::string_view text) {
@@ -111,6 +112,18 @@ TEST(EncoderTest, QpiSubFieldsAloneProgramMatchAndMask) {
   EXPECT_EQ(enc.filters[0].mask, 0x1e0u);
   EXPECT_EQ(enc.filters[1].filter, 2);  // PKT_MASK0
   EXPECT_EQ(enc.filters[1].value, 0x1e0u);
+}
+
+// decisions.md #36: occ_invert/occ_edge only act on occupancy events.
+TEST(EncoderTest, PcuOccModifiersNeedAnOccupancyEvent) {
+  Encoding occ = MustEncode(
+      "pcu/POWER_STATE_OCCUPANCY.CORES_C0:thresh=5,occ_invert,occ_edge");
+  EXPECT_EQ(occ.control >> 30, 0x3u);
+  EXPECT_THAT(EncodeError("pcu/FREQ_MAX_POWER_CYCLES:thresh=1,occ_invert"),
+              AllOf(HasSubstr("occ_invert acts only on the PCU's occupancy"),
+                    HasSubstr("POWER_STATE_OCCUPANCY")));
+  EXPECT_THAT(EncodeError("pcu/event=0x5,occ_edge=1,thresh=1/"),
+              HasSubstr("occ_edge acts only"));
 }
 
 TEST(EncoderTest, ReservedFilterBitsAreRefused) {
