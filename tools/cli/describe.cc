@@ -4,6 +4,7 @@
 
 #include "fmt/format.h"
 #include "sdk/common/text.h"
+#include "sdk/devices/perf/kernel_ivbep.h"
 #include "sdk/report/text_table.h"
 
 namespace uncore::cli {
@@ -203,6 +204,9 @@ void DescribeEventText(const spec::EventSpec& spec, const spec::Encoding& enc,
   for (const std::string& note : enc.notes) {
     *out += fmt::format("note       {}\n", note);
   }
+  for (const std::string& caveat : devices::perf::PerfCaveats(spec, enc)) {
+    *out += fmt::format("perf       {}\n", caveat);
+  }
   *out += enc.fixed_counter
               ? "registers  per instance\n"
               : "registers  per instance; the control value goes to one of the "
@@ -314,6 +318,12 @@ void DescribeEventJson(const spec::EventSpec& spec, const spec::Encoding& enc,
   json->Key("notes");
   json->BeginArray();
   for (const std::string& n : enc.notes) json->String(n);
+  json->EndArray();
+  json->Key("perf_caveats");
+  json->BeginArray();
+  for (const std::string& c : devices::perf::PerfCaveats(spec, enc)) {
+    json->String(c);
+  }
   json->EndArray();
   json->EndObject();
 }
