@@ -12,6 +12,7 @@
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
 #include "sdk/devices/direct/counter_assignment.h"
+#include "sdk/platforms/ivytown/event_catalog.h"
 #include "sdk/spec/encoder.h"
 
 namespace uncore::devices::direct {
@@ -149,6 +150,13 @@ absl::Status PlanInstance(const std::vector<EventInfo>& events,
     c.event = general[i];
     c.counter = (*assigned)[i];
     c.control = info.enc.control;
+    // decisions.md #34: L684 "when measuring an Occupancy count, it will be
+    // necessary to set the .q_occ_rst bit to 1 in each control register".
+    if (const ivytown::FieldDescriptor* q = box.FindField("q_occ_rst");
+        q != nullptr && info.spec->event != nullptr &&
+        ivytown::NeedsQueueOccupancyReset(*info.spec->event)) {
+      c.control = q->bits.Insert(c.control, 1);
+    }
     c.width = box.counter_width;
     if (info.interval) {
       c.sampled = true;
@@ -266,6 +274,12 @@ int StatusBit(int8_t bit) { return bit < 0 ? -1 : static_cast<uint8_t>(bit); }
 
 std::string GlobalName(int socket, std::string_view reg) {
   return fmt::format("U_MSR_PMON_GLOBAL_{} (socket {})", reg, socket);
+}
+
+// Whether `control` sets the box's q_occ_rst (HA occupancy, #34).
+bool QueueOccupancyReset(const BoxDescriptor& box, uint64_t control) {
+  const ivytown::FieldDescriptor* q = box.FindField("q_occ_rst");
+  return q != nullptr && q->bits.Extract(control) != 0;
 }
 
 }  // namespace
@@ -540,9 +554,13 @@ std::vector<RegisterWrite> ProgramWrites(const ProgramPlan& plan,
                                 inst.box->fixed_counter->manual_control_name,
                                 inst.InstanceName())
                   : inst.RegisterName(fmt::format("CTL{}", c.counter)),
-            fmt::format("b/c: event [{}]{}{}", c.event,
+            fmt::format("b/c: event [{}]{}{}{}", c.event,
                         fixed ? ", fixed counter en" : ", en + event select",
-                        c.sampled ? " + ov_en (sampling)" : ""),
+                        c.sampled ? " + ov_en (sampling)" : "",
+                        QueueOccupancyReset(*inst.box, c.control)
+                            ? " + q_occ_rst (clears the queue occupancy "
+                              "counter, as the manual asks for HA occupancy)"
+                            : ""),
             g);
       }
     }

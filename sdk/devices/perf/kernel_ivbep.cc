@@ -14,6 +14,7 @@
 #include "fmt/format.h"
 #include "sdk/common/text.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/event_catalog.h"
 
 namespace uncore::devices::perf {
 namespace {
@@ -139,6 +140,18 @@ std::string Counters(uint8_t mask) {
                      CounterMaskText(mask));
 }
 
+// decisions.md #34: the manual asks for q_occ_rst on HA occupancy counts,
+// and the driver's HA event mask drops bit 16.
+constexpr std::string_view kNoQueueOccupancyReset =
+    "the manual asks for q_occ_rst when the HA measures an occupancy count "
+    "(L684), and Linux's ivbep driver never sets it (its HA event mask drops "
+    "bit 16): the queue occupancy counter is not cleared at the start";
+
+bool NeedsReset(const spec::EventSpec& spec) {
+  return spec.event != nullptr &&
+         ivytown::NeedsQueueOccupancyReset(*spec.event);
+}
+
 uint64_t EngineBits(const ivytown::BoxDescriptor& box) {
   uint64_t bits = 0;
   for (const ivytown::FieldDescriptor& f : box.fields) {
@@ -261,7 +274,8 @@ absl::StatusOr<std::vector<std::string>> ReviewKernelPlacement(
     group->push_back(i);
   }
   std::vector<std::string> warnings;
-  absl::flat_hash_set<int> warned;
+  absl::flat_hash_set<int> warned;            // q_occ_rst
+  absl::flat_hash_set<int> placement_warned;  // counter restrictions
   for (const std::vector<size_t>& g : groups) {
     std::vector<uint8_t> masks;
     masks.reserve(g.size());
@@ -270,8 +284,14 @@ absl::StatusOr<std::vector<std::string>> ReviewKernelPlacement(
     for (size_t k = 0; k < g.size(); ++k) {
       const PerfCounter& c = counters[g[k]];
       const uint8_t manual = c.manual_counter_mask;
-      if (manual == 0 || (c.kernel_counter_mask & ~manual) == 0) continue;
       const std::string& text = request.events[c.event].text;
+      if (NeedsReset(request.events[c.event]) &&
+          warned.insert(c.event).second) {
+        warnings.push_back(fmt::format(
+            "{}: {}; compare with UNCORE_BACKEND=direct, which sets it", text,
+            kNoQueueOccupancyReset));
+      }
+      if (manual == 0 || (c.kernel_counter_mask & ~manual) == 0) continue;
       if (placed[k] >= 0 && (manual & (1u << placed[k])) == 0 &&
           !request.allow_multiplexing) {
         const int alone = std::countr_zero(c.kernel_counter_mask);
@@ -288,7 +308,7 @@ absl::StatusOr<std::vector<std::string>> ReviewKernelPlacement(
                               alone)
                 : std::string()));
       }
-      if (!warned.insert(c.event).second) continue;
+      if (!placement_warned.insert(c.event).second) continue;
       warnings.push_back(fmt::format(
           "{}: the manual allows only {} for this event and Linux's ivbep "
           "driver may use {}; {}: compare with UNCORE_BACKEND=direct if the "
@@ -334,6 +354,10 @@ std::vector<std::string> PerfCaveats(const spec::EventSpec& spec,
         "perf would lose {}: the perf backend refuses this event; the direct "
         "backend programs the filter",
         lost));
+  }
+  if (NeedsReset(spec)) {
+    out.push_back(
+        fmt::format("{}; the direct backend sets it", kNoQueueOccupancyReset));
   }
   const uint8_t kernel = KernelCounterMask(box.type, config, box.num_counters);
   if ((kernel & ~enc.counter_mask) != 0) {

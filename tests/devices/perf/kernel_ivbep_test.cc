@@ -172,6 +172,17 @@ TEST(KernelIvbepTest, RestrictionTheGroupHonoursIsAWarning) {
   EXPECT_THAT(*plain, IsEmpty());
 }
 
+// decisions.md #34: the driver cannot set the HA's q_occ_rst.
+TEST(KernelIvbepTest, HaOccupancyWithoutQOccRstIsAWarning) {
+  absl::StatusOr<std::vector<std::string>> r =
+      Review({"ha/BT_OCCUPANCY.LOCAL", "ha/REQUESTS.READS"});
+  ASSERT_TRUE(r.ok()) << common::StatusMessage(r.status());
+  ASSERT_THAT(*r, SizeIs(1));
+  EXPECT_THAT((*r)[0], AllOf(HasSubstr("ha/BT_OCCUPANCY.LOCAL: the manual "
+                                       "asks for q_occ_rst"),
+                             HasSubstr("drops bit 16")));
+}
+
 TEST(KernelIvbepTest, CaveatsForDescribe) {
   auto caveats = [](std::string_view text) {
     absl::StatusOr<spec::EventSpec> e = spec::ParseEventSpec(text);
@@ -186,6 +197,8 @@ TEST(KernelIvbepTest, CaveatsForDescribe) {
   EXPECT_THAT(caveats("cbo/QLRU.AGE0"),
               ElementsAre(AllOf(HasSubstr("allows only counters 0-1"),
                                 HasSubstr("may schedule it on counters 0-3"))));
+  EXPECT_THAT(caveats("ha/TxR_BL_OCCUPANCY.SCHED0"),
+              ElementsAre(HasSubstr("q_occ_rst")));
   EXPECT_THAT(caveats("imc/CAS_COUNT.RD"), IsEmpty());
   EXPECT_THAT(caveats("imc/DCLK"), IsEmpty());
 }
