@@ -335,6 +335,20 @@ TEST(DirectDeviceTest, HaOccupancyControlsAreWrittenWithQOccRst) {
   ASSERT_TRUE(dev.Release().ok());
 }
 
+// decisions.md #37: UCLK is 44 or 48 bits; a preload cannot be placed.
+TEST(DirectDeviceTest, UclkCannotBeSampledItsWidthIsDisputed) {
+  SimulatedUncore sim(1);
+  DirectDevice dev(&sim, sim.topology(), NoExtender());
+  ProgramOptions opt;
+  opt.samples.push_back({.event = 0, .interval = 1000});
+  absl::Status s = dev.Program(Req({"ubox/UCLK"}), opt);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(common::StatusMessage(s), HasSubstr("both 44 and 48 bits wide"));
+  // DCLK (48 bits, agreed) can.
+  ASSERT_TRUE(dev.Program(Req({"imc[0]/DCLK"}), opt).ok());
+  ASSERT_TRUE(dev.Release().ok());
+}
+
 TEST(DirectDeviceTest, SamplingNeedsOvEn) {
   SimulatedUncore sim(1);
   DirectDevice dev(&sim, sim.topology(), NoExtender());

@@ -400,6 +400,19 @@ absl::StatusOr<ProgramPlan> BuildProgramPlan(
     }
     const uint8_t width =
         info.enc.fixed_counter ? box.fixed_counter->width : box.counter_width;
+    // decisions.md #37: with the width unknown (44 or 48 bits), a preload of
+    // 2^44 - interval on 48-bit hardware would overflow 2^48 - 2^44 events
+    // late, i.e. never in practice.
+    if (info.enc.fixed_counter ? box.fixed_counter->width_disputed
+                               : box.counter_width_disputed) {
+      return absl::InvalidArgumentError(fmt::format(
+          "'{}' cannot be sampled: the manual gives its counter as both 44 "
+          "and 48 bits wide, so the 2^width - interval preload cannot be "
+          "placed (on 48-bit hardware a 44-bit preload overflows 2^48 - 2^44 "
+          "events late); sample another event, such as imc/DCLK or a box's "
+          "CLOCKTICKS",
+          info.spec->text));
+    }
     if (s.interval == 0 ||
         (width < 64 && s.interval > (uint64_t{1} << width))) {
       return absl::InvalidArgumentError(

@@ -346,8 +346,19 @@ std::string CounterMaskText(uint8_t mask) {
 std::vector<std::string> PerfCaveats(const spec::EventSpec& spec,
                                      const spec::Encoding& enc) {
   std::vector<std::string> out;
-  if (spec.box == nullptr || enc.fixed_counter) return out;
+  if (spec.box == nullptr) return out;
   const ivytown::BoxDescriptor& box = *spec.box;
+  // decisions.md #37: UCLK and the IRP counters are 44 or 48 bits.
+  if (enc.fixed_counter ? box.fixed_counter->width_disputed
+                        : box.counter_width_disputed) {
+    out.emplace_back(
+        "the manual gives this counter as both 44 and 48 bits wide and "
+        "Linux's ivbep driver assumes 48: should the hardware have 44, each "
+        "wrap (every 2^44 increments) adds a bogus 2^48 - 2^44 to the perf "
+        "count; the direct backend extends at 44 bits, which is exact on "
+        "either");
+  }
+  if (enc.fixed_counter) return out;
   const uint64_t config = enc.control & ~EngineBits(box);
   for (const std::string& lost : DroppedFilters(spec, config)) {
     out.push_back(fmt::format(

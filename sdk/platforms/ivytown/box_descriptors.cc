@@ -133,9 +133,10 @@ constexpr FixedCounterDescriptor kUclk{
     // RW-V048-bitperformanceeventcounter".  Bits 63:44 are reserved, and a
     // modular delta at 44 bits is exact on 44- or 48-bit hardware.
     .width = 44,
-    .en = Bit(22),     // L892 "en22RW-V0LocalCounterEnable"
-    .ov_en = Bit(20),  // L894
-    .rst = {},         // L898 "rsv19:0": no reset bit
+    .width_disputed = true,  // DECISION: #37 no sampling on UCLK
+    .en = Bit(22),           // L892 "en22RW-V0LocalCounterEnable"
+    .ov_en = Bit(20),        // L894
+    .rst = {},               // L898 "rsv19:0": no reset bit
     // DECISION: #5 no box-status bit.  L855 "ov1:0 ... fromthecorresponding
     // UBOXPMONregister" has two bits for CTR1:0; L895-897 say the fixed
     // counter sets "U_MSR_PMON_BOX_STATUS.ov" and "GLOBAL_STATUS.ov_u_fixed".
@@ -624,6 +625,7 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         // event_count43:0RW-V044-bitperformanceeventcounter".  The register
         // table wins, and a modular delta at 44 bits is exact on either.
         .counter_width = 44,
+        .counter_width_disputed = true,  // DECISION: #37
         // L2430/L2453: IRP0 CTL0/1 D8/DC, IRP1 CTL0/1 E0/E4; IRP0 CTR0/1
         // A0/B0, IRP1 CTR0/1 B8/C0 (irregular; Table 1-3 L590 agrees).
         .control_offsets = {0xD8, 0xDC, 0xE0, 0xE4},

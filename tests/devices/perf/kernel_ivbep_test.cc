@@ -24,6 +24,7 @@ namespace {
 
 using ivytown::BoxType;
 using ::testing::AllOf;
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -201,6 +202,11 @@ TEST(KernelIvbepTest, CaveatsForDescribe) {
               ElementsAre(HasSubstr("q_occ_rst")));
   EXPECT_THAT(caveats("imc/CAS_COUNT.RD"), IsEmpty());
   EXPECT_THAT(caveats("imc/DCLK"), IsEmpty());
+  // decisions.md #37: the disputed widths.
+  EXPECT_THAT(caveats("ubox/UCLK"),
+              ElementsAre(HasSubstr("both 44 and 48 bits wide")));
+  EXPECT_THAT(caveats("irp/CLOCKTICKS"),
+              Contains(HasSubstr("driver assumes 48")));
 }
 
 }  // namespace

@@ -670,6 +670,9 @@ TEST(BoxDescriptorsTest, Decision4UclkIs44Bits) {
   EXPECT_EQ(Ubox().fixed_counter->ov_en.mask(), uint64_t{1} << 20);
   EXPECT_TRUE(Ubox().fixed_counter->rst.empty());
   EXPECT_EQ(Ubox().fixed_counter->control_writable_mask, 0x00500000u);
+  // #37: 44 in the field table, 48 in the prose and the kernel.
+  EXPECT_TRUE(Ubox().fixed_counter->width_disputed);
+  EXPECT_FALSE(Imc().fixed_counter->width_disputed);
 }
 
 TEST(BoxDescriptorsTest, Decision5UclkOverflowIsGlobalBitZeroOnly) {
@@ -680,6 +683,11 @@ TEST(BoxDescriptorsTest, Decision5UclkOverflowIsGlobalBitZeroOnly) {
 
 TEST(BoxDescriptorsTest, Decision6IrpIs44Bits) {
   EXPECT_EQ(Irp().counter_width, 44);
+  // #37: the only box whose general counters have two widths.
+  for (const BoxDescriptor& box : AllBoxes()) {
+    EXPECT_EQ(box.counter_width_disputed, box.type == BoxType::kIrp)
+        << box.name;
+  }
 }
 
 TEST(BoxDescriptorsTest, Decision7IrpHasNoGlobalStatusBit) {
