@@ -156,6 +156,13 @@ class DescribeTest(unittest.TestCase):
         d = json.loads(run("describe", "imc/CAS_COUNT.RD", "--json").stdout)
         self.assertEqual(d["perf_caveats"], [])
 
+    def test_describe_ha_occupancy_names_q_occ_rst(self):
+        r = run("describe", "ha[0]/BT_OCCUPANCY.LOCAL")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("direct     writes the control as 0x00410143, with "
+                      "q_occ_rst", r.stdout)
+        self.assertIn("perf       the manual asks for q_occ_rst", r.stdout)
+
     def test_inv_is_refused_with_the_reason(self):
         r = run("describe", "cbo/CLOCKTICKS:inv:thresh=1")
         self.assertEqual(r.returncode, 2)

@@ -5,6 +5,7 @@
 #include "fmt/format.h"
 #include "sdk/common/text.h"
 #include "sdk/devices/perf/kernel_ivbep.h"
+#include "sdk/platforms/ivytown/event_catalog.h"
 #include "sdk/report/text_table.h"
 
 namespace uncore::cli {
@@ -203,6 +204,15 @@ void DescribeEventText(const spec::EventSpec& spec, const spec::Encoding& enc,
   }
   for (const std::string& note : enc.notes) {
     *out += fmt::format("note       {}\n", note);
+  }
+  if (const ivytown::FieldDescriptor* q = box.FindField("q_occ_rst");
+      q != nullptr && spec.event != nullptr && !enc.fixed_counter &&
+      ivytown::NeedsQueueOccupancyReset(*spec.event)) {
+    *out += fmt::format(
+        "direct     writes the control as 0x{:08x}, with q_occ_rst, which "
+        "clears the queue occupancy counter as the manual asks for HA "
+        "occupancy counts\n",
+        q->bits.Insert(enc.control, 1));
   }
   for (const std::string& caveat : devices::perf::PerfCaveats(spec, enc)) {
     *out += fmt::format("perf       {}\n", caveat);
