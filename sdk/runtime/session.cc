@@ -29,6 +29,7 @@
 #include "sdk/report/output.h"
 #include "sdk/report/report.h"
 #include "sdk/runtime/backends.h"
+#include "sdk/runtime/process_registry.h"
 #include "sdk/runtime/session_testing.h"
 #include "sdk/sim/demo_traffic.h"
 #include "sdk/spec/encoder.h"
@@ -205,6 +206,7 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
   if (Session::Active() != nullptr) {
     return absl::FailedPreconditionError(kOneAtATime);
   }
+  UNCORE_ASSIGN_OR_RETURN(ProcessSessionClaim claim, ClaimProcessSession());
   auto impl = std::make_unique<Impl>();
   impl->start_unix_ns = UnixNowNs();
   impl->start_steady_ns = common::MonotonicNowNs();
@@ -316,6 +318,7 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
       return absl::FailedPreconditionError(kOneAtATime);
     }
     g_active_session = session.get();
+    claim.Keep(session.get());
     internal::g_active_recorder.store(session->recorder_,
                                       std::memory_order_release);
   }
@@ -362,6 +365,7 @@ absl::Status Session::Stop() {
     std::lock_guard<std::mutex> lock(ActiveMutex());
     RetiredRecorders().push_back(std::move(s.recorder));
   }
+  runtime::ReleaseProcessSession(this);
   return status.ok() ? written : status;
 }
 
