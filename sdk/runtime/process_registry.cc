@@ -127,8 +127,8 @@ absl::StatusOr<ProcessSessionClaim> ClaimProcessSession() {
   std::lock_guard<std::mutex> lock(r.mu);
   if (r.claimed) {
     return absl::FailedPreconditionError(
-        "another uncore::Session of this program is starting or active: "
-        "Stop it first (one session at a time)");
+        "another uncore::Session is active or starting: Stop it first (one "
+        "session at a time)");
   }
   ProcessSessionClaim claim;
   claim.held_ = true;
@@ -156,8 +156,8 @@ absl::StatusOr<ProcessSessionClaim> ClaimProcessSession() {
   return absl::FailedPreconditionError(fmt::format(
       "another copy of the Uncore SDK in this process (pid {}) already has "
       "an active session, and two sessions would program the same counters: "
-      "this copy, in {}, does not start one (regions that code using this "
-      "copy marks are not measured).  A program and the libraries "
+      "this copy, in {}, does not start one, and the regions it records are "
+      "not measured.  A program and the libraries "
       "or plugins it loads must share one SDK: link each of them to the "
       "shared library libuncore_sdk.so (CMake target uncore::sdk, "
       "pkg-config uncore-sdk), not to the static libuncore_sdk.a "
