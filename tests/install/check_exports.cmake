@@ -35,8 +35,15 @@ foreach(line IN LISTS lines)
   endif()
   string(REGEX REPLACE " [A-Za-z] [0-9a-f]+( [0-9a-f]+)?$" "" name "${line}")
   list(APPEND names "${name}")
-  # The qualified name only: a parameter list may name internal types.
+  # The qualified name only: a parameter list may name internal types.  A
+  # space before it is a function template's return type ("uncore::X
+  # std::f<...>(...)"): no public function is a template, so it is not
+  # public either.
   string(REGEX REPLACE "\\(.*$" "" qualified "${name}")
+  if(qualified MATCHES " ")
+    list(APPEND bad "${name}")
+    continue()
+  endif()
   if(qualified MATCHES "^uncore_[a-z_]+$")
     continue()
   endif()
