@@ -32,6 +32,7 @@
 #include "sdk/report/output.h"
 #include "sdk/report/report.h"
 #include "sdk/runtime/backends.h"
+#include "sdk/runtime/process_registry.h"
 #include "sdk/runtime/session_testing.h"
 #include "sdk/sim/demo_traffic.h"
 #include "sdk/spec/encoder.h"
@@ -281,6 +282,7 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
     g_starting = true;
   }
   StartingGuard starting;
+  UNCORE_ASSIGN_OR_RETURN(ProcessSessionClaim claim, ClaimProcessSession());
   auto impl = std::make_unique<Impl>();
   impl->start_unix_ns = UnixNowNs();
   impl->start_steady_ns = common::MonotonicNowNs();
@@ -400,6 +402,7 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
     g_active_session = session.get();
     g_starting = false;
     starting.Done();
+    claim.Keep(session.get());
     regions::Activate(session->recorder_);
   }
   return session;
@@ -471,6 +474,7 @@ absl::Status Session::Stop() {
     std::lock_guard<std::mutex> lock(ActiveMutex());
     if (g_active_session == this) g_active_session = nullptr;
   }
+  runtime::ReleaseProcessSession(this);
   return status.ok() ? written : status;
 }
 
