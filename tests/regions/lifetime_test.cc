@@ -343,6 +343,28 @@ TEST(LifetimeTest, SixteenThreadsOnTheSimulatorMissNoCountedEvent) {
   EXPECT_EQ(AllErrors(r), "");
 }
 
+// A device with counters that never move and no thread of its own.
+class StillDevice : public devices::Device {
+ public:
+  std::string_view name() const override { return "still"; }
+  absl::Status Program(const devices::ProgramRequest& request) override {
+    plan_.assign(request.events.size(), devices::CounterPlacement{});
+    return absl::OkStatus();
+  }
+  const std::vector<devices::CounterPlacement>& read_plan() const override {
+    return plan_;
+  }
+  absl::Status TakeSnapshot(devices::Snapshot* out) override {
+    out->valid = true;
+    return absl::OkStatus();
+  }
+  absl::Status Release() override { return absl::OkStatus(); }
+  uint64_t frozen_ns() const override { return 0; }
+
+ private:
+  std::vector<devices::CounterPlacement> plan_;
+};
+
 TEST(LifetimeTest, AForkedChildCountsNothingAndLeavesTheParentAlone) {
   const std::string path =
       testing::TempDir() + "/fork-parent-" + std::to_string(getpid()) + ".json";
@@ -366,8 +388,16 @@ TEST(LifetimeTest, AForkedChildCountsNothingAndLeavesTheParentAlone) {
     ok = ok && Session::Active() == nullptr;
     ok = ok && session->Stop().ok();
     session.reset();
-    // The child may start a session of its own.
-    std::unique_ptr<Session> own = StartSim({"imc/CAS_COUNT.RD"});
+    // The child may start a session of its own (on a device without a
+    // background thread: ThreadSanitizer does not allow new threads after a
+    // multi-threaded fork).
+    SessionOptions o;
+    o.events = {"cbo[0]/CLOCKTICKS"};
+    absl::StatusOr<std::unique_ptr<Session>> started_in_child =
+        runtime::StartSessionOnDevice(
+            std::move(o), {std::make_unique<StillDevice>(), "still"});
+    std::unique_ptr<Session> own =
+        started_in_child.ok() ? *std::move(started_in_child) : nullptr;
     ok = ok && own != nullptr;
     if (own != nullptr) {
       { UNCORE_REGION("child's own"); }
