@@ -469,12 +469,12 @@ absl::Status Session::Stop() {
       status = s.backend->Stop();
     }
   }
+  runtime::ReleaseProcessSession(this);
   {
     // Only now may another session start on the same counters.
     std::lock_guard<std::mutex> lock(ActiveMutex());
     if (g_active_session == this) g_active_session = nullptr;
   }
-  runtime::ReleaseProcessSession(this);
   return status.ok() ? written : status;
 }
 
