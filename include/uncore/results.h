@@ -82,6 +82,10 @@ struct RegionResult {
   // samples (SessionOptions::sample_every, UNCORE_SAMPLE); then the counts
   // are scaled by calls / sampled_calls and marked estimated.
   uint64_t sampled_calls = 0;
+  // Calls still open when the session stopped (a program interrupted by
+  // SIGINT or SIGTERM, or a region another thread had not closed): included
+  // in `calls`, with their wall time and counts up to the stop.
+  uint64_t open_calls = 0;
   std::vector<EventCounts> inclusive;  // indexed like Results::events
   std::vector<EventCounts> exclusive;
   std::vector<MetricValue> metrics;  // indexed like Results::metrics, from

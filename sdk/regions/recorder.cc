@@ -306,8 +306,8 @@ struct Recorder::Accumulator {
     }
   }
   void Reset(size_t n) {
-    for (std::atomic<uint64_t>* a :
-         {&calls, &sampled_calls, &wall_ns, &max_ns, &overhead_ns}) {
+    for (std::atomic<uint64_t>* a : {&calls, &sampled_calls, &wall_ns, &max_ns,
+                                     &overhead_ns, &open_calls}) {
       a->store(0, std::memory_order_relaxed);
     }
     min_ns.store(UINT64_MAX, std::memory_order_relaxed);
@@ -323,6 +323,7 @@ struct Recorder::Accumulator {
   std::atomic<uint64_t> min_ns{UINT64_MAX};
   std::atomic<uint64_t> max_ns{0};
   std::atomic<uint64_t> overhead_ns{0};
+  std::atomic<uint64_t> open_calls{0};
   std::unique_ptr<std::atomic<uint64_t>[]> inclusive;
   // Inclusive minus the child regions' counts of the same calls (without
   // sampling; with it, Collect derives exclusive counts from the paths).
@@ -337,6 +338,7 @@ struct Recorder::RetiredTotals {
   uint64_t min_ns = UINT64_MAX;
   uint64_t max_ns = 0;
   uint64_t overhead_ns = 0;
+  uint64_t open_calls = 0;
   std::vector<uint64_t> inclusive;
   std::vector<uint64_t> exclusive;
 };
@@ -514,13 +516,14 @@ void Recorder::Begin(ThreadSlot& slot, int name_id) {
 }
 
 void Recorder::CloseFrom(ThreadState& t, int level, uint64_t now_ns,
-                         uint64_t end_overhead_ns,
-                         const devices::Snapshot* end) {
+                         uint64_t end_overhead_ns, const devices::Snapshot* end,
+                         bool open) {
   for (int l = t.depth.load(std::memory_order_relaxed) - 1; l >= level; --l) {
     ThreadState::Frame& f = t.frames[l];
     Accumulator& acc = *f.accumulator;
     const uint64_t wall = now_ns >= f.start_ns ? now_ns - f.start_ns : 0;
     Add(acc.calls, 1);
+    if (open) Add(acc.open_calls, 1);
     Add(acc.wall_ns, wall);
     Add(acc.overhead_ns, f.overhead_ns + end_overhead_ns);
     if (wall < acc.min_ns.load(std::memory_order_relaxed)) {
@@ -638,6 +641,7 @@ void Recorder::RetireThread(ThreadSlot& slot) {
       r.min_ns = std::min(r.min_ns, a->min_ns.load(std::memory_order_relaxed));
       r.max_ns = std::max(r.max_ns, a->max_ns.load(std::memory_order_relaxed));
       r.overhead_ns += a->overhead_ns.load(std::memory_order_relaxed);
+      r.open_calls += a->open_calls.load(std::memory_order_relaxed);
       r.inclusive.resize(num_values_, 0);
       r.exclusive.resize(num_values_, 0);
       for (size_t i = 0; i < num_values_; ++i) {
@@ -699,6 +703,7 @@ std::vector<Recorder::RegionTotals> Recorder::Collect() const {
       to.min_ns = std::min(to.min_ns, from.min_ns);
       to.max_ns = std::max(to.max_ns, from.max_ns);
       to.overhead_ns += from.overhead_ns;
+      to.open_calls += from.open_calls;
       for (size_t i = 0; i < from.inclusive.size(); ++i) {
         to.inclusive[i] += from.inclusive[i];
         to.exclusive[i] += from.exclusive[i];
@@ -721,6 +726,7 @@ std::vector<Recorder::RegionTotals> Recorder::Collect() const {
         r.max_ns =
             std::max(r.max_ns, a->max_ns.load(std::memory_order_relaxed));
         r.overhead_ns += a->overhead_ns.load(std::memory_order_relaxed);
+        r.open_calls += a->open_calls.load(std::memory_order_relaxed);
         for (size_t i = 0; i < num_values_; ++i) {
           r.inclusive[i] += a->inclusive[i].load(std::memory_order_relaxed);
           r.exclusive[i] += a->exclusive[i].load(std::memory_order_relaxed);
@@ -742,6 +748,7 @@ std::vector<Recorder::RegionTotals> Recorder::Collect() const {
     t.min_ns = r.calls == 0 ? 0 : r.min_ns;
     t.max_ns = r.max_ns;
     t.overhead_ns = r.overhead_ns;
+    t.open_calls = r.open_calls;
     t.estimated = t.sampled_calls < t.calls;
     t.inclusive.assign(num_values_, 0);
     for (size_t i = 0; i < num_values_; ++i) {
@@ -792,6 +799,32 @@ std::vector<std::string> Recorder::OpenRegions() const {
     }
   }
   return open;
+}
+
+void Recorder::CloseOpenRegions() {
+  BusyScope busy;
+  {
+    std::lock_guard<std::mutex> lock(threads_mu_);
+    bool any_open = false;
+    for (const std::unique_ptr<ThreadState>& t : threads_) {
+      any_open |= t->depth.load(std::memory_order_relaxed) > 0;
+    }
+    if (!any_open) return;  // no last snapshot to take
+  }
+  devices::Snapshot end(num_values_);
+  bool have_end = false;
+  uint64_t t0 = common::MonotonicNowNs();
+  uint64_t t1 = t0;
+  if (snapshots_ != nullptr) {
+    have_end = Snapshot(&end).ok();
+    t1 = common::MonotonicNowNs();
+  }
+  std::lock_guard<std::mutex> lock(threads_mu_);
+  for (const std::unique_ptr<ThreadState>& t : threads_) {
+    if (t->depth.load(std::memory_order_relaxed) == 0) continue;
+    CloseFrom(*t, 0, t0, t1 - t0, have_end ? &end : nullptr, /*open=*/true);
+    t->overflow = 0;
+  }
 }
 
 void Recorder::AddError(std::string message) {

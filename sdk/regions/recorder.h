@@ -86,6 +86,7 @@ class Recorder {
     uint64_t min_ns = 0;
     uint64_t max_ns = 0;
     uint64_t overhead_ns = 0;
+    uint64_t open_calls = 0;          // closed by CloseOpenRegions
     std::vector<uint64_t> inclusive;  // per read-plan entry, scaled
     std::vector<uint64_t> exclusive;  // inclusive minus child paths'
     bool estimated = false;           // scaled from sampled calls
@@ -97,6 +98,10 @@ class Recorder {
   // Regions open right now, as "path (thread N)".  Exact once the recorder
   // is deactivated.
   std::vector<std::string> OpenRegions() const;
+  // Once deactivated and quiet: closes every region still open on any
+  // thread with one last snapshot, counting them as open calls (their
+  // threads will never end them on this recorder).
+  void CloseOpenRegions();
 
   // Misuse and failures, each once with its count: "... (x12)".
   std::vector<std::string> Errors() const;
@@ -137,7 +142,8 @@ class Recorder {
   // Closes the regions at levels [level, depth) of `t`, innermost first,
   // at `now_ns`; `end` is the end snapshot (nullptr: none was taken).
   void CloseFrom(ThreadState& t, int level, uint64_t now_ns,
-                 uint64_t end_overhead_ns, const devices::Snapshot* end);
+                 uint64_t end_overhead_ns, const devices::Snapshot* end,
+                 bool open = false);
 
   devices::Device* const device_;
   const RecorderOptions options_;

@@ -28,8 +28,8 @@ std::string Number(double value) {
 std::string FormatCsv(const Results& results) {
   std::string out;
   AppendRow({"region", "path", "depth", "calls", "wall_ns", "overhead_ns",
-             "sampled_calls", "event", "socket", "inclusive", "exclusive",
-             "estimated", "unit", "scale"},
+             "sampled_calls", "open_calls", "event", "socket", "inclusive",
+             "exclusive", "estimated", "unit", "scale"},
             &out);
   const std::vector<int>& socket_ids = results.run.sockets;
   for (const RegionResult& region : results.regions) {
@@ -40,7 +40,8 @@ std::string FormatCsv(const Results& results) {
         fmt::format("{}", region.calls),
         fmt::format("{}", region.wall_ns),
         fmt::format("{}", region.overhead_ns),
-        fmt::format("{}", region.sampled_calls)};
+        fmt::format("{}", region.sampled_calls),
+        fmt::format("{}", region.open_calls)};
     auto row = [&](std::vector<std::string> rest) {
       std::vector<std::string> fields = prefix;
       fields.insert(fields.end(), rest.begin(), rest.end());

@@ -94,6 +94,8 @@ void WriteRegion(const Results& results, const RegionResult& region,
   json->Uint(region.overhead_ns);
   json->Key("sampled_calls");
   json->Uint(region.sampled_calls);
+  json->Key("open_calls");
+  json->Uint(region.open_calls);
   json->Key("events");
   json->BeginObject();
   for (size_t e = 0; e < results.events.size() && e < region.inclusive.size();

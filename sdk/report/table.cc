@@ -112,6 +112,7 @@ struct Layout {
   size_t sockets = 0;          // columns of the per-socket breakdown
   bool any_estimated = false;  // some count shows '~'
   bool any_flagged = false;    // some wall time shows '!'
+  bool any_open = false;       // some calls show "open"
 };
 
 // Socket `s` of the per-socket vectors: its id when known.
@@ -145,11 +146,16 @@ std::string SocketCell(Layout* layout, const RegionResult& region, size_t e,
 }
 
 // "1,000", or "1,000 (100 sampled)" when only some calls were measured.
-std::string CallsText(const RegionResult& region) {
+// "1,000 (1 open)" when calls were still open when the session stopped.
+std::string CallsText(Layout* layout, const RegionResult& region) {
   std::string text = GroupDigits(region.calls);
   if (IsSampled(region)) {
     absl::StrAppend(&text, " (", GroupDigits(region.sampled_calls),
                     " sampled)");
+  }
+  if (region.open_calls > 0) {
+    layout->any_open = true;
+    absl::StrAppend(&text, " (", GroupDigits(region.open_calls), " open)");
   }
   return text;
 }
@@ -184,7 +190,7 @@ TextTable MainGrid(Layout* layout, const std::vector<Row>& rows) {
   }
   for (const Row& row : rows) {
     const RegionResult& region = *row.region;
-    std::vector<std::string> cells = {row.label, CallsText(region),
+    std::vector<std::string> cells = {row.label, CallsText(layout, region),
                                       WallText(layout, region)};
     for (size_t e : layout->events) {
       cells.push_back(TotalCell(layout, region, e));
@@ -258,7 +264,7 @@ void RenderVertical(Layout* layout, const std::vector<Row>& rows,
   for (size_t r = 0; r < rows.size(); ++r) {
     const RegionResult& region = *rows[r].region;
     *out += fmt::format("{}  calls {}, wall {} (min {}, max {})\n",
-                        rows[r].label, CallsText(region),
+                        rows[r].label, CallsText(layout, region),
                         WallText(layout, region), FormatDuration(region.min_ns),
                         FormatDuration(region.max_ns));
     const size_t indent = 2 * static_cast<size_t>(std::max(region.depth, 0));
@@ -351,6 +357,11 @@ std::string FormatTable(const Results& results) {
         "own traffic; sample it with UNCORE_SAMPLE=N or measure a coarser "
         "region\n",
         kOverheadFlagPercent);
+  }
+  if (layout.any_open) {
+    notes +=
+        "(N open): calls still open when the session stopped (an "
+        "interrupted run), counted up to then\n";
   }
   if (hidden > 0) {
     notes += fmt::format(

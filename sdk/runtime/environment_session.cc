@@ -79,7 +79,8 @@ void StopSession(int signo) {
         *session,
         fmt::format("the program was interrupted by {} (signal {}): this "
                     "report was written before the signal took effect; "
-                    "regions still open then are listed in the errors",
+                    "regions still open then are counted up to it and "
+                    "marked open (open_calls)",
                     signo == SIGINT ? "SIGINT" : "SIGTERM", signo));
   }
   absl::Status s = session->Stop();

@@ -429,7 +429,12 @@ absl::Status Session::Stop() {
       s.abandoned = quiet != regions::Quiescence::kQuiet;
       s.dropped = regions::DroppedBoundaries() - s.dropped_at_start;
       s.refused = regions::RefusedReentrantRegions() - s.refused_at_start;
-      if (!s.abandoned) s.open_at_stop = s.recorder_view->OpenRegions();
+      if (!s.abandoned) {
+        // Regions still open (an interrupted run): listed, then counted up
+        // to now as open calls.
+        s.open_at_stop = s.recorder_view->OpenRegions();
+        s.recorder_view->CloseOpenRegions();
+      }
     }
     if (s.backend != nullptr) {
       if (const devices::Device* device = s.backend->device()) {
@@ -581,7 +586,8 @@ Results Session::Collect() const {
   r.run.errors = s.recorder_view->Errors();
   for (const std::string& open : s.open_at_stop) {
     r.run.errors.push_back(fmt::format(
-        "region {} was still open when the session stopped: not counted",
+        "region {} was still open when the session stopped: counted up to "
+        "then (its open_calls)",
         open));
   }
   const uint64_t dropped =
@@ -625,6 +631,7 @@ Results Session::Collect() const {
     region.max_ns = t.max_ns;
     region.overhead_ns = t.overhead_ns;
     region.sampled_calls = t.sampled_calls;
+    region.open_calls = t.open_calls;
     auto fold = [&](const std::vector<uint64_t>& values) {
       std::vector<EventCounts> counts(s.events.size());
       for (EventCounts& c : counts) {

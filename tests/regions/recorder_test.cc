@@ -309,17 +309,28 @@ TEST(RegionTest, MisuseIsRecordedNeverFatal) {
   EXPECT_EQ(after->depth, 0);
 }
 
-TEST(RegionTest, RegionsOpenAtStopAreReportedAndNotCounted) {
+TEST(RegionTest, RegionsOpenAtStopAreCountedUpToTheStopAndMarkedOpen) {
   std::unique_ptr<Session> session = StartPerThread();
   ASSERT_NE(session, nullptr);
   RegionBegin("left-open");
+  PerThreadDevice::Bump(0, 5);
+  { UNCORE_REGION("closed inside"); }
   ASSERT_TRUE(session->Stop().ok());
   RegionEnd("left-open");  // after Stop: no session, nothing happens
   const Results r = session->Collect();
-  EXPECT_EQ(Find(r, "left-open"), nullptr);
+  const RegionResult* open = Find(r, "left-open");
+  ASSERT_NE(open, nullptr);
+  EXPECT_EQ(open->calls, 1u);
+  EXPECT_EQ(open->open_calls, 1u);
+  EXPECT_EQ(open->inclusive[0].total, 5u);
+  EXPECT_GT(open->wall_ns, 0u);
+  const RegionResult* inside = Find(r, "left-open/closed inside");
+  ASSERT_NE(inside, nullptr);
+  EXPECT_EQ(inside->open_calls, 0u);
   ASSERT_EQ(r.run.errors.size(), 1u);
   EXPECT_THAT(r.run.errors[0],
-              HasSubstr("left-open (thread 0) was still open"));
+              HasSubstr("left-open (thread 0) was still open when the session "
+                        "stopped: counted up to then"));
 }
 
 TEST(RegionTest, WithoutASessionRegionsDoNothing) {

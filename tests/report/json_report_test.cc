@@ -73,8 +73,8 @@ TEST(JsonReportTest, ParsesBackWithEveryField) {
   const Json& solve = regions.at(1);
   EXPECT_THAT(JsonKeys(solve),
               ElementsAre("name", "path", "depth", "calls", "wall_ns", "min_ns",
-                          "max_ns", "overhead_ns", "sampled_calls", "events",
-                          "metrics"));
+                          "max_ns", "overhead_ns", "sampled_calls",
+                          "open_calls", "events", "metrics"));
   EXPECT_EQ(JsonString(solve.at("name")), "solve");
   EXPECT_EQ(JsonString(solve.at("path")), "main/solve");
   EXPECT_EQ(JsonUint(solve.at("depth")), 1u);
@@ -128,13 +128,15 @@ TEST(JsonReportTest, CostAndSamplingOfEveryRegion) {
     const Json& json = regions.at(i);
     EXPECT_EQ(JsonUint(json.at("overhead_ns")), region.overhead_ns) << i;
     EXPECT_EQ(JsonUint(json.at("sampled_calls")), region.sampled_calls) << i;
+    EXPECT_EQ(JsonUint(json.at("open_calls")), region.open_calls) << i;
     // Always present, right after the wall times (none of the other keys
     // moved).
     const std::vector<std::string> keys = JsonKeys(json);
-    ASSERT_EQ(keys.size(), 11u);
+    ASSERT_EQ(keys.size(), 12u);
     EXPECT_EQ(keys[6], "max_ns");
     EXPECT_EQ(keys[7], "overhead_ns");
     EXPECT_EQ(keys[8], "sampled_calls");
+    EXPECT_EQ(keys[9], "open_calls");
   }
   EXPECT_EQ(JsonUint(regions.at(4).at("overhead_ns")), kHugeCount);
   EXPECT_EQ(JsonUint(regions.at(5).at("sampled_calls")), 0u);

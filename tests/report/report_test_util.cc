@@ -136,6 +136,7 @@ Results MakeCostlyResults() {
   if (!assemble || !weird || !io || !late) return results;
   assemble->sampled_calls = 10;  // its counts' own flags left as they are
   weird->overhead_ns = 300;      // 24.3% of 1,234 ns
+  weird->open_calls = 1;         // still open when the session stopped
   io->overhead_ns = 2'280;       // exactly 5% of 45,600 ns
   late->overhead_ns = 50;        // 5.005% of 999 ns
   return results;

@@ -85,6 +85,17 @@ TEST(TableTest, CostlyMatchesGolden) {
                          "\nio +2 +45\\.6 us "));  // io: exactly 5%
   EXPECT_THAT(table, HasSubstr(kOverheadNote));
   EXPECT_THAT(table, HasSubstr(kEstimatedNote));
+  // The weird region was still open when the session stopped.
+  EXPECT_THAT(table, HasSubstr(" (1 open) "));
+  EXPECT_THAT(table, HasSubstr("(N open): calls still open when the session "
+                               "stopped (an interrupted run), counted up to "
+                               "then"));
+}
+
+TEST(TableTest, NoOpenNoteWithoutOpenCalls) {
+  const std::string table = FormatTable(MakeResults(false));
+  EXPECT_THAT(table, Not(::testing::ContainsRegex(" \\([0-9,]+ open\\)")));
+  EXPECT_THAT(table, Not(HasSubstr("(N open)")));
 }
 
 TEST(TableTest, SimulatedBannerIffSimulated) {
