@@ -657,7 +657,7 @@ std::string FormatMergedJson(const MergedReport& m) {
                 s.from_rank, s.ranks, s.min, s.max);
           }));
     }
-    o += r.events.empty() ? "},\n" : "},\n";
+    o += "},\n";
     o += "     \"metrics\": {";
     for (size_t k = 0; k < r.metrics.size(); ++k) {
       const MergedMetric& mm = r.metrics[k];

@@ -411,9 +411,10 @@ int Finish() {
   int result = 0;
   if (rank == 0 && !st.output.empty()) {
     std::vector<RankRecord> ranks;
+    const std::string_view view = all;
     for (size_t i = 0; i < lengths.size(); ++i) {
       absl::StatusOr<RankRecord> r =
-          DecodeRank(std::string_view(all).substr(offsets[i], lengths[i]));
+          DecodeRank(view.substr(offsets[i], lengths[i]));
       if (r.ok()) {
         ranks.push_back(*std::move(r));
       } else {

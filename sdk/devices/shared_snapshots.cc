@@ -75,7 +75,8 @@ void FutexWait(std::atomic<uint32_t>* word, uint32_t expected,
                std::chrono::milliseconds timeout) {
   timespec ts{};
   ts.tv_sec = static_cast<time_t>(timeout.count() / 1000);
-  ts.tv_nsec = static_cast<long>((timeout.count() % 1000) * 1'000'000);
+  ts.tv_nsec =
+      static_cast<decltype(ts.tv_nsec)>((timeout.count() % 1000) * 1'000'000);
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, expected,
           &ts, nullptr, 0);
 }
