@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
@@ -479,7 +480,8 @@ absl::Status SharedSnapshotDevice::Program(const ProgramRequest& request) {
 absl::Status SharedSnapshotDevice::TakeSnapshot(Snapshot* out) {
   out->values.resize(plan_.size());
   out->valid = false;
-  std::vector<uint64_t> tickets(sources_.size());
+  // No allocation on the region hot path (device.h) for up to 8 servers.
+  absl::InlinedVector<uint64_t, 8> tickets(sources_.size());
   // Ask every server first, then wait for each: they snapshot in parallel.
   for (size_t i = 0; i < sources_.size(); ++i) {
     SharedSegment& s = *sources_[i].segment;
