@@ -2,6 +2,8 @@
 // mpi_test.py: linked with uncore::mpi (or not, then run with LD_PRELOAD).
 //   work   each rank once: --region-ms of sleep
 //   step   rank r r+1 times (calls summed over 4 ranks: 10)
+// Built with UNCORE_TEST_EXPLICIT_INIT, it opts out of the start in MPI_Init
+// and calls uncore_mpi_init / uncore_mpi_finalize itself.
 // Rank 0 prints one JSON line: the TSC rate it measured (rdtsc over 200 ms
 // of CLOCK_MONOTONIC), and the perf_event file descriptors open in every
 // rank's process while the sessions run (from /proc/PID/fd).
@@ -18,6 +20,11 @@
 #include <vector>
 
 #include "uncore/uncore.h"
+#ifdef UNCORE_TEST_EXPLICIT_INIT
+#include "uncore/mpi.h"
+
+extern "C" int uncore_mpi_auto_init(void) { return 0; }
+#endif
 
 namespace {
 
@@ -67,6 +74,12 @@ int main(int argc, char** argv) {
       region_ms = std::atoi(argv[i + 1]);
   }
   MPI_Init(&argc, &argv);
+#ifdef UNCORE_TEST_EXPLICIT_INIT
+  if (uncore_mpi_init(MPI_COMM_WORLD) != 0) {
+    std::fprintf(stderr, "uncore_mpi_init: %s\n", uncore_mpi_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+#endif
   int rank = 0;
   int size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -96,6 +109,12 @@ int main(int argc, char** argv) {
                 perf_fds, size);
     std::fflush(stdout);
   }
+#ifdef UNCORE_TEST_EXPLICIT_INIT
+  if (uncore_mpi_finalize() != 0) {
+    std::fprintf(stderr, "uncore_mpi_finalize: %s\n", uncore_mpi_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 4);
+  }
+#endif
   MPI_Finalize();
   return 0;
 }

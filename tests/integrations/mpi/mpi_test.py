@@ -39,7 +39,7 @@ def mpirun(args, np, program, env_extra, extra_mpirun=(), timeout=60):
     if os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
     cmd += ["--oversubscribe", "-np", str(np)] + list(extra_mpirun)
-    cmd += [program, "--region-ms", "500"]
+    cmd += [program, "--region-ms", "1000"]
     env = dict(os.environ)
     # Open MPI in containers and VMs: no CMA single-copy (ptrace may be
     # denied), and more ranks than cores allowed.
@@ -103,6 +103,7 @@ def main():
     ap.add_argument("--mpirun", default="mpirun")
     ap.add_argument("--program", required=True)
     ap.add_argument("--plain-program", required=True)
+    ap.add_argument("--explicit-program", required=True)
     ap.add_argument("--preload", required=True)
     args = ap.parse_args()
     sockets = node_sockets()
@@ -189,6 +190,26 @@ def main():
             with open(out) as f:
                 report = json.load(f)
             check_merged("bound -np 2", report, 2, 2e9, "ubox/UCLK", sockets)
+
+    # uncore_mpi_init / uncore_mpi_finalize called by the program.
+    out = os.path.join(tmp, "explicit.json")
+    p = mpirun(args, 2, args.explicit_program,
+               {"UNCORE_EVENTS": "ubox/UCLK", "UNCORE_BACKEND": "sim",
+                "UNCORE_OUTPUT": out})
+    check(p.returncode == 0, "explicit init -np 2: mpirun succeeds")
+    if p.returncode == 0:
+        with open(out) as f:
+            check_merged("explicit init -np 2", json.load(f), 2, 2e9,
+                         "ubox/UCLK", sockets)
+
+    # A report that cannot be written is said at the start; the job runs.
+    out = os.path.join(tmp, "missing-dir", "x.json")
+    p = mpirun(args, 2, args.program, {"UNCORE_EVENTS": "ubox/UCLK",
+                                       "UNCORE_BACKEND": "sim",
+                                       "UNCORE_OUTPUT": out})
+    check(p.returncode == 0 and "not a writable directory" in p.stderr
+          and not os.path.exists(out),
+          "bad UNCORE_OUTPUT: one error at start, the job runs unmeasured")
 
     # No segment is left behind.
     left = glob.glob("/dev/shm/uncore-mpi.*")
