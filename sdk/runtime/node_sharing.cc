@@ -10,7 +10,7 @@
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
 #include "sdk/common/status_macros.h"
-#include "sdk/devices/shared_snapshots.h"
+#include "sdk/devices/snapshot_server.h"
 
 namespace uncore::runtime {
 namespace {
@@ -54,7 +54,7 @@ class ServingBackend : public Backend {
 // Reads another process's counters.
 class SharedBackend : public Backend {
  public:
-  explicit SharedBackend(std::unique_ptr<devices::SharedSnapshotDevice> device)
+  explicit SharedBackend(std::unique_ptr<devices::RemoteSnapshotDevice> device)
       : device_(std::move(device)) {}
   ~SharedBackend() override { Stop().IgnoreError(); }
 
@@ -66,13 +66,13 @@ class SharedBackend : public Backend {
     return device_->instance_name(entry);
   }
   EventScale ScaleOf(int event) const override {
-    const devices::SharedCatalog::Event& e = device_->event(event);
+    const devices::ServedCatalog::Event& e = device_->event(event);
     return {e.scale, e.unit, e.encoding};
   }
   absl::Status Stop() override { return device_->Release(); }
 
  private:
-  std::unique_ptr<devices::SharedSnapshotDevice> device_;
+  std::unique_ptr<devices::RemoteSnapshotDevice> device_;
 };
 
 }  // namespace
@@ -80,7 +80,7 @@ class SharedBackend : public Backend {
 absl::StatusOr<std::unique_ptr<Backend>> ServeBackend(
     std::unique_ptr<Backend> backend, const std::string& name,
     const std::vector<std::string>& canonical_events) {
-  devices::SharedCatalog catalog;
+  devices::ServedCatalog catalog;
   catalog.backend = std::string(backend->name());
   catalog.simulated = backend->simulated();
   for (size_t i = 0; i < canonical_events.size(); ++i) {
@@ -109,8 +109,8 @@ absl::StatusOr<std::unique_ptr<Backend>> ServeBackend(
 absl::StatusOr<OpenedBackend> OpenSharedBackend(
     const std::vector<std::string>& names,
     const devices::ProgramRequest& program) {
-  UNCORE_ASSIGN_OR_RETURN(std::unique_ptr<devices::SharedSnapshotDevice> device,
-                          devices::SharedSnapshotDevice::Attach(names));
+  UNCORE_ASSIGN_OR_RETURN(std::unique_ptr<devices::RemoteSnapshotDevice> device,
+                          devices::RemoteSnapshotDevice::Attach(names));
   UNCORE_RETURN_IF_ERROR(device->Program(program));
   OpenedBackend out;
   out.backend = std::make_unique<SharedBackend>(std::move(device));

@@ -1,4 +1,4 @@
-#include "sdk/devices/shared_snapshots.h"
+#include "sdk/devices/snapshot_server.h"
 
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -37,7 +37,7 @@ namespace uncore::devices {
 // The segment: this header, then `entries` snapshot values, then the
 // catalog's bytes.  Only lock-free atomics of fixed size, so both sides
 // agree on the layout and no process sees a torn value.
-struct SharedSegment {
+struct ServedSegment {
   static constexpr uint64_t kMagic = 0x3130524853434e55ULL;  // "UNCSHR01"
   uint64_t magic = kMagic;
   uint64_t entries = 0;
@@ -69,7 +69,7 @@ namespace {
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
 static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
-static_assert(sizeof(SharedSegment) % sizeof(uint64_t) == 0);
+static_assert(sizeof(ServedSegment) % sizeof(uint64_t) == 0);
 
 // Futexes on the shared mapping (not FUTEX_PRIVATE: other processes wait).
 void FutexWait(std::atomic<uint32_t>* word, uint32_t expected,
@@ -88,7 +88,7 @@ void FutexWake(std::atomic<uint32_t>* word, int count) {
 }
 
 size_t SegmentSize(uint64_t entries, uint64_t catalog_bytes) {
-  return sizeof(SharedSegment) + entries * sizeof(uint64_t) + catalog_bytes;
+  return sizeof(ServedSegment) + entries * sizeof(uint64_t) + catalog_bytes;
 }
 
 std::string Reason(int error) { return std::generic_category().message(error); }
@@ -138,7 +138,7 @@ class Reader {
 };
 
 // Maps `path` (opened as `fd`) read-write; closes fd.
-absl::StatusOr<SharedSegment*> Map(int fd, size_t size,
+absl::StatusOr<ServedSegment*> Map(int fd, size_t size,
                                    const std::string& path) {
   void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   const int error = errno;
@@ -147,17 +147,17 @@ absl::StatusOr<SharedSegment*> Map(int fd, size_t size,
     return absl::InternalError(fmt::format(
         "cannot map the shared counters segment {}: {}", path, Reason(error)));
   }
-  return static_cast<SharedSegment*>(p);
+  return static_cast<ServedSegment*>(p);
 }
 
 }  // namespace
 
-std::string EncodeCatalog(const SharedCatalog& catalog) {
+std::string EncodeCatalog(const ServedCatalog& catalog) {
   Writer w;
   w.Str(catalog.backend);
   w.U64(catalog.simulated ? 1 : 0);
   w.U64(catalog.events.size());
-  for (const SharedCatalog::Event& e : catalog.events) {
+  for (const ServedCatalog::Event& e : catalog.events) {
     w.Str(e.canonical);
     w.Str(e.unit);
     w.Str(e.encoding);
@@ -177,9 +177,9 @@ std::string EncodeCatalog(const SharedCatalog& catalog) {
   return w.Take();
 }
 
-absl::StatusOr<SharedCatalog> DecodeCatalog(std::string_view bytes) {
+absl::StatusOr<ServedCatalog> DecodeCatalog(std::string_view bytes) {
   Reader r(bytes);
-  SharedCatalog c;
+  ServedCatalog c;
   uint64_t simulated = 0;
   uint64_t n = 0;
   auto corrupt = [] {
@@ -193,7 +193,7 @@ absl::StatusOr<SharedCatalog> DecodeCatalog(std::string_view bytes) {
   }
   c.simulated = simulated != 0;
   c.events.resize(n);
-  for (SharedCatalog::Event& e : c.events) {
+  for (ServedCatalog::Event& e : c.events) {
     if (!r.Str(&e.canonical) || !r.Str(&e.unit) || !r.Str(&e.encoding) ||
         !r.F64(&e.scale)) {
       return corrupt();
@@ -227,7 +227,7 @@ absl::StatusOr<SharedCatalog> DecodeCatalog(std::string_view bytes) {
   return c;
 }
 
-absl::StatusOr<std::string> SharedSegmentPath(std::string_view name) {
+absl::StatusOr<std::string> ServedSegmentPath(std::string_view name) {
   if (name.empty() || name.size() > 200 ||
       name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu"
                              "vwxyz0123456789._-") != std::string_view::npos) {
@@ -242,8 +242,8 @@ absl::StatusOr<std::string> SharedSegmentPath(std::string_view name) {
 // ---- the server ----
 
 absl::StatusOr<std::unique_ptr<SnapshotServer>> SnapshotServer::Start(
-    std::string_view name, Device* device, const SharedCatalog& catalog) {
-  UNCORE_ASSIGN_OR_RETURN(std::string path, SharedSegmentPath(name));
+    std::string_view name, Device* device, const ServedCatalog& catalog) {
+  UNCORE_ASSIGN_OR_RETURN(std::string path, ServedSegmentPath(name));
   const std::string encoded = EncodeCatalog(catalog);
   const uint64_t entries =
       device == nullptr ? 0 : static_cast<uint64_t>(device->read_plan().size());
@@ -276,12 +276,12 @@ absl::StatusOr<std::unique_ptr<SnapshotServer>> SnapshotServer::Start(
         fmt::format("cannot size the shared counters segment /dev/shm{}: {}",
                     path, Reason(error)));
   }
-  absl::StatusOr<SharedSegment*> mapped = Map(fd, size, path);
+  absl::StatusOr<ServedSegment*> mapped = Map(fd, size, path);
   if (!mapped.ok()) {
     shm_unlink(path.c_str());
     return mapped.status();
   }
-  SharedSegment* segment = new (*mapped) SharedSegment();
+  ServedSegment* segment = new (*mapped) ServedSegment();
   segment->entries = entries;
   segment->catalog_bytes = encoded.size();
   for (uint64_t i = 0; i < entries; ++i) {
@@ -311,7 +311,7 @@ absl::StatusOr<std::unique_ptr<SnapshotServer>> SnapshotServer::Start(
 SnapshotServer::~SnapshotServer() { Stop(std::chrono::milliseconds(0)); }
 
 void SnapshotServer::Serve() {
-  SharedSegment& s = *segment_;
+  ServedSegment& s = *segment_;
   Snapshot snapshot(s.entries);
   while (true) {
     const uint32_t word = s.request_word.load(std::memory_order_acquire);
@@ -347,7 +347,7 @@ void SnapshotServer::Serve() {
 void SnapshotServer::Stop(std::chrono::milliseconds wait) {
   if (stopped_) return;
   stopped_ = true;
-  SharedSegment& s = *segment_;
+  ServedSegment& s = *segment_;
   const auto deadline = std::chrono::steady_clock::now() + wait;
   while (s.attached.load(std::memory_order_acquire) > 0 &&
          std::chrono::steady_clock::now() < deadline) {
@@ -380,15 +380,15 @@ int SnapshotServer::attached() const {
 
 // ---- the follower's device ----
 
-absl::StatusOr<std::unique_ptr<SharedSnapshotDevice>>
-SharedSnapshotDevice::Attach(const std::vector<std::string>& names) {
+absl::StatusOr<std::unique_ptr<RemoteSnapshotDevice>>
+RemoteSnapshotDevice::Attach(const std::vector<std::string>& names) {
   if (names.empty()) {
     return absl::InvalidArgumentError(
-        "SharedSnapshotDevice: no shared counters segment to read");
+        "RemoteSnapshotDevice: no shared counters segment to read");
   }
-  std::unique_ptr<SharedSnapshotDevice> device(new SharedSnapshotDevice());
+  std::unique_ptr<RemoteSnapshotDevice> device(new RemoteSnapshotDevice());
   for (const std::string& name : names) {
-    UNCORE_ASSIGN_OR_RETURN(const std::string path, SharedSegmentPath(name));
+    UNCORE_ASSIGN_OR_RETURN(const std::string path, ServedSegmentPath(name));
     const int fd = shm_open(path.c_str(), O_RDWR | O_CLOEXEC, 0);
     if (fd < 0) {
       const int error = errno;
@@ -402,20 +402,20 @@ SharedSnapshotDevice::Attach(const std::vector<std::string>& names) {
     }
     struct stat st = {};
     if (fstat(fd, &st) != 0 ||
-        static_cast<size_t>(st.st_size) < sizeof(SharedSegment)) {
+        static_cast<size_t>(st.st_size) < sizeof(ServedSegment)) {
       close(fd);
       return absl::FailedPreconditionError(fmt::format(
           "the shared counters segment /dev/shm{} is not ready yet", path));
     }
     const size_t size = static_cast<size_t>(st.st_size);
-    UNCORE_ASSIGN_OR_RETURN(SharedSegment * segment, Map(fd, size, path));
+    UNCORE_ASSIGN_OR_RETURN(ServedSegment * segment, Map(fd, size, path));
     Source source;
     source.name = name;
     source.segment = segment;
     source.size = size;
     // Owned from here: Release unmaps it.
     device->sources_.push_back(source);
-    if (segment->magic != SharedSegment::kMagic ||
+    if (segment->magic != ServedSegment::kMagic ||
         segment->ready.load(std::memory_order_acquire) == 0 ||
         SegmentSize(segment->entries, segment->catalog_bytes) != size) {
       return absl::FailedPreconditionError(fmt::format(
@@ -432,12 +432,12 @@ SharedSnapshotDevice::Attach(const std::vector<std::string>& names) {
   return device;
 }
 
-SharedSnapshotDevice::~SharedSnapshotDevice() { Release().IgnoreError(); }
+RemoteSnapshotDevice::~RemoteSnapshotDevice() { Release().IgnoreError(); }
 
-absl::Status SharedSnapshotDevice::Program(const ProgramRequest& request) {
+absl::Status RemoteSnapshotDevice::Program(const ProgramRequest& request) {
   plan_.clear();
   instance_names_.clear();
-  events_.assign(request.events.size(), SharedCatalog::Event{});
+  events_.assign(request.events.size(), ServedCatalog::Event{});
   for (Source& source : sources_) {
     source.first_entry = plan_.size();
     // Leader event index -> ours.
@@ -477,14 +477,14 @@ absl::Status SharedSnapshotDevice::Program(const ProgramRequest& request) {
   return absl::OkStatus();
 }
 
-absl::Status SharedSnapshotDevice::TakeSnapshot(Snapshot* out) {
+absl::Status RemoteSnapshotDevice::TakeSnapshot(Snapshot* out) {
   out->values.resize(plan_.size());
   out->valid = false;
   // No allocation on the region hot path (device.h) for up to 8 servers.
   absl::InlinedVector<uint64_t, 8> tickets(sources_.size());
   // Ask every server first, then wait for each: they snapshot in parallel.
   for (size_t i = 0; i < sources_.size(); ++i) {
-    SharedSegment& s = *sources_[i].segment;
+    ServedSegment& s = *sources_[i].segment;
     tickets[i] = s.requested.fetch_add(1, std::memory_order_acq_rel) + 1;
     s.request_word.fetch_add(1, std::memory_order_release);
     FutexWake(&s.request_word, 1);
@@ -499,9 +499,9 @@ absl::Status SharedSnapshotDevice::TakeSnapshot(Snapshot* out) {
   return absl::OkStatus();
 }
 
-absl::Status SharedSnapshotDevice::Read(Source& source, uint64_t ticket,
+absl::Status RemoteSnapshotDevice::Read(Source& source, uint64_t ticket,
                                         Snapshot* out) {
-  SharedSegment& s = *source.segment;
+  ServedSegment& s = *source.segment;
   const auto deadline = std::chrono::steady_clock::now() + kFollowerTimeout;
   while (s.served.load(std::memory_order_acquire) < ticket) {
     const uint32_t word = s.served_word.load(std::memory_order_acquire);
@@ -544,7 +544,7 @@ absl::Status SharedSnapshotDevice::Read(Source& source, uint64_t ticket,
   }
 }
 
-absl::Status SharedSnapshotDevice::Release() {
+absl::Status RemoteSnapshotDevice::Release() {
   if (released_) return absl::OkStatus();
   released_ = true;
   for (Source& source : sources_) {

@@ -12,8 +12,8 @@
 //   (*server)->Stop(absl::Seconds(2));  // waits for followers to detach
 //
 //   // A follower (another process):
-//   absl::StatusOr<std::unique_ptr<SharedSnapshotDevice>> dev =
-//       SharedSnapshotDevice::Attach({"job42.0"});
+//   absl::StatusOr<std::unique_ptr<RemoteSnapshotDevice>> dev =
+//       RemoteSnapshotDevice::Attach({"job42.0"});
 //   (*dev)->Program(request);           // checks the leader counts the events
 //   (*dev)->TakeSnapshot(&snapshot);    // a snapshot taken after this call
 //
@@ -25,12 +25,12 @@
 // request, and concurrent requests share one snapshot.
 //
 // Guarantees: the segment holds only counts and the catalog (no pointers);
-// a follower never programs anything; SharedSnapshotDevice::TakeSnapshot is
+// a follower never programs anything; RemoteSnapshotDevice::TakeSnapshot is
 // safe from many threads; a server that stops, or does not answer within
 // kFollowerTimeout, makes the follower's snapshots invalid, never blocks it
 // for longer.
-#ifndef UNCORE_SDK_DEVICES_SHARED_SNAPSHOTS_H_
-#define UNCORE_SDK_DEVICES_SHARED_SNAPSHOTS_H_
+#ifndef UNCORE_SDK_DEVICES_SNAPSHOT_SERVER_H_
+#define UNCORE_SDK_DEVICES_SNAPSHOT_SERVER_H_
 
 #include <atomic>
 #include <chrono>
@@ -50,7 +50,7 @@ namespace uncore::devices {
 // What a follower needs to report the leader's counts as its own: the
 // backend, each event's canonical spelling, scale, unit and encoding, and
 // the read plan with each entry's box instance name.
-struct SharedCatalog {
+struct ServedCatalog {
   struct Event {
     std::string canonical;
     std::string unit;
@@ -64,17 +64,17 @@ struct SharedCatalog {
   std::vector<std::string> instance_names;  // per plan entry
 };
 
-std::string EncodeCatalog(const SharedCatalog& catalog);
-absl::StatusOr<SharedCatalog> DecodeCatalog(std::string_view bytes);
+std::string EncodeCatalog(const ServedCatalog& catalog);
+absl::StatusOr<ServedCatalog> DecodeCatalog(std::string_view bytes);
 
 // "job42.0" -> "/uncore-job42.0", the shm_open name; InvalidArgument for an
 // empty name or one with characters other than [A-Za-z0-9._-].
-absl::StatusOr<std::string> SharedSegmentPath(std::string_view name);
+absl::StatusOr<std::string> ServedSegmentPath(std::string_view name);
 
 // How long a follower waits for the server to answer one request.
 inline constexpr std::chrono::milliseconds kFollowerTimeout{10000};
 
-struct SharedSegment;  // the layout in shared memory (shared_snapshots.cc)
+struct ServedSegment;  // the layout in shared memory (snapshot_server.cc)
 
 class SnapshotServer {
  public:
@@ -82,7 +82,7 @@ class SnapshotServer {
   // or a leftover, named in the error) and starts the serving thread.
   // `device` (nullptr: an empty read plan) must stay programmed until Stop.
   static absl::StatusOr<std::unique_ptr<SnapshotServer>> Start(
-      std::string_view name, Device* device, const SharedCatalog& catalog);
+      std::string_view name, Device* device, const ServedCatalog& catalog);
   ~SnapshotServer();  // Stop(0)
   SnapshotServer(const SnapshotServer&) = delete;
   SnapshotServer& operator=(const SnapshotServer&) = delete;
@@ -103,23 +103,23 @@ class SnapshotServer {
 
   std::string path_;
   Device* device_ = nullptr;
-  SharedSegment* segment_ = nullptr;
+  ServedSegment* segment_ = nullptr;
   size_t size_ = 0;
   std::atomic<bool> stop_{false};
   std::thread thread_;
   bool stopped_ = false;
 };
 
-class SharedSnapshotDevice : public Device {
+class RemoteSnapshotDevice : public Device {
  public:
   // Attaches to every segment in `names` (served by SnapshotServers); the
   // read plan is theirs, concatenated in this order.  NotFound names a
   // segment that does not exist.
-  static absl::StatusOr<std::unique_ptr<SharedSnapshotDevice>> Attach(
+  static absl::StatusOr<std::unique_ptr<RemoteSnapshotDevice>> Attach(
       const std::vector<std::string>& names);
-  ~SharedSnapshotDevice() override;
+  ~RemoteSnapshotDevice() override;
 
-  std::string_view name() const override { return "shared"; }
+  std::string_view name() const override { return "served"; }
   // Checks that the servers count every event of `request` (matched by
   // canonical spelling) and maps their plans onto its event indices.
   // Programs nothing.
@@ -133,10 +133,10 @@ class SharedSnapshotDevice : public Device {
   uint64_t frozen_ns() const override { return 0; }
 
   // The first server's catalog (backend, simulated, events).
-  const SharedCatalog& catalog() const { return sources_.front().catalog; }
+  const ServedCatalog& catalog() const { return sources_.front().catalog; }
   // Scale, unit and encoding of event `event` of the Program request
   // (defaults for an index out of range).
-  SharedCatalog::Event event(int event) const {
+  ServedCatalog::Event event(int event) const {
     if (event < 0 || static_cast<size_t>(event) >= events_.size()) return {};
     return events_[static_cast<size_t>(event)];
   }
@@ -148,22 +148,22 @@ class SharedSnapshotDevice : public Device {
  private:
   struct Source {
     std::string name;
-    SharedSegment* segment = nullptr;
+    ServedSegment* segment = nullptr;
     size_t size = 0;
-    SharedCatalog catalog;
+    ServedCatalog catalog;
     size_t first_entry = 0;  // its place in the concatenated plan
     bool counted = false;    // our attach is counted in the segment
   };
-  SharedSnapshotDevice() = default;
+  RemoteSnapshotDevice() = default;
   absl::Status Read(Source& source, uint64_t ticket, Snapshot* out);
 
   std::vector<Source> sources_;
   std::vector<CounterPlacement> plan_;
   std::vector<std::string> instance_names_;
-  std::vector<SharedCatalog::Event> events_;  // per request event
+  std::vector<ServedCatalog::Event> events_;  // per request event
   bool released_ = false;
 };
 
 }  // namespace uncore::devices
 
-#endif  // UNCORE_SDK_DEVICES_SHARED_SNAPSHOTS_H_
+#endif  // UNCORE_SDK_DEVICES_SNAPSHOT_SERVER_H_

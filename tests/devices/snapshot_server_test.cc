@@ -1,8 +1,8 @@
-// Node sharing (sdk/devices/shared_snapshots.h, sdk/runtime/node_sharing.h):
+// Node sharing (sdk/devices/snapshot_server.h, sdk/runtime/node_sharing.h):
 // a server publishing a device's snapshots through shared memory, and
 // followers reading them, here in one process (the MPI tests run it across
 // processes).
-#include "sdk/devices/shared_snapshots.h"
+#include "sdk/devices/snapshot_server.h"
 
 #include <unistd.h>
 
@@ -64,8 +64,8 @@ spec::EventSpec Event(const char* text) {
   return *e;
 }
 
-SharedCatalog CatalogFor(const Device& device, const char* event) {
-  SharedCatalog c;
+ServedCatalog CatalogFor(const Device& device, const char* event) {
+  ServedCatalog c;
   c.backend = "counting";
   c.events.push_back({Event(event).Canonical(), "cycles", "enc", 2.5});
   c.plan = device.read_plan();
@@ -87,11 +87,11 @@ ProgramRequest RequestFor(const char* event) {
   return r;
 }
 
-TEST(SharedCatalogTest, RoundTrips) {
+TEST(ServedCatalogTest, RoundTrips) {
   CountingDevice device({0, 1});
-  SharedCatalog c = CatalogFor(device, "ubox/UCLK");
+  ServedCatalog c = CatalogFor(device, "ubox/UCLK");
   c.simulated = true;
-  absl::StatusOr<SharedCatalog> back = DecodeCatalog(EncodeCatalog(c));
+  absl::StatusOr<ServedCatalog> back = DecodeCatalog(EncodeCatalog(c));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->backend, "counting");
   EXPECT_TRUE(back->simulated);
@@ -108,11 +108,11 @@ TEST(SharedCatalogTest, RoundTrips) {
   }
 }
 
-TEST(SharedSegmentPathTest, RefusesOddNames) {
-  EXPECT_EQ(*SharedSegmentPath("job.1-a_b"), "/uncore-job.1-a_b");
-  EXPECT_FALSE(SharedSegmentPath("").ok());
-  EXPECT_FALSE(SharedSegmentPath("a/b").ok());
-  EXPECT_FALSE(SharedSegmentPath("a b").ok());
+TEST(ServedSegmentPathTest, RefusesOddNames) {
+  EXPECT_EQ(*ServedSegmentPath("job.1-a_b"), "/uncore-job.1-a_b");
+  EXPECT_FALSE(ServedSegmentPath("").ok());
+  EXPECT_FALSE(ServedSegmentPath("a/b").ok());
+  EXPECT_FALSE(ServedSegmentPath("a b").ok());
 }
 
 TEST(SnapshotServerTest, SnapshotsAreTakenAfterTheRequest) {
@@ -121,7 +121,7 @@ TEST(SnapshotServerTest, SnapshotsAreTakenAfterTheRequest) {
   auto server =
       SnapshotServer::Start(name, &device, CatalogFor(device, "ubox/UCLK"));
   ASSERT_TRUE(server.ok()) << server.status();
-  auto follower = SharedSnapshotDevice::Attach({name});
+  auto follower = RemoteSnapshotDevice::Attach({name});
   ASSERT_TRUE(follower.ok()) << follower.status();
   EXPECT_EQ((*server)->attached(), 1);
   ASSERT_TRUE((*follower)->Program(RequestFor("ubox/UCLK")).ok());
@@ -148,7 +148,7 @@ TEST(SnapshotServerTest, ConcurrentRequestsAreAllAnsweredAfterTheirRequest) {
   auto server =
       SnapshotServer::Start(name, &device, CatalogFor(device, "ubox/UCLK"));
   ASSERT_TRUE(server.ok()) << server.status();
-  auto follower = SharedSnapshotDevice::Attach({name});
+  auto follower = RemoteSnapshotDevice::Attach({name});
   ASSERT_TRUE(follower.ok()) << follower.status();
   ASSERT_TRUE((*follower)->Program(RequestFor("ubox/UCLK")).ok());
   std::atomic<int> wrong{0};
@@ -183,7 +183,7 @@ TEST(SnapshotServerTest, SeveralServersConcatenate) {
   auto sb =
       SnapshotServer::Start(b, &socket1, CatalogFor(socket1, "ubox/UCLK"));
   ASSERT_TRUE(sa.ok() && sb.ok());
-  auto follower = SharedSnapshotDevice::Attach({a, b});
+  auto follower = RemoteSnapshotDevice::Attach({a, b});
   ASSERT_TRUE(follower.ok()) << follower.status();
   ASSERT_TRUE((*follower)->Program(RequestFor("ubox/UCLK")).ok());
   const std::vector<CounterPlacement>& plan = (*follower)->read_plan();
@@ -207,13 +207,13 @@ TEST(SnapshotServerTest, RefusesWhatDoesNotMatch) {
       SnapshotServer::Start(name, &device, CatalogFor(device, "ubox/UCLK"));
   EXPECT_EQ(again.status().code(), absl::StatusCode::kAlreadyExists);
   // An event the server does not count.
-  auto follower = SharedSnapshotDevice::Attach({name});
+  auto follower = RemoteSnapshotDevice::Attach({name});
   ASSERT_TRUE(follower.ok()) << follower.status();
   absl::Status s = (*follower)->Program(RequestFor("imc/CAS_COUNT.RD"));
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(s.message().find("same events"), absl::string_view::npos) << s;
   // A name nobody serves.
-  EXPECT_EQ(SharedSnapshotDevice::Attach({UniqueName("none")}).status().code(),
+  EXPECT_EQ(RemoteSnapshotDevice::Attach({UniqueName("none")}).status().code(),
             absl::StatusCode::kNotFound);
 }
 
@@ -223,12 +223,12 @@ TEST(SnapshotServerTest, AStoppedServerFailsSnapshotsAtOnce) {
   auto server =
       SnapshotServer::Start(name, &device, CatalogFor(device, "ubox/UCLK"));
   ASSERT_TRUE(server.ok()) << server.status();
-  auto follower = SharedSnapshotDevice::Attach({name});
+  auto follower = RemoteSnapshotDevice::Attach({name});
   ASSERT_TRUE(follower.ok()) << follower.status();
   ASSERT_TRUE((*follower)->Program(RequestFor("ubox/UCLK")).ok());
   (*server)->Stop(std::chrono::milliseconds(0));
   // The name is gone: nobody else attaches.
-  EXPECT_FALSE(SharedSnapshotDevice::Attach({name}).ok());
+  EXPECT_FALSE(RemoteSnapshotDevice::Attach({name}).ok());
   const auto t0 = std::chrono::steady_clock::now();
   Snapshot s;
   absl::Status status = (*follower)->TakeSnapshot(&s);
@@ -246,7 +246,7 @@ TEST(NodeSharingSessionTest, ALeaderSessionServesItsCounters) {
   o.share_counters_as = name;
   auto session = Session::Start(o);
   ASSERT_TRUE(session.ok()) << session.status();
-  auto follower = SharedSnapshotDevice::Attach({name});
+  auto follower = RemoteSnapshotDevice::Attach({name});
   ASSERT_TRUE(follower.ok()) << follower.status();
   EXPECT_EQ((*follower)->catalog().backend, "sim");
   EXPECT_TRUE((*follower)->catalog().simulated);
@@ -261,7 +261,7 @@ TEST(NodeSharingSessionTest, ALeaderSessionServesItsCounters) {
   ASSERT_TRUE((*follower)->Release().ok());
   EXPECT_TRUE((*session)->Stop().ok());
   // Stopped: the name is gone.
-  EXPECT_EQ(SharedSnapshotDevice::Attach({name}).status().code(),
+  EXPECT_EQ(RemoteSnapshotDevice::Attach({name}).status().code(),
             absl::StatusCode::kNotFound);
 }
 
