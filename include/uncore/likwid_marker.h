@@ -19,7 +19,8 @@
  * macro expands to nothing, exactly as LIKWID's do: use them as statements
  * (`int r = LIKWID_MARKER_START("x");` compiles with LIKWID_PERFMON only,
  * as with LIKWID).  Differences: THREADINIT and SWITCH have nothing to do
- * (one event set, counted socket-wide); GET's totals are merged over threads;
+ * (one event set, counted socket-wide); GET sums every call path of the
+ * name and merges threads;
  * RESET is not supported and returns -1; WRITE_FILE(f) writes the report so
  * far to `f` (a .json, .csv or table file).  LIKWID's likwid_marker*
  * functions are not defined: use the macros.  Compiles as C89 and as C++.

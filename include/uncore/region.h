@@ -2,8 +2,8 @@
 // did while it ran.
 //
 //   void Solve() {
-//     UNCORE_REGION("solve");              // the fastest form: the name is
-//     ...                                  // interned once per call site
+//     UNCORE_REGION("solve");              // the fastest form; a name that
+//     ...                                  // changes at run time works too
 //   }
 //   { uncore::UncoreRegion r("assemble"); ... }   // RAII, any string
 //   uncore::RegionBegin("io"); ... uncore::RegionEnd("io");  // not scopes
@@ -16,17 +16,32 @@
 // may open regions, with its own stack (kMaxRegionDepth deep) merged into
 // the report; a thread that exits keeps its results.
 //
-// Guarantees: misuse never crashes and is recorded in the report (an end
-// without a begin, an end that is not the innermost region's, nesting too
-// deep, a region closed by an exception).  Hot path, after a call site's
-// first use: no allocation, no lock, no string hashing (`UncoreRegion(const
-// char*)` finds its id by the pointer, confirmed by one strcmp).  Each
-// region takes one counter snapshot at begin and one at end.
+// Guarantees:
+// - Misuse never crashes and is recorded in the report (an end without a
+//   begin, an end that is not the innermost region's, nesting too deep, a
+//   region closed by an exception).  An end that names an outer region
+//   closes the regions inside it, each with its true wall time.
+// - Hot path, every form (the macro, UncoreRegion from a RegionId, a
+//   `const char*`, a `std::string_view` or a `std::string`, RegionBegin and
+//   RegionEnd, the C API and the LIKWID macros): once a name has been used
+//   on a thread, no allocation, no lock and no system call other than the
+//   counter reads.  String names are found in a lock-free table (a
+//   per-thread cache keyed by the pointer, confirmed by a comparison).
+// - Each region takes one counter snapshot at begin and one at end; threads
+//   that cross boundaries at the same moment share snapshots
+//   (docs/concurrency.md).
+// - Stopping the session while other threads are inside regions, program
+//   exit, fork() and signal handlers are safe (docs/concurrency.md): a
+//   region in a signal handler that interrupts the SDK itself is refused
+//   and counted as refused in the report.
 #ifndef UNCORE_REGION_H_
 #define UNCORE_REGION_H_
 
 #include <atomic>
+#include <cstddef>
+#include <cstring>
 #include <exception>
+#include <string>
 #include <string_view>
 
 namespace uncore {
@@ -38,8 +53,8 @@ struct RegionId {
   int value = -1;
 };
 
-// Interns `name` (thread-safe; takes a lock and may allocate: call it once
-// per name, e.g. in a static).
+// Interns `name` (thread-safe; the first time a name is seen it takes a
+// lock and allocates; after that, a lock-free lookup).
 RegionId InternRegionName(std::string_view name);
 
 namespace regions {
@@ -52,9 +67,31 @@ extern std::atomic<regions::Recorder*> g_active_recorder;
 void BeginRegion(regions::Recorder* recorder, int name_id);
 // `exception`: the region is being closed by stack unwinding.
 void EndRegion(regions::Recorder* recorder, int name_id, bool exception);
-// The id of a `const char*` name: a per-thread cache keyed by the pointer,
-// confirmed with one strcmp.
+// The id of a name: a per-thread cache keyed by the pointer, confirmed by a
+// comparison, in front of the lock-free name table.
 int NameIdOf(const char* name);
+int NameIdOf(std::string_view name);
+
+// An interned name; lives as long as the process.
+struct InternedName {
+  const char* data;  // NUL-terminated
+  size_t size;
+  int id;
+};
+// One UNCORE_REGION line: the last name it saw.
+struct RegionSite {
+  std::atomic<const InternedName*> last{nullptr};
+};
+int NameIdAtSiteSlow(RegionSite& site, std::string_view name);
+inline int NameIdAtSite(RegionSite& site, std::string_view name) {
+  const InternedName* n = site.last.load(std::memory_order_acquire);
+  if (n != nullptr && n->size == name.size() &&
+      (n->data == name.data() || name.empty() ||
+       std::memcmp(n->data, name.data(), name.size()) == 0)) {
+    return n->id;
+  }
+  return NameIdAtSiteSlow(site, name);
+}
 }  // namespace internal
 
 class [[nodiscard]] UncoreRegion {
@@ -69,9 +106,29 @@ class [[nodiscard]] UncoreRegion {
   [[nodiscard]] explicit UncoreRegion(std::string_view name) {
     if (internal::g_active_recorder.load(std::memory_order_acquire) !=
         nullptr) {
-      Open(InternRegionName(name).value);
+      Open(internal::NameIdOf(name));
     }
   }
+  [[nodiscard]] explicit UncoreRegion(const std::string& name)
+      : UncoreRegion(std::string_view(name)) {}
+  // What UNCORE_REGION uses: the site remembers the last name it saw.
+  [[nodiscard]] UncoreRegion(internal::RegionSite& site, const char* name) {
+    if (internal::g_active_recorder.load(std::memory_order_acquire) !=
+        nullptr) {
+      Open(internal::NameIdAtSite(
+          site, name == nullptr ? std::string_view() : std::string_view(name)));
+    }
+  }
+  [[nodiscard]] UncoreRegion(internal::RegionSite& site,
+                             std::string_view name) {
+    if (internal::g_active_recorder.load(std::memory_order_acquire) !=
+        nullptr) {
+      Open(internal::NameIdAtSite(site, name));
+    }
+  }
+  [[nodiscard]] UncoreRegion(internal::RegionSite& site,
+                             const std::string& name)
+      : UncoreRegion(site, std::string_view(name)) {}
   ~UncoreRegion() {
     if (recorder_ != nullptr) {
       internal::EndRegion(recorder_, name_id_,
@@ -97,8 +154,9 @@ class [[nodiscard]] UncoreRegion {
   int exceptions_ = 0;
 };
 
-// Begin and end a region that is not a scope.  The end must name the
-// innermost open region of the calling thread.
+// Begin and end a region that is not a scope.  The end names the innermost
+// open region of the calling thread, or an outer one (which closes the
+// regions inside it).
 void RegionBegin(std::string_view name);
 void RegionEnd(std::string_view name);
 void RegionBegin(RegionId id);
@@ -112,13 +170,14 @@ void RegionEnd(RegionId id);
 #ifdef UNCORE_DISABLE
 #define UNCORE_REGION(name) static_cast<void>(0)
 #else
-// A region from here to the end of the enclosing scope; `name` is interned
-// once, the first time this line runs.
+// A region from here to the end of the enclosing scope.  `name`: a string
+// literal, `const char*`, std::string_view or std::string; a name that
+// changes from one run of the line to the next is counted as itself.
 #define UNCORE_REGION(name)                                                    \
-  static const ::uncore::RegionId UNCORE_REGION_CONCAT(                        \
-      uncore_region_id_, __LINE__) = ::uncore::InternRegionName(name);         \
+  static ::uncore::internal::RegionSite UNCORE_REGION_CONCAT(                  \
+      uncore_region_site_, __LINE__);                                          \
   const ::uncore::UncoreRegion UNCORE_REGION_CONCAT(uncore_region_, __LINE__)( \
-      UNCORE_REGION_CONCAT(uncore_region_id_, __LINE__))
+      UNCORE_REGION_CONCAT(uncore_region_site_, __LINE__), name)
 #endif
 
 #endif  // UNCORE_REGION_H_

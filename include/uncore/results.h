@@ -46,7 +46,9 @@ struct EventCounts {
   uint64_t total = 0;                // summed over sockets and instances
   std::vector<uint64_t> per_socket;  // indexed like RunInfo::sockets
   std::vector<InstanceCount> per_instance;
-  bool estimated = false;  // scaled from a multiplexed (partial) count
+  // Scaled up from a partial count: multiplexed by the kernel (perf), or
+  // sampled (RegionResult::sampled_calls < calls).
+  bool estimated = false;
 };
 
 struct MetricInfo {
@@ -71,6 +73,15 @@ struct RegionResult {
   uint64_t wall_ns = 0;  // total over calls
   uint64_t min_ns = 0;
   uint64_t max_ns = 0;
+  // Time the region's boundaries spent taking snapshots (and reading the
+  // clock), summed over calls: what the measurement itself cost.  Not part
+  // of wall_ns, which runs from the end of the begin boundary to the start
+  // of the end boundary.
+  uint64_t overhead_ns = 0;
+  // Calls whose counts were measured: all of them unless the session
+  // samples (SessionOptions::sample_every, UNCORE_SAMPLE); then the counts
+  // are scaled by calls / sampled_calls and marked estimated.
+  uint64_t sampled_calls = 0;
   std::vector<EventCounts> inclusive;  // indexed like Results::events
   std::vector<EventCounts> exclusive;
   std::vector<MetricValue> metrics;  // indexed like Results::metrics, from

@@ -21,8 +21,14 @@
 // permissions" says what each needs; docs/report-format.md, the reports.
 //
 // Guarantees: one session is active at a time; Start returns an active
-// session or an error, with no register left programmed.  Stop the session
-// after every thread's regions have ended.  Nothing is printed except the
+// session or an error, with no register left programmed.  Stop (and the
+// destructor) may run while other threads are inside regions: boundaries
+// under way finish first, regions still open are listed in the report's
+// errors, and later ones cost one pointer test (docs/concurrency.md).  In a
+// fork()ed child the parent's session counts nothing and its Stop does
+// nothing: the child never writes the parent's report nor touches its
+// counters; a child that wants counts starts its own session.  Nothing is
+// printed except the
 // report asked for (and, for a session started from the environment, one
 // message on stderr when its configuration is wrong).  Counts are
 // socket-wide (uncore/region.h).
@@ -72,6 +78,12 @@ struct SessionOptions {
   // and whether the demo traffic model drives it from the wall clock.
   int sim_sockets = 0;
   bool sim_demo_traffic = true;
+  // Take counter snapshots on every Nth call of each region path of a
+  // thread only (UNCORE_SAMPLE=N): for regions so short and frequent that
+  // snapshots would cost more than the work.  Calls and wall times stay
+  // exact; counts are scaled by calls / sampled calls and marked estimated.
+  // 1: every call.
+  int sample_every = 1;
   // Node sharing (docs/node-sharing.md): processes of one node measure
   // regions on counters programmed once.  share_counters_as: this session
   // programs its backend as usual and serves snapshots of the counters to
@@ -104,9 +116,10 @@ class Session {
 
   // The results so far (regions that have ended); safe while counting.
   Results Collect() const;
-  // Deactivates, releases the device (registers restored), and writes the
-  // report to `output` when set.  The results stay readable with Collect.
-  // Safe to call twice.
+  // Deactivates, waits for boundaries under way on other threads, writes
+  // the report to `output` when set, and releases the device (registers
+  // restored).  The results stay readable with Collect.  Safe to call
+  // twice.
   absl::Status Stop();
   // Writes the report of Collect() to `output` ("-", FILE.json, ...; its
   // placeholders expanded as for SessionOptions::output).

@@ -27,14 +27,20 @@ std::string Number(double value) {
 
 std::string FormatCsv(const Results& results) {
   std::string out;
-  AppendRow({"region", "path", "depth", "calls", "wall_ns", "event", "socket",
-             "inclusive", "exclusive", "estimated", "unit", "scale"},
+  AppendRow({"region", "path", "depth", "calls", "wall_ns", "overhead_ns",
+             "sampled_calls", "event", "socket", "inclusive", "exclusive",
+             "estimated", "unit", "scale"},
             &out);
   const std::vector<int>& socket_ids = results.run.sockets;
   for (const RegionResult& region : results.regions) {
     const std::vector<std::string> prefix = {
-        region.name, region.path, fmt::format("{}", region.depth),
-        fmt::format("{}", region.calls), fmt::format("{}", region.wall_ns)};
+        region.name,
+        region.path,
+        fmt::format("{}", region.depth),
+        fmt::format("{}", region.calls),
+        fmt::format("{}", region.wall_ns),
+        fmt::format("{}", region.overhead_ns),
+        fmt::format("{}", region.sampled_calls)};
     auto row = [&](std::vector<std::string> rest) {
       std::vector<std::string> fields = prefix;
       fields.insert(fields.end(), rest.begin(), rest.end());
@@ -49,7 +55,8 @@ std::string FormatCsv(const Results& results) {
       const std::string name =
           event.canonical.empty() ? event.spec : event.canonical;
       const std::string estimated =
-          inclusive.estimated || (exclusive != nullptr && exclusive->estimated)
+          IsEstimated(region, inclusive) ||
+                  (exclusive != nullptr && exclusive->estimated)
               ? "1"
               : "0";
       const std::string scale = Number(event.scale);

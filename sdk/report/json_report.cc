@@ -33,7 +33,7 @@ void WriteUints(const std::vector<uint64_t>& values, common::JsonWriter* json) {
   json->EndArray();
 }
 
-void WriteEventCounts(const EventCounts& inclusive,
+void WriteEventCounts(const RegionResult& region, const EventCounts& inclusive,
                       const EventCounts* exclusive, common::JsonWriter* json) {
   json->BeginObject();
   json->Key("total");
@@ -66,7 +66,7 @@ void WriteEventCounts(const EventCounts& inclusive,
     json->Null();
   }
   json->Key("estimated");
-  json->Bool(inclusive.estimated ||
+  json->Bool(IsEstimated(region, inclusive) ||
              (exclusive != nullptr && exclusive->estimated));
   json->EndObject();
 }
@@ -90,13 +90,17 @@ void WriteRegion(const Results& results, const RegionResult& region,
   json->Uint(region.min_ns);
   json->Key("max_ns");
   json->Uint(region.max_ns);
+  json->Key("overhead_ns");
+  json->Uint(region.overhead_ns);
+  json->Key("sampled_calls");
+  json->Uint(region.sampled_calls);
   json->Key("events");
   json->BeginObject();
   for (size_t e = 0; e < results.events.size() && e < region.inclusive.size();
        ++e) {
     json->Key(event_keys[e]);
     WriteEventCounts(
-        region.inclusive[e],
+        region, region.inclusive[e],
         e < region.exclusive.size() ? &region.exclusive[e] : nullptr, json);
   }
   json->EndObject();

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
@@ -233,6 +235,36 @@ std::string CsvField(std::string_view text) {
   }
   quoted.push_back('"');
   return quoted;
+}
+
+bool IsSampled(const RegionResult& region) {
+  return region.sampled_calls > 0 && region.sampled_calls < region.calls;
+}
+
+bool IsEstimated(const RegionResult& region, const EventCounts& counts) {
+  return counts.estimated || IsSampled(region);
+}
+
+bool OverheadFlagged(const RegionResult& region) {
+  // overhead * 100 > wall * P  <=>  overhead > floor(wall * P / 100), with
+  // wall = 100 q + r computed without overflow.
+  constexpr uint64_t kPercent = kOverheadFlagPercent;
+  const uint64_t limit =
+      region.wall_ns / 100 * kPercent + region.wall_ns % 100 * kPercent / 100;
+  return region.overhead_ns > limit;
+}
+
+std::string FormatOverheadPercent(uint64_t overhead_ns, uint64_t wall_ns) {
+  if (wall_ns == 0) return overhead_ns == 0 ? "0%" : "inf%";
+  constexpr uint64_t kTenthsPerUnit = 1000;  // tenths of a percent
+  if (overhead_ns > std::numeric_limits<uint64_t>::max() / kTenthsPerUnit) {
+    return fmt::format("{:.0f}%", 100.0 * static_cast<double>(overhead_ns) /
+                                      static_cast<double>(wall_ns));
+  }
+  const uint64_t scaled = overhead_ns * kTenthsPerUnit;
+  const uint64_t tenths = scaled / wall_ns + (scaled % wall_ns != 0 ? 1 : 0);
+  if (tenths < 100) return fmt::format("{}.{}%", tenths / 10, tenths % 10);
+  return fmt::format("{}%", (tenths + 5) / 10);
 }
 
 absl::StatusOr<ReportDestination> ParseOutput(std::string_view output) {

@@ -48,6 +48,10 @@ struct ReportDestination {
 // Wider than this (in columns), the table switches to the vertical layout.
 inline constexpr int kMaxTableWidth = 160;
 
+// The table flags a region whose measurement (RegionResult::overhead_ns)
+// took more than this percentage of its wall time.
+inline constexpr int kOverheadFlagPercent = 5;
+
 // "-", "x.json", "x.csv", "x.txt" -> destination; "" is an error.
 absl::StatusOr<ReportDestination> ParseOutput(std::string_view output);
 
@@ -79,6 +83,22 @@ std::string EscapeForTable(std::string_view text);
 size_t DisplayWidth(std::string_view text);
 // One CSV field: UTF-8 repaired, quoted when needed.
 std::string CsvField(std::string_view text);
+
+// True when only some of the region's calls were measured
+// (0 < sampled_calls < calls): its counts are scaled up, estimates.  A
+// sampled_calls of 0 means "not recorded" (Results built before sampling
+// existed, or by hand), not "none measured".
+bool IsSampled(const RegionResult& region);
+// A count of `region` is shown and written as estimated when it was scaled
+// up: multiplexed (counts.estimated) or sampled (IsSampled).
+bool IsEstimated(const RegionResult& region, const EventCounts& counts);
+// True when the measurement cost more than kOverheadFlagPercent of the
+// region's wall time: overhead_ns > wall_ns * 5 / 100, exactly.
+bool OverheadFlagged(const RegionResult& region);
+// overhead_ns as a percentage of wall_ns, for the table's flag: one decimal
+// below 10, rounded up so that a flagged region never reads "5.0%"
+// ("5.1%", "24%", "310%"); "inf%" when wall_ns is 0.
+std::string FormatOverheadPercent(uint64_t overhead_ns, uint64_t wall_ns);
 
 }  // namespace uncore::report
 

@@ -110,7 +110,8 @@ struct Layout {
   const Results& results;
   std::vector<size_t> events;  // shown: not from_metric
   size_t sockets = 0;          // columns of the per-socket breakdown
-  bool any_estimated = false;
+  bool any_estimated = false;  // some count shows '~'
+  bool any_flagged = false;    // some wall time shows '!'
 };
 
 // Socket `s` of the per-socket vectors: its id when known.
@@ -127,9 +128,9 @@ std::string TotalCell(Layout* layout, const RegionResult& region, size_t e) {
   const EventCounts* counts = Counts(region, e);
   if (counts == nullptr) return "-";
   const EventInfo& event = layout->results.events[e];
-  layout->any_estimated |= counts->estimated;
-  return FormatEventValue(counts->total, event.scale, event.unit,
-                          counts->estimated);
+  const bool estimated = IsEstimated(region, *counts);
+  layout->any_estimated |= estimated;
+  return FormatEventValue(counts->total, event.scale, event.unit, estimated);
 }
 
 std::string SocketCell(Layout* layout, const RegionResult& region, size_t e,
@@ -137,9 +138,30 @@ std::string SocketCell(Layout* layout, const RegionResult& region, size_t e,
   const EventCounts* counts = Counts(region, e);
   if (counts == nullptr || s >= counts->per_socket.size()) return "-";
   const EventInfo& event = layout->results.events[e];
-  layout->any_estimated |= counts->estimated;
+  const bool estimated = IsEstimated(region, *counts);
+  layout->any_estimated |= estimated;
   return FormatEventValue(counts->per_socket[s], event.scale, event.unit,
-                          counts->estimated);
+                          estimated);
+}
+
+// "1,000", or "1,000 (100 sampled)" when only some calls were measured.
+std::string CallsText(const RegionResult& region) {
+  std::string text = GroupDigits(region.calls);
+  if (IsSampled(region)) {
+    absl::StrAppend(&text, " (", GroupDigits(region.sampled_calls),
+                    " sampled)");
+  }
+  return text;
+}
+
+// "600 ms", or "!24% 600 ms" when the measurement took more than
+// kOverheadFlagPercent of it.
+std::string WallText(Layout* layout, const RegionResult& region) {
+  if (!OverheadFlagged(region)) return FormatDuration(region.wall_ns);
+  layout->any_flagged = true;
+  return absl::StrCat("!",
+                      FormatOverheadPercent(region.overhead_ns, region.wall_ns),
+                      " ", FormatDuration(region.wall_ns));
 }
 
 std::string MetricCell(const Results& results, const RegionResult& region,
@@ -162,8 +184,8 @@ TextTable MainGrid(Layout* layout, const std::vector<Row>& rows) {
   }
   for (const Row& row : rows) {
     const RegionResult& region = *row.region;
-    std::vector<std::string> cells = {row.label, GroupDigits(region.calls),
-                                      FormatDuration(region.wall_ns)};
+    std::vector<std::string> cells = {row.label, CallsText(region),
+                                      WallText(layout, region)};
     for (size_t e : layout->events) {
       cells.push_back(TotalCell(layout, region, e));
     }
@@ -235,10 +257,10 @@ void RenderVertical(Layout* layout, const std::vector<Row>& rows,
   }
   for (size_t r = 0; r < rows.size(); ++r) {
     const RegionResult& region = *rows[r].region;
-    *out += fmt::format(
-        "{}  calls {}, wall {} (min {}, max {})\n", rows[r].label,
-        GroupDigits(region.calls), FormatDuration(region.wall_ns),
-        FormatDuration(region.min_ns), FormatDuration(region.max_ns));
+    *out += fmt::format("{}  calls {}, wall {} (min {}, max {})\n",
+                        rows[r].label, CallsText(region),
+                        WallText(layout, region), FormatDuration(region.min_ns),
+                        FormatDuration(region.max_ns));
     const size_t indent = 2 * static_cast<size_t>(std::max(region.depth, 0));
     for (const Line& line : blocks[r]) {
       std::string text = fmt::format(
@@ -318,7 +340,17 @@ std::string FormatTable(const Results& results) {
 
   std::string notes;
   if (layout.any_estimated) {
-    notes += "~ estimated: scaled up from a multiplexed (partial) count\n";
+    notes +=
+        "~ estimated: scaled up from a partial count, multiplexed by the "
+        "kernel or sampled (UNCORE_SAMPLE: only some calls measured)\n";
+  }
+  if (layout.any_flagged) {
+    notes += fmt::format(
+        "!P% before a wall time: the measurement took P% of this region's "
+        "time (more than {}%):\n  its counts include the instrumentation's "
+        "own traffic; sample it with UNCORE_SAMPLE=N or measure a coarser "
+        "region\n",
+        kOverheadFlagPercent);
   }
   if (hidden > 0) {
     notes += fmt::format(

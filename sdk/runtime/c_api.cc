@@ -1,8 +1,10 @@
 // The C API (include/uncore/uncore_c.h) over uncore::Session.
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -112,31 +114,36 @@ int uncore_region_get(const char* name, int* nevents, double* events,
     return Fail(absl::FailedPreconditionError("no active uncore session"));
   }
   const uncore::Results results = session->Collect();
-  const uncore::RegionResult* found = nullptr;
+  // Every call path of the name: "solve" under "setup" and under "run".
+  bool found = false;
+  uint64_t total_calls = 0;
+  uint64_t total_wall_ns = 0;
+  std::vector<double> totals(results.events.size(), 0.0);
   for (const uncore::RegionResult& r : results.regions) {
-    if (r.name == name) {
-      found = &r;  // the first (outermost) path with that name
-      break;
+    if (r.name != name) continue;
+    found = true;
+    total_calls += r.calls;
+    total_wall_ns += r.wall_ns;
+    for (size_t i = 0; i < r.inclusive.size() && i < totals.size(); ++i) {
+      totals[i] +=
+          static_cast<double>(r.inclusive[i].total) * results.events[i].scale;
     }
   }
-  if (found == nullptr) {
+  if (!found) {
     if (nevents != nullptr) *nevents = 0;
     return Fail(absl::NotFoundError(std::string("no region named ") + name +
                                     " has ended yet"));
   }
   if (nevents != nullptr) {
     int n = 0;
-    for (size_t i = 0; i < found->inclusive.size() && n < *nevents; ++i) {
-      if (events != nullptr) {
-        events[n] = static_cast<double>(found->inclusive[i].total) *
-                    results.events[i].scale;
-      }
+    for (size_t i = 0; i < totals.size() && n < *nevents; ++i) {
+      if (events != nullptr) events[n] = totals[i];
       ++n;
     }
     *nevents = n;
   }
-  if (seconds != nullptr) *seconds = static_cast<double>(found->wall_ns) * 1e-9;
-  if (calls != nullptr) *calls = static_cast<int>(found->calls);
+  if (seconds != nullptr) *seconds = static_cast<double>(total_wall_ns) * 1e-9;
+  if (calls != nullptr) *calls = static_cast<int>(total_calls);
   return 0;
 }
 

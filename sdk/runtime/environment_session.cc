@@ -14,11 +14,10 @@
 // cannot be caught: no report.
 //
 // The program's threads keep running while the signal thread stops the
-// session.  Session::Stop writes the report before it releases the device;
-// a thread that ends a region still open at that moment reads the device
-// without synchronization with the release (Recorder::OpenRegions, too,
-// reads other threads' stacks unsynchronized): TSan reports both.  The
-// report is on disk by then.
+// session: Session::Stop lets the boundaries under way finish before it
+// reads the open regions, writes the report and releases the device
+// (docs/concurrency.md).  In a forked child the session is the parent's and
+// stopping it does nothing.
 #include "sdk/runtime/environment_session.h"
 
 #include <fcntl.h>

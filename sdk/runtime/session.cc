@@ -1,5 +1,6 @@
 #include "uncore/session.h"
 
+#include <sys/types.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
 #include "fmt/format.h"
 #include "sdk/common/clock.h"
 #include "sdk/common/id_list.h"
@@ -82,12 +84,9 @@ bool IsRate(const spec::CompiledMetric& m) {
   return m.metric != nullptr && m.metric->rate_per_second;
 }
 
-// Retired recorders: regions still open on other threads may touch them
-// after Stop, so they live until the process exits.
-std::vector<std::unique_ptr<regions::Recorder>>& RetiredRecorders() {
-  static auto* retired = new std::vector<std::unique_ptr<regions::Recorder>>;
-  return *retired;
-}
+// How long Stop waits for boundaries under way on other threads (a
+// snapshot takes microseconds; a thread may be descheduled for a while).
+constexpr std::chrono::seconds kQuiesceTimeout{10};
 
 std::mutex& ActiveMutex() {
   static auto* mu = new std::mutex;
@@ -108,8 +107,18 @@ struct Session::Impl {
   };
   std::vector<Metric> metrics;
   std::unique_ptr<runtime::Backend> backend;
-  std::unique_ptr<regions::Recorder> recorder;  // moved to retired on Stop
-  regions::Recorder* recorder_view = nullptr;   // stays valid (retired)
+  std::unique_ptr<regions::Recorder> recorder;
+  regions::Recorder* recorder_view = nullptr;  // recorder.get()
+  pid_t owner_pid = 0;                         // the process that started it
+  // Process-wide counts when the session started (regions/recorder.h).
+  uint64_t dropped_at_start = 0;
+  uint64_t refused_at_start = 0;
+  uint64_t dropped = 0;  // at Stop
+  uint64_t refused = 0;
+  // Stop could not wait for every boundary (a thread stuck in one, or Stop
+  // called from a signal handler inside one): the recorder and the device
+  // are left alone (never freed, never released).
+  bool abandoned = false;
   std::vector<std::string> warnings;
   std::vector<std::string> setup_errors;
   uint64_t start_unix_ns = 0;
@@ -133,7 +142,15 @@ struct Session::Impl {
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-Session::~Session() { Stop().IgnoreError(); }
+Session::~Session() {
+  Stop().IgnoreError();
+  if (impl_->owner_pid != getpid() || impl_->abandoned) {
+    // A forked child's copy of the parent's session, or a session whose
+    // recorder other threads may still be inside: freeing the backend would
+    // release the parent's counters (or the device under those threads).
+    (void)impl_.release();
+  }
+}
 
 Session* Session::Active() {
   std::lock_guard<std::mutex> lock(ActiveMutex());
@@ -175,6 +192,18 @@ absl::StatusOr<SessionOptions> Session::OptionsFromEnvironment() {
     return f && (*f == "1" || common::EqualsIgnoreCase(*f, "true") ||
                  common::EqualsIgnoreCase(*f, "yes"));
   };
+  if (std::optional<std::string> n = env("UNCORE_SAMPLE")) {
+    int every = 0;
+    if (!absl::SimpleAtoi(std::string(common::StripWhitespace(*n)), &every) ||
+        every < 1) {
+      return absl::InvalidArgumentError(fmt::format(
+          "UNCORE_SAMPLE=\"{}\" is not a whole number of 1 or more: set it to "
+          "N to read the counters on every Nth call of each region, or "
+          "unset it",
+          *n));
+    }
+    o.sample_every = every;
+  }
   o.force = flag("UNCORE_FORCE");
   o.allow_multiplexing = flag("UNCORE_MULTIPLEX");
   return o;
@@ -327,10 +356,16 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
       if (!scale.encoding.empty()) s.event_infos[i].encoding = scale.encoding;
     }
   }
+  s.owner_pid = getpid();
   if (session->backend_ != "off") {
-    s.recorder = std::make_unique<regions::Recorder>(s.backend->device());
+    regions::RecorderOptions recorder_options;
+    recorder_options.sample_every = std::max(1, s.options.sample_every);
+    s.recorder = std::make_unique<regions::Recorder>(s.backend->device(),
+                                                     recorder_options);
     s.recorder_view = s.recorder.get();
     session->recorder_ = s.recorder_view;
+    s.dropped_at_start = regions::DroppedBoundaries();
+    s.refused_at_start = regions::RefusedReentrantRegions();
   }
   {
     std::lock_guard<std::mutex> lock(ActiveMutex());
@@ -341,8 +376,7 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
       return absl::FailedPreconditionError(kOneAtATime);
     }
     g_active_session = session.get();
-    internal::g_active_recorder.store(session->recorder_,
-                                      std::memory_order_release);
+    regions::Activate(session->recorder_);
   }
   return session;
 }
@@ -353,16 +387,22 @@ absl::Status Session::Stop() {
   Impl& s = *impl_;
   if (s.stopped) return absl::OkStatus();
   s.stopped = true;
+  if (s.owner_pid != getpid()) {
+    // A forked child: the session, its report and its counters are the
+    // parent's (regions/recorder.h made the child count nothing).
+    return absl::OkStatus();
+  }
   {
     std::lock_guard<std::mutex> lock(ActiveMutex());
-    if (g_active_session == this) {
-      g_active_session = nullptr;
-      internal::g_active_recorder.store(nullptr, std::memory_order_release);
-    }
+    if (g_active_session == this) g_active_session = nullptr;
   }
   s.stop_steady_ns = common::MonotonicNowNs();
   if (s.recorder_view != nullptr) {
-    s.open_at_stop = s.recorder_view->OpenRegions();
+    // No new boundary reaches the recorder; those under way finish.
+    s.abandoned = !regions::Deactivate(s.recorder_view, kQuiesceTimeout);
+    s.dropped = regions::DroppedBoundaries() - s.dropped_at_start;
+    s.refused = regions::RefusedReentrantRegions() - s.refused_at_start;
+    if (!s.abandoned) s.open_at_stop = s.recorder_view->OpenRegions();
   }
   if (s.backend != nullptr) {
     if (const devices::Device* device = s.backend->device()) {
@@ -373,19 +413,21 @@ absl::Status Session::Stop() {
       s.estimated.push_back(s.backend->Estimated(static_cast<int>(i)));
     }
   }
-  // The report first, then the device's release: when a signal stops the
-  // session (environment_session.cc), other threads may still be ending
-  // regions on the device, and the report must be on disk before anything
-  // else can go wrong.  The counts are all in the recorder already.
+  // The report first, then the device's release: the report must be on
+  // disk before anything else can go wrong.
   absl::Status written;
   if (!s.output_path.empty()) {
     written = report::WriteReport(Collect(), s.output_path);
   }
   absl::Status status;
-  if (s.backend != nullptr) status = s.backend->Stop();
-  if (s.recorder != nullptr) {
-    std::lock_guard<std::mutex> lock(ActiveMutex());
-    RetiredRecorders().push_back(std::move(s.recorder));
+  if (s.abandoned) {
+    status = absl::DeadlineExceededError(fmt::format(
+        "a thread stayed inside a region boundary for more than {} s after "
+        "the session stopped (or Stop ran inside one, from a signal "
+        "handler): the device was left as it is, not released",
+        kQuiesceTimeout.count()));
+  } else if (s.backend != nullptr) {
+    status = s.backend->Stop();
   }
   return status.ok() ? written : status;
 }
@@ -494,6 +536,36 @@ Results Session::Collect() const {
         "region {} was still open when the session stopped: not counted",
         open));
   }
+  const uint64_t dropped =
+      s.stopped ? s.dropped : regions::DroppedBoundaries() - s.dropped_at_start;
+  const uint64_t refused =
+      s.stopped ? s.refused
+                : regions::RefusedReentrantRegions() - s.refused_at_start;
+  if (dropped > 0) {
+    r.run.errors.push_back(fmt::format(
+        "{} region boundaries arrived while the session was stopping: not "
+        "counted",
+        dropped));
+  }
+  if (refused > 0) {
+    r.run.errors.push_back(fmt::format(
+        "{} region boundaries were refused: a signal handler opened or "
+        "closed a region while the SDK was working on the same thread "
+        "(docs/concurrency.md)",
+        refused));
+  }
+  if (s.abandoned) {
+    r.run.errors.push_back(
+        "a thread was still inside a region boundary when the session "
+        "stopped: the counters were left programmed");
+  }
+  if (s.options.sample_every > 1) {
+    r.run.warnings.push_back(fmt::format(
+        "sampled: counters were read on every {}th call of each region "
+        "(UNCORE_SAMPLE); counts of regions with unsampled calls are "
+        "estimated (~)",
+        s.options.sample_every));
+  }
   for (regions::Recorder::RegionTotals& t : s.recorder_view->Collect()) {
     RegionResult region;
     region.name = std::move(t.name);
@@ -503,6 +575,8 @@ Results Session::Collect() const {
     region.wall_ns = t.wall_ns;
     region.min_ns = t.min_ns;
     region.max_ns = t.max_ns;
+    region.overhead_ns = t.overhead_ns;
+    region.sampled_calls = t.sampled_calls;
     auto fold = [&](const std::vector<uint64_t>& values) {
       std::vector<EventCounts> counts(s.events.size());
       for (EventCounts& c : counts) {
@@ -514,7 +588,7 @@ Results Session::Collect() const {
         c.per_socket[socket_index(plan[i].socket)] += values[i];
         c.per_instance.push_back(
             {plan[i].socket, s.instance_names[i], values[i]});
-        c.estimated = c.estimated || estimated(i);
+        c.estimated = c.estimated || estimated(i) || t.estimated;
       }
       return counts;
     };

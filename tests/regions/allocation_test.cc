@@ -7,6 +7,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -14,6 +15,9 @@
 #include "uncore/region.h"
 #include "uncore/session.h"
 #include "uncore/uncore_c.h"
+
+#define LIKWID_PERFMON
+#include "uncore/likwid_marker.h"
 
 namespace {
 std::atomic<bool> g_counting{false};
@@ -48,12 +52,29 @@ long AllocationsOf(F body) {
   return g_allocations.load();
 }
 
+const RegionId kInterned = InternRegionName("interned");
+const std::string kStdString = "std::string";
+// A name built at run time, in a buffer whose address is not a literal's.
+char g_buffer_name[] = "buffer";
+
+// Every public form of a region, nested.
 void NestedRegions() {
   UNCORE_REGION("outer");
   {
-    uncore::UncoreRegion inner("inner");
+    uncore::UncoreRegion by_pointer("inner");
+    uncore::UncoreRegion by_id(kInterned);
+    uncore::UncoreRegion by_view(std::string_view("view"));
+    uncore::UncoreRegion by_string(kStdString);
+    uncore::UncoreRegion by_buffer(static_cast<const char*>(g_buffer_name));
+    UNCORE_REGION(kStdString);  // the macro with a run-time name
+    RegionBegin("begin-end");
+    RegionBegin(kInterned);
+    RegionEnd(kInterned);
+    RegionEnd("begin-end");
     uncore_region_begin("c-api");
     uncore_region_end("c-api");
+    LIKWID_MARKER_START("likwid");
+    LIKWID_MARKER_STOP("likwid");
   }
 }
 
@@ -84,6 +105,10 @@ TEST(RegionAllocationTest, NoAllocationPerRegionOnTheSimulator) {
   const Results r = (*s)->Collect();
   ASSERT_FALSE(r.regions.empty());
   EXPECT_EQ(r.regions[0].calls, 10002u);
+  EXPECT_GE(r.regions.size(), 10u);
+  for (const RegionResult& region : r.regions) {
+    EXPECT_EQ(region.calls, 10002u) << region.path;
+  }
   EXPECT_TRUE(r.run.errors.empty());
 }
 

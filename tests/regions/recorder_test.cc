@@ -61,6 +61,7 @@ class PerThreadDevice : public devices::Device {
   }
   absl::Status Release() override { return absl::OkStatus(); }
   uint64_t frozen_ns() const override { return 0; }
+  bool per_thread_snapshots() const override { return true; }
 
   static void Bump(int counter, uint64_t n) { t_counters[counter] += n; }
   static inline std::atomic<int> program_calls{0};

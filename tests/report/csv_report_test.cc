@@ -83,44 +83,84 @@ TEST(CsvReportTest, ParsesBackStrictly) {
   std::string error;
   ASSERT_TRUE(ParseCsv(csv, &records, &error)) << error;
   ASSERT_FALSE(records.empty());
-  EXPECT_THAT(records[0], ::testing::ElementsAre(
-                              "region", "path", "depth", "calls", "wall_ns",
-                              "event", "socket", "inclusive", "exclusive",
-                              "estimated", "unit", "scale"));
+  EXPECT_THAT(records[0],
+              ::testing::ElementsAre(
+                  "region", "path", "depth", "calls", "wall_ns", "overhead_ns",
+                  "sampled_calls", "event", "socket", "inclusive", "exclusive",
+                  "estimated", "unit", "scale"));
   // Per region: 4 events x (2 sockets + "all") + 2 metrics.
   EXPECT_EQ(records.size(), 1 + results.regions.size() * (4 * 3 + 2));
-  for (const auto& record : records) ASSERT_EQ(record.size(), 12u);
+  for (const auto& record : records) ASSERT_EQ(record.size(), 14u);
 
   std::map<std::string, std::vector<std::string>> by_key;
   for (const auto& r : records) {
-    by_key[r[1] + "|" + r[5] + "|" + r[6]] = r;
+    by_key[r[1] + "|" + r[7] + "|" + r[8]] = r;
   }
   const auto& solve_victims_1 = by_key["main/solve|cbo/LLC_VICTIMS.M_STATE|1"];
-  EXPECT_THAT(solve_victims_1,
-              ::testing::ElementsAre("solve", "main/solve", "1", "10",
-                                     "1800000000", "cbo/LLC_VICTIMS.M_STATE",
-                                     "1", "650000", "250000", "1", "", "1"));
+  EXPECT_THAT(
+      solve_victims_1,
+      ::testing::ElementsAre("solve", "main/solve", "1", "10", "1800000000",
+                             "15500", "10", "cbo/LLC_VICTIMS.M_STATE", "1",
+                             "650000", "250000", "1", "", "1"));
   const auto& main_energy = by_key["main|power/energy-pkg|all"];
-  ASSERT_EQ(main_energy.size(), 12u);
-  EXPECT_EQ(main_energy[7], "39165");
-  EXPECT_EQ(main_energy[8], "9000");
-  EXPECT_EQ(main_energy[10], "Joules");
-  EXPECT_EQ(std::strtod(main_energy[11].c_str(), nullptr), 6.103515625e-05);
+  ASSERT_EQ(main_energy.size(), 14u);
+  EXPECT_EQ(main_energy[9], "39165");
+  EXPECT_EQ(main_energy[10], "9000");
+  EXPECT_EQ(main_energy[12], "Joules");
+  EXPECT_EQ(std::strtod(main_energy[13].c_str(), nullptr), 6.103515625e-05);
   const auto& metric = by_key["main/solve|metric/MEM_BW_READS|all"];
-  EXPECT_THAT(metric,
-              ::testing::ElementsAre("solve", "main/solve", "1", "10",
-                                     "1800000000", "metric/MEM_BW_READS", "all",
-                                     "960000000", "", "", "bytes/s", "1"));
-  EXPECT_EQ(by_key["main/solve|metric/PCT_WRITES|all"][7], "");  // invalid
-  EXPECT_EQ(by_key["main/late|imc/CAS_COUNT.RD|all"][7],
+  EXPECT_THAT(metric, ::testing::ElementsAre(
+                          "solve", "main/solve", "1", "10", "1800000000",
+                          "15500", "10", "metric/MEM_BW_READS", "all",
+                          "960000000", "", "", "bytes/s", "1"));
+  EXPECT_EQ(by_key["main/solve|metric/PCT_WRITES|all"][9], "");  // invalid
+  EXPECT_EQ(by_key["main/late|imc/CAS_COUNT.RD|all"][9],
             fmt::format("{}", kHugeCount));
 
   // The weird name: quoted, quotes doubled, newline kept, bad bytes U+FFFD.
   const auto& weird = by_key["main/" + kWeirdNameInCsv + "|imc/CAS_COUNT.RD|0"];
-  ASSERT_EQ(weird.size(), 12u);
+  ASSERT_EQ(weird.size(), 14u);
   EXPECT_EQ(weird[0], kWeirdNameInCsv);
   EXPECT_THAT(csv, HasSubstr("\"a \"\"quoted\"\", comma\nnewline "
                              "\xEF\xBF\xBD\xEF\xBF\xBD\""));
+}
+
+TEST(CsvReportTest, CostAndSamplingOnEveryRow) {
+  Results results = MakeCostlyResults();
+  results.regions[4].overhead_ns = kHugeCount;  // exact beyond 2^53
+  std::vector<std::vector<std::string>> records;
+  std::string error;
+  ASSERT_TRUE(ParseCsv(FormatCsv(results), &records, &error)) << error;
+  ASSERT_GT(records.size(), 1u);
+  const std::vector<std::string>& header = records[0];
+  ASSERT_EQ(header.size(), 14u);
+  EXPECT_EQ(header[4], "wall_ns");
+  EXPECT_EQ(header[5], "overhead_ns");
+  EXPECT_EQ(header[6], "sampled_calls");
+  // Every row of a region carries its cost and sampled calls.
+  for (size_t i = 1; i < records.size(); ++i) {
+    const std::vector<std::string>& r = records[i];
+    const RegionResult* region = nullptr;
+    for (const RegionResult& candidate : results.regions) {
+      if (candidate.name == r[0] ||
+          (candidate.name == kWeirdName && r[0] == kWeirdNameInCsv)) {
+        region = &candidate;
+      }
+    }
+    ASSERT_NE(region, nullptr) << r[0];
+    EXPECT_EQ(r[5], fmt::format("{}", region->overhead_ns)) << r[1];
+    EXPECT_EQ(r[6], fmt::format("{}", region->sampled_calls)) << r[1];
+  }
+  // main/solve/assemble measured 10 of its 100 calls: every event row is
+  // estimated, though its counts' own flags are not all set.
+  int assemble_rows = 0;
+  for (const auto& r : records) {
+    if (r[1] != "main/solve/assemble" || r[7].starts_with("metric/")) continue;
+    ++assemble_rows;
+    EXPECT_EQ(r[6], "10");
+    EXPECT_EQ(r[11], "1") << r[7] << " socket " << r[8];
+  }
+  EXPECT_EQ(assemble_rows, 4 * 3);
 }
 
 TEST(CsvReportTest, StrictParserRejectsBadCsv) {

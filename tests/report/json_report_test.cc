@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "fmt/format.h"
 #include "gmock/gmock.h"
@@ -72,7 +73,8 @@ TEST(JsonReportTest, ParsesBackWithEveryField) {
   const Json& solve = regions.at(1);
   EXPECT_THAT(JsonKeys(solve),
               ElementsAre("name", "path", "depth", "calls", "wall_ns", "min_ns",
-                          "max_ns", "events", "metrics"));
+                          "max_ns", "overhead_ns", "sampled_calls", "events",
+                          "metrics"));
   EXPECT_EQ(JsonString(solve.at("name")), "solve");
   EXPECT_EQ(JsonString(solve.at("path")), "main/solve");
   EXPECT_EQ(JsonUint(solve.at("depth")), 1u);
@@ -80,6 +82,8 @@ TEST(JsonReportTest, ParsesBackWithEveryField) {
   EXPECT_EQ(JsonUint(solve.at("wall_ns")), 1'800'000'000u);
   EXPECT_EQ(JsonUint(solve.at("min_ns")), 150'000'000u);
   EXPECT_EQ(JsonUint(solve.at("max_ns")), 210'000'000u);
+  EXPECT_EQ(JsonUint(solve.at("overhead_ns")), 15'500u);
+  EXPECT_EQ(JsonUint(solve.at("sampled_calls")), 10u);
   EXPECT_THAT(JsonKeys(solve.at("events")),
               ElementsAre("imc/CAS_COUNT.RD", "power/energy-pkg",
                           "cbo/LLC_VICTIMS.M_STATE", "imc/CAS_COUNT.WR"));
@@ -111,6 +115,44 @@ TEST(JsonReportTest, ParsesBackWithEveryField) {
   EXPECT_EQ(
       JsonUint(regions.at(5).at("events").at("imc/CAS_COUNT.RD").at("total")),
       kHugeCount);
+}
+
+TEST(JsonReportTest, CostAndSamplingOfEveryRegion) {
+  Results results = MakeCostlyResults();
+  results.regions[4].overhead_ns = kHugeCount;  // exact beyond 2^53
+  results.regions[5].sampled_calls = 0;         // not recorded: written as is
+  const Json regions = MustParseJson(FormatJson(results)).at("regions");
+  ASSERT_EQ(JsonSize(regions), results.regions.size());
+  for (size_t i = 0; i < results.regions.size(); ++i) {
+    const RegionResult& region = results.regions[i];
+    const Json& json = regions.at(i);
+    EXPECT_EQ(JsonUint(json.at("overhead_ns")), region.overhead_ns) << i;
+    EXPECT_EQ(JsonUint(json.at("sampled_calls")), region.sampled_calls) << i;
+    // Always present, right after the wall times (none of the other keys
+    // moved).
+    const std::vector<std::string> keys = JsonKeys(json);
+    ASSERT_EQ(keys.size(), 11u);
+    EXPECT_EQ(keys[6], "max_ns");
+    EXPECT_EQ(keys[7], "overhead_ns");
+    EXPECT_EQ(keys[8], "sampled_calls");
+  }
+  EXPECT_EQ(JsonUint(regions.at(4).at("overhead_ns")), kHugeCount);
+  EXPECT_EQ(JsonUint(regions.at(5).at("sampled_calls")), 0u);
+
+  // main/solve/assemble measured 10 of its 100 calls: every count is an
+  // estimate, whatever its own flag says; the others keep their flags.
+  const Json& assemble = regions.at(2);
+  EXPECT_EQ(JsonString(assemble.at("path")), "main/solve/assemble");
+  EXPECT_EQ(JsonUint(assemble.at("calls")), 100u);
+  EXPECT_EQ(JsonUint(assemble.at("sampled_calls")), 10u);
+  ASSERT_FALSE(results.regions[2].inclusive[0].estimated);
+  for (const auto& item : assemble.at("events").items()) {
+    EXPECT_TRUE(JsonBool(item.value().at("estimated"))) << item.key();
+  }
+  const Json& solve_events = regions.at(1).at("events");
+  EXPECT_FALSE(JsonBool(solve_events.at("imc/CAS_COUNT.RD").at("estimated")));
+  EXPECT_TRUE(
+      JsonBool(solve_events.at("cbo/LLC_VICTIMS.M_STATE").at("estimated")));
 }
 
 TEST(JsonReportTest, WeirdNamesRoundTrip) {

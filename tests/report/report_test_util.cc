@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -74,6 +75,10 @@ Results MakeResults(bool simulated) {
   auto add = [&](RegionResult r, std::vector<EventCounts> inclusive,
                  std::vector<EventCounts> exclusive,
                  std::vector<MetricValue> metrics) {
+    // Every call measured, at a cost well below 5% of the wall time
+    // (about 1.5 us per call, 31 ns for the short ones).
+    r.sampled_calls = r.calls;
+    r.overhead_ns = std::min(r.calls * 1'550, r.wall_ns / 32);
     r.inclusive = std::move(inclusive);
     r.exclusive = std::move(exclusive);
     r.metrics = std::move(metrics);
@@ -111,6 +116,28 @@ Results MakeResults(bool simulated) {
       {Counts(kHugeCount - 1, 1), Counts(0, 0), Counts(0, 0), Counts(0, 0)},
       {Counts(kHugeCount - 1, 1), Counts(0, 0), Counts(0, 0), Counts(0, 0)},
       {{0, false}, {0, false}});
+  return results;
+}
+
+RegionResult* FindRegion(Results* results, std::string_view path) {
+  for (RegionResult& region : results->regions) {
+    if (region.path == path) return &region;
+  }
+  ADD_FAILURE() << "no region " << path;
+  return nullptr;
+}
+
+Results MakeCostlyResults() {
+  Results results = MakeResults(false);
+  RegionResult* assemble = FindRegion(&results, "main/solve/assemble");
+  RegionResult* weird = FindRegion(&results, "main/" + kWeirdName);
+  RegionResult* io = FindRegion(&results, "io");
+  RegionResult* late = FindRegion(&results, "main/late");
+  if (!assemble || !weird || !io || !late) return results;
+  assemble->sampled_calls = 10;  // its counts' own flags left as they are
+  weird->overhead_ns = 300;      // 24.3% of 1,234 ns
+  io->overhead_ns = 2'280;       // exactly 5% of 45,600 ns
+  late->overhead_ns = 50;        // 5.005% of 999 ns
   return results;
 }
 

@@ -94,6 +94,66 @@ TEST(ReportHelpersTest, CsvFieldQuotesAndRepairs) {
   EXPECT_EQ(CsvField("caf\xC3\xA9"), "caf\xC3\xA9");
 }
 
+RegionResult Costing(uint64_t calls, uint64_t wall_ns, uint64_t overhead_ns,
+                     uint64_t sampled_calls) {
+  RegionResult region;
+  region.calls = calls;
+  region.wall_ns = wall_ns;
+  region.overhead_ns = overhead_ns;
+  region.sampled_calls = sampled_calls;
+  return region;
+}
+
+TEST(ReportHelpersTest, OverheadFlaggedAboveFivePercentExactly) {
+  EXPECT_FALSE(OverheadFlagged(Costing(1, 1'000, 50, 1)));  // 5%
+  EXPECT_TRUE(OverheadFlagged(Costing(1, 1'000, 51, 1)));
+  EXPECT_FALSE(OverheadFlagged(Costing(1, 1'000, 0, 1)));
+  // 999 * 5% = 49.95: 49 is below, 50 above.
+  EXPECT_FALSE(OverheadFlagged(Costing(1, 999, 49, 1)));
+  EXPECT_TRUE(OverheadFlagged(Costing(1, 999, 50, 1)));
+  EXPECT_FALSE(OverheadFlagged(Costing(0, 0, 0, 0)));
+  EXPECT_TRUE(OverheadFlagged(Costing(1, 0, 1, 1)));
+  EXPECT_FALSE(OverheadFlagged(Costing(1, 19, 0, 1)));  // 0.95 ns allowed
+  EXPECT_TRUE(OverheadFlagged(Costing(1, 19, 1, 1)));
+  // No overflow at the top of the range: 5% of 2^64 - 1 is
+  // 922,337,203,685,477,580.75.
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  EXPECT_FALSE(OverheadFlagged(Costing(1, kMax, 922'337'203'685'477'580, 1)));
+  EXPECT_TRUE(OverheadFlagged(Costing(1, kMax, 922'337'203'685'477'581, 1)));
+  EXPECT_TRUE(OverheadFlagged(Costing(1, 1, kMax, 1)));
+}
+
+TEST(ReportHelpersTest, FormatOverheadPercentRoundsUpBelowTen) {
+  EXPECT_EQ(FormatOverheadPercent(50, 1'000), "5.0%");
+  EXPECT_EQ(FormatOverheadPercent(51, 1'000), "5.1%");
+  EXPECT_EQ(FormatOverheadPercent(50'001, 1'000'000), "5.1%");  // 5.0001%
+  EXPECT_EQ(FormatOverheadPercent(50, 999), "5.1%");            // 5.005%
+  EXPECT_EQ(FormatOverheadPercent(99, 1'000), "9.9%");
+  EXPECT_EQ(FormatOverheadPercent(100, 1'000), "10%");
+  EXPECT_EQ(FormatOverheadPercent(300, 1'234), "24%");  // 24.3%
+  EXPECT_EQ(FormatOverheadPercent(3'100, 1'000), "310%");
+  EXPECT_EQ(FormatOverheadPercent(0, 1'000), "0.0%");
+  EXPECT_EQ(FormatOverheadPercent(0, 0), "0%");
+  EXPECT_EQ(FormatOverheadPercent(1, 0), "inf%");
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  EXPECT_EQ(FormatOverheadPercent(kMax, kMax), "100%");
+  EXPECT_EQ(FormatOverheadPercent(kMax / 2, kMax), "50%");
+}
+
+TEST(ReportHelpersTest, SampledRegionsAreEstimates) {
+  EXPECT_TRUE(IsSampled(Costing(1'000, 1, 0, 100)));
+  EXPECT_TRUE(IsSampled(Costing(2, 1, 0, 1)));
+  EXPECT_FALSE(IsSampled(Costing(1'000, 1, 0, 1'000)));  // every call
+  EXPECT_FALSE(IsSampled(Costing(1'000, 1, 0, 0)));      // not recorded
+  EXPECT_FALSE(IsSampled(Costing(0, 0, 0, 0)));
+  EventCounts exact;
+  EventCounts multiplexed;
+  multiplexed.estimated = true;
+  EXPECT_TRUE(IsEstimated(Costing(1'000, 1, 0, 100), exact));
+  EXPECT_FALSE(IsEstimated(Costing(1'000, 1, 0, 1'000), exact));
+  EXPECT_TRUE(IsEstimated(Costing(1'000, 1, 0, 1'000), multiplexed));
+}
+
 TEST(ReportHelpersTest, ParseOutputChoosesFormat) {
   auto parse = [](std::string_view text) {
     absl::StatusOr<ReportDestination> d = ParseOutput(text);

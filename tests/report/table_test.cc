@@ -1,5 +1,6 @@
 // Tests of the table report (FormatTable), compared with the golden files
 // tests/report/golden/table*.txt.
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,12 +16,75 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
+// One region with one event on one socket, every call measured, and the
+// measurement costing `overhead_ns`.
+Results OneRegion(uint64_t calls, uint64_t wall_ns, uint64_t overhead_ns,
+                  uint64_t sampled_calls) {
+  Results results;
+  results.run.backend = "direct";
+  results.run.sockets = {0};
+  results.events = {{"imc/cas_count.rd", "imc/CAS_COUNT.RD", "ctl=0x00400304",
+                     "", 1.0, false}};
+  RegionResult region = Region("solve", "solve", 0, calls, wall_ns,
+                               wall_ns / calls, wall_ns / calls);
+  region.overhead_ns = overhead_ns;
+  region.sampled_calls = sampled_calls;
+  EventCounts counts;
+  counts.total = 123'456;
+  counts.per_socket = {123'456};
+  region.inclusive = {counts};
+  region.exclusive = {counts};
+  results.regions.push_back(region);
+  return results;
+}
+
+// The same results in the vertical layout (an event spec too wide for the
+// horizontal one).
+Results Vertical(Results results) {
+  results.events[0].canonical = std::string(kMaxTableWidth, 'x');
+  return results;
+}
+
+constexpr std::string_view kEstimatedNote =
+    "~ estimated: scaled up from a partial count, multiplexed by the kernel "
+    "or sampled (UNCORE_SAMPLE: only some calls measured)\n";
+constexpr std::string_view kOverheadNote =
+    "!P% before a wall time: the measurement took P% of this region's time "
+    "(more than 5%):\n  its counts include the instrumentation's own "
+    "traffic; sample it with UNCORE_SAMPLE=N or measure a coarser region\n";
+
 TEST(TableTest, MatchesGolden) {
   ExpectMatchesGolden(FormatTable(MakeResults(false)), "table.txt");
 }
 
 TEST(TableTest, SimulatedMatchesGolden) {
   ExpectMatchesGolden(FormatTable(MakeResults(true)), "table_simulated.txt");
+}
+
+TEST(TableTest, CostlyMatchesGolden) {
+  // Without the energy event, so that the marks still fit the horizontal
+  // layout.
+  Results results = MakeCostlyResults();
+  results.events.erase(results.events.begin() + 1);
+  for (RegionResult& region : results.regions) {
+    region.inclusive.erase(region.inclusive.begin() + 1);
+    region.exclusive.erase(region.exclusive.begin() + 1);
+  }
+  const std::string table = FormatTable(results);
+  ExpectMatchesGolden(table, "table_cost.txt");
+  EXPECT_THAT(table, HasSubstr("per socket:"));  // horizontal
+  for (const std::string& line : Lines(table)) {
+    EXPECT_LE(DisplayWidth(line), static_cast<size_t>(kMaxTableWidth)) << line;
+  }
+  EXPECT_THAT(table, ::testing::ContainsRegex(
+                         "\n    assemble +100 \\(10 sampled\\) +600 ms +"
+                         "~18,000,000 +~1,000,000 "));
+  EXPECT_THAT(table, HasSubstr(" !24% 1.23 us "));  // the weird region
+  EXPECT_THAT(table, HasSubstr(" !5.1% 999 ns "));  // late: 5.005%
+  EXPECT_THAT(table, ::testing::ContainsRegex(
+                         "\nio +2 +45\\.6 us "));  // io: exactly 5%
+  EXPECT_THAT(table, HasSubstr(kOverheadNote));
+  EXPECT_THAT(table, HasSubstr(kEstimatedNote));
 }
 
 TEST(TableTest, SimulatedBannerIffSimulated) {
@@ -55,14 +119,82 @@ TEST(TableTest, ShowsUnitsEstimatesMetricsAndHidesMetricOnlyEvents) {
   EXPECT_THAT(table, HasSubstr("cbo/LLC_VICTIMS.M_STATE"));
   EXPECT_THAT(table, Not(HasSubstr("imc/CAS_COUNT.WR")));  // from_metric
   EXPECT_THAT(table, HasSubstr("1 event needed only by metrics not shown"));
-  EXPECT_THAT(table, HasSubstr("2.39 Joules"));  // (20165 + 19000) * 2^-14
-  EXPECT_THAT(table, HasSubstr("~1,550,000"));   // solve, estimated
-  EXPECT_THAT(table, HasSubstr("~ estimated"));
+  EXPECT_THAT(table, HasSubstr("2.39 Joules"));   // (20165 + 19000) * 2^-14
+  EXPECT_THAT(table, HasSubstr("~1,550,000"));    // solve, estimated
+  EXPECT_THAT(table, HasSubstr(kEstimatedNote));  // names both causes
+  EXPECT_THAT(table, Not(HasSubstr("sampled)")));
+  EXPECT_THAT(table, Not(HasSubstr("!")));
   EXPECT_THAT(table, HasSubstr("1.33 Gbytes/s"));
   EXPECT_THAT(table, HasSubstr("n/a"));
   EXPECT_THAT(table, HasSubstr("1,152,921,504,606,846,977"));  // exact
   EXPECT_THAT(table, HasSubstr("errors (1):\n  - region \"io\" closed"));
   EXPECT_THAT(table, HasSubstr("warnings (1):\n  - multiplexing"));
+}
+
+TEST(TableTest, OverheadFlaggedAboveFivePercentOnly) {
+  // 50,000 ns of 1 ms is exactly 5%: no flag, no note.
+  for (const Results& results : {OneRegion(10, 1'000'000, 50'000, 10),
+                                 Vertical(OneRegion(10, 1'000'000, 50'000, 10)),
+                                 OneRegion(10, 1'000'000, 0, 10)}) {
+    const std::string table = FormatTable(results);
+    EXPECT_THAT(table, Not(HasSubstr("!"))) << table;
+    EXPECT_THAT(table, Not(HasSubstr("measurement took"))) << table;
+  }
+  // One nanosecond more is flagged, the percentage rounded up.
+  const std::string table = FormatTable(OneRegion(10, 1'000'000, 50'001, 10));
+  EXPECT_THAT(table, ::testing::ContainsRegex(
+                         "\nsolve +10 +!5\\.1% 1\\.00 ms +123,456\n"));
+  EXPECT_THAT(table, HasSubstr(kOverheadNote));
+  for (const std::string& line : Lines(table)) {
+    EXPECT_LE(DisplayWidth(line), static_cast<size_t>(kMaxTableWidth)) << line;
+  }
+  const std::string vertical =
+      FormatTable(Vertical(OneRegion(10, 1'000'000, 50'001, 10)));
+  EXPECT_THAT(vertical, HasSubstr("solve  calls 10, wall !5.1% 1.00 ms (min "
+                                  "100 us, max 100 us)\n"));
+  EXPECT_THAT(vertical, HasSubstr(kOverheadNote));
+  // A measurement costing more than the region itself.
+  EXPECT_THAT(FormatTable(OneRegion(2, 1'000, 3'100, 2)),
+              HasSubstr(" !310% 1.00 us "));
+}
+
+TEST(TableTest, SampledRegionShowsSampledCallsAndEstimates) {
+  // counts.estimated is left false: sampling alone makes the counts '~'.
+  const std::string table = FormatTable(OneRegion(1'000, 1'000'000, 0, 100));
+  EXPECT_THAT(table,
+              ::testing::ContainsRegex(
+                  "\nsolve +1,000 \\(100 sampled\\) +1\\.00 ms +~123,456\n"));
+  EXPECT_THAT(table, HasSubstr(kEstimatedNote));
+  EXPECT_THAT(table, Not(HasSubstr("!")));
+  const std::string vertical =
+      FormatTable(Vertical(OneRegion(1'000, 1'000'000, 0, 100)));
+  EXPECT_THAT(vertical,
+              HasSubstr("solve  calls 1,000 (100 sampled), wall 1.00 ms"));
+  EXPECT_THAT(vertical, HasSubstr("~123,456"));
+  EXPECT_THAT(vertical, HasSubstr("~ estimated"));
+  // Sampled and costly at once.
+  EXPECT_THAT(FormatTable(OneRegion(1'000, 1'000'000, 60'000, 100)),
+              ::testing::ContainsRegex(
+                  "1,000 \\(100 sampled\\) +!6\\.0% 1\\.00 ms +~123,456"));
+}
+
+TEST(TableTest, CommonCaseHasNoCostNoise) {
+  // Every call measured (sampled_calls == calls, or 0: not recorded), a
+  // cheap measurement, no multiplexing: the table says nothing about them.
+  for (const uint64_t sampled : {uint64_t{1'000}, uint64_t{0}}) {
+    for (const Results& results :
+         {OneRegion(1'000, 1'000'000, 10, sampled),
+          Vertical(OneRegion(1'000, 1'000'000, 10, sampled))}) {
+      const std::string table = FormatTable(results);
+      EXPECT_THAT(table, Not(HasSubstr("sampled"))) << table;
+      EXPECT_THAT(table, Not(HasSubstr("~"))) << table;
+      EXPECT_THAT(table, Not(HasSubstr("!"))) << table;
+      EXPECT_THAT(table, Not(HasSubstr("UNCORE_SAMPLE"))) << table;
+    }
+  }
+  const std::string table = FormatTable(OneRegion(1'000, 1'000'000, 10, 0));
+  EXPECT_THAT(table,
+              ::testing::ContainsRegex("\nsolve +1,000 +1\\.00 ms +123,456\n"));
 }
 
 TEST(TableTest, RegionsInTreeOrder) {

@@ -1,0 +1,120 @@
+#include "sdk/devices/shared_snapshots.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "sdk/common/status_macros.h"
+#include "sdk/devices/device.h"
+
+namespace uncore::devices {
+namespace {
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+}  // namespace
+
+SharedSnapshots::SharedSnapshots(Device* device, Mode mode)
+    : device_(device), mode_(mode), num_values_(device->read_plan().size()) {
+  for (Slot& slot : ring_) {
+    slot.values = std::make_unique<std::atomic<uint64_t>[]>(num_values_);
+    for (size_t i = 0; i < num_values_; ++i) {
+      slot.values[i].store(0, std::memory_order_relaxed);
+    }
+  }
+}
+
+absl::Status SharedSnapshots::Take(Snapshot* out) {
+  if (mode_ == Mode::kEach) {
+    taken_.fetch_add(1, std::memory_order_relaxed);
+    return device_->TakeSnapshot(out);
+  }
+  if (out->values.size() != num_values_) out->values.assign(num_values_, 0);
+  uint64_t arrived = sequence_.load(std::memory_order_acquire);
+  for (;;) {
+    // The first snapshot that may serve this call begins at an even
+    // sequence number reached after the call arrived.
+    const uint64_t idle = (arrived & 1) != 0 ? arrived + 1 : arrived;
+    if (idle != arrived) WaitFor(idle);
+    uint64_t expected = idle;
+    if (sequence_.compare_exchange_strong(expected, idle + 1,
+                                          std::memory_order_acq_rel,
+                                          std::memory_order_acquire)) {
+      return Lead(idle + 1, out);
+    }
+    // Another thread began snapshot idle + 1, after this call arrived: it
+    // serves this call too.
+    WaitFor(idle + 2);
+    if (CopyPublished(idle + 2, out)) {
+      shared_.fetch_add(1, std::memory_order_relaxed);
+      return out->valid ? absl::OkStatus() : FailedShared();
+    }
+    // Its slot was reused while this thread was away: every snapshot from
+    // now on is after the call, so start over.
+    arrived = sequence_.load(std::memory_order_acquire);
+  }
+}
+
+absl::Status SharedSnapshots::Lead(uint64_t sequence, Snapshot* out) {
+  absl::Status status = device_->TakeSnapshot(out);
+  taken_.fetch_add(1, std::memory_order_relaxed);
+  const bool valid = status.ok() && out->valid;
+  if (!valid) {
+    std::lock_guard<std::mutex> lock(error_mu_);
+    last_error_ = status.ok() ? "the snapshot is marked invalid"
+                              : common::StatusMessage(status);
+  }
+  const uint64_t done = sequence + 1;
+  Slot& slot = SlotOf(done);
+  slot.stamp.store(0, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  for (size_t i = 0; i < num_values_; ++i) {
+    slot.values[i].store(valid ? out->values[i] : 0, std::memory_order_relaxed);
+  }
+  slot.timestamp_ns.store(out->timestamp_ns, std::memory_order_relaxed);
+  slot.valid.store(valid, std::memory_order_relaxed);
+  slot.stamp.store(done, std::memory_order_release);
+  sequence_.store(done, std::memory_order_release);
+  if (!valid && status.ok()) {
+    return absl::DataLossError("the snapshot is marked invalid");
+  }
+  return status;
+}
+
+bool SharedSnapshots::CopyPublished(uint64_t done, Snapshot* out) const {
+  const Slot& slot = SlotOf(done);
+  if (slot.stamp.load(std::memory_order_acquire) != done) return false;
+  for (size_t i = 0; i < num_values_; ++i) {
+    out->values[i] = slot.values[i].load(std::memory_order_relaxed);
+  }
+  out->timestamp_ns = slot.timestamp_ns.load(std::memory_order_relaxed);
+  out->valid = slot.valid.load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  return slot.stamp.load(std::memory_order_relaxed) == done;
+}
+
+void SharedSnapshots::WaitFor(uint64_t target) const {
+  for (int spin = 0; spin < 128; ++spin) {
+    if (sequence_.load(std::memory_order_acquire) >= target) return;
+    CpuRelax();
+  }
+  while (sequence_.load(std::memory_order_acquire) < target) {
+    std::this_thread::yield();
+  }
+}
+
+absl::Status SharedSnapshots::FailedShared() const {
+  std::lock_guard<std::mutex> lock(error_mu_);
+  return absl::DataLossError("the shared snapshot failed: " + last_error_);
+}
+
+}  // namespace uncore::devices

@@ -1,0 +1,117 @@
+// SharedSnapshots: many threads that need a device's counters at once share
+// one snapshot instead of queueing for one each.
+//
+//   SharedSnapshots shared(&device);        // a programmed Device
+//   Snapshot s(device.read_plan().size());
+//   UNCORE_RETURN_IF_ERROR(shared.Take(&s)); // from any number of threads
+//
+// The protocol (docs/concurrency.md): a sequence number is even while no
+// snapshot is under way and odd while one is.  A thread that finds it even
+// tries to start the next snapshot (one compare-and-swap); if another
+// thread won, that snapshot began after this thread arrived, so it serves
+// this thread too: the thread waits for it and copies its values from a
+// ring of published results (a seqlock per slot).  A thread that finds a
+// snapshot under way cannot use it (it may have read the counters before
+// the thread's boundary): it waits for that one to finish, then starts or
+// joins the next.
+//
+// Guarantees:
+// - A snapshot a thread receives was begun after the thread called Take.
+// - One snapshot is under way at a time, so freeze windows (direct) and
+//   passes of group reads (perf) never overlap or unfreeze one another.
+// - No thread waits behind more than the one snapshot that was already under
+//   way when it arrived, plus the one that serves it.  Waiting is blocking
+//   (a thread depends on the snapshot's taker finishing): it spins briefly,
+//   then yields the CPU.  A reader that was descheduled for longer than
+//   kRingSize further snapshots takes one of its own instead.
+// - Take allocates nothing and takes no lock; the only system calls are the
+//   device's own reads (and sched_yield while waiting).
+// - With Mode::kEach every Take calls the device itself (the design before
+//   shared snapshots: the direct device serializes its freeze windows with a
+//   per-socket lock); kept as the baseline of tests/bench.
+#ifndef UNCORE_SDK_DEVICES_SHARED_SNAPSHOTS_H_
+#define UNCORE_SDK_DEVICES_SHARED_SNAPSHOTS_H_
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "absl/status/status.h"
+#include "sdk/devices/device.h"
+
+namespace uncore::devices {
+
+class SharedSnapshots {
+ public:
+  enum class Mode {
+    kShared,  // concurrent callers share snapshots (the default)
+    kEach,    // every caller takes its own (the old design; a baseline)
+  };
+  static constexpr int kRingSize = 8;
+
+  // `device` is programmed, outlives this object and keeps its read plan.
+  explicit SharedSnapshots(Device* device, Mode mode = Mode::kShared);
+  SharedSnapshots(const SharedSnapshots&) = delete;
+  SharedSnapshots& operator=(const SharedSnapshots&) = delete;
+
+  // A snapshot begun after this call began.  `out` must have
+  // read_plan().size() values.
+  absl::Status Take(Snapshot* out);
+
+  // Snapshots taken on the device, and Take calls served by another
+  // thread's snapshot.
+  uint64_t snapshots_taken() const {
+    return taken_.load(std::memory_order_relaxed);
+  }
+  uint64_t snapshots_shared() const {
+    return shared_.load(std::memory_order_relaxed);
+  }
+  // Calls that found the result meant for them overwritten (they were away
+  // for kRingSize snapshots) and started over.
+  uint64_t snapshots_retaken() const {
+    return retaken_.load(std::memory_order_relaxed);
+  }
+  Mode mode() const { return mode_; }
+
+ private:
+  struct Slot {
+    // 0 while being written; else the sequence number that published it.
+    std::atomic<uint64_t> stamp{0};
+    std::atomic<uint64_t> timestamp_ns{0};
+    std::atomic<bool> valid{false};
+    std::unique_ptr<std::atomic<uint64_t>[]> values;
+  };
+
+  // Takes snapshot number `sequence` (odd) on the device into `out` and
+  // publishes it.
+  absl::Status Lead(uint64_t sequence, Snapshot* out);
+  // Copies the snapshot that `done` (even) published; false when its slot
+  // has been reused since.
+  bool CopyPublished(uint64_t done, Snapshot* out) const;
+  // Waits until the sequence number is at least `target`.
+  void WaitFor(uint64_t target) const;
+  Slot& SlotOf(uint64_t done) { return ring_[(done / 2) % kRingSize]; }
+  const Slot& SlotOf(uint64_t done) const {
+    return ring_[(done / 2) % kRingSize];
+  }
+  absl::Status FailedShared() const;
+
+  Device* const device_;
+  const Mode mode_;
+  const size_t num_values_;
+  std::atomic<uint64_t> sequence_{0};
+  std::array<Slot, kRingSize> ring_;
+  std::atomic<uint64_t> taken_{0};
+  std::atomic<uint64_t> shared_{0};
+  std::atomic<uint64_t> retaken_{0};
+
+  mutable std::mutex error_mu_;  // the error path only
+  std::string last_error_;       // guarded by error_mu_
+};
+
+}  // namespace uncore::devices
+
+#endif  // UNCORE_SDK_DEVICES_SHARED_SNAPSHOTS_H_

@@ -1,0 +1,201 @@
+// SharedSnapshots: a snapshot is never begun before the caller arrived and
+// always ends before it returns; one snapshot is under way at a time; a
+// caller waits behind at most one snapshot before the one that serves it;
+// concurrent callers share.  Logical clocks make each of these exact.
+#include "sdk/devices/shared_snapshots.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gtest/gtest.h"
+#include "sdk/devices/device.h"
+
+namespace uncore::devices {
+namespace {
+
+// Every event of the test draws a ticket from one clock: a caller's
+// arrival and return, and the device's reading (its snapshot's value).
+std::atomic<uint64_t> g_clock{1};
+
+constexpr size_t kValues = 2;
+
+class ClockDevice : public Device {
+ public:
+  explicit ClockDevice(std::chrono::microseconds duration)
+      : duration_(duration), plan_(kValues) {}
+  std::string_view name() const override { return "clock"; }
+  absl::Status Program(const ProgramRequest&) override {
+    return absl::OkStatus();
+  }
+  const std::vector<CounterPlacement>& read_plan() const override {
+    return plan_;
+  }
+  absl::Status TakeSnapshot(Snapshot* out) override {
+    if (in_flight_.fetch_add(1) != 0) overlaps_.fetch_add(1);
+    const uint64_t n = started_.fetch_add(1);
+    out->values[0] = g_clock.fetch_add(1);  // the moment of the reading
+    if (n < starts_.size()) starts_[n] = out->values[0];
+    if (duration_.count() > 0) std::this_thread::sleep_for(duration_);
+    out->values[1] = out->values[0] * 2;
+    out->timestamp_ns = out->values[0];
+    out->valid = !fail_.load();
+    in_flight_.fetch_sub(1);
+    if (fail_.load()) return absl::UnavailableError("the device is gone");
+    return absl::OkStatus();
+  }
+  absl::Status Release() override { return absl::OkStatus(); }
+  uint64_t frozen_ns() const override { return 0; }
+
+  uint64_t started() const { return started_.load(); }
+  // The clock reading of every snapshot, in order (the first kLog).
+  std::vector<uint64_t> starts() const {
+    return {starts_.begin(),
+            starts_.begin() + std::min<uint64_t>(started(), starts_.size())};
+  }
+  uint64_t overlaps() const { return overlaps_.load(); }
+  void set_fail(bool fail) { fail_.store(fail); }
+
+ private:
+  std::chrono::microseconds duration_;
+  std::vector<CounterPlacement> plan_;
+  std::atomic<int> in_flight_{0};
+  std::atomic<uint64_t> started_{0};
+  std::atomic<uint64_t> overlaps_{0};
+  std::atomic<bool> fail_{false};
+  std::vector<uint64_t> starts_ = std::vector<uint64_t>(1 << 16, 0);
+};
+
+struct Violations {
+  std::atomic<uint64_t> before_arrival{0};
+  std::atomic<uint64_t> after_return{0};
+  std::atomic<uint64_t> torn{0};
+  std::mutex mu;
+  // (arrival, reading received) of calls that were not retaken.
+  std::vector<std::pair<uint64_t, uint64_t>> served;  // guarded by mu
+};
+
+// The snapshot serving a call is the first or second one whose reading
+// began after the call arrived: the call waited behind at most the one under
+// way at arrival (which may have drawn its reading's ticket after the call
+// arrived) before the one that served it.
+uint64_t ServedByALaterSnapshot(const ClockDevice& device,
+                                const Violations& v) {
+  std::vector<uint64_t> starts = device.starts();
+  std::sort(starts.begin(), starts.end());
+  uint64_t late = 0;
+  for (const auto& [arrived, got] : v.served) {
+    auto next = std::upper_bound(starts.begin(), starts.end(), arrived);
+    const bool first = next != starts.end() && *next == got;
+    const bool second =
+        next != starts.end() && next + 1 != starts.end() && *(next + 1) == got;
+    if (!first && !second) ++late;
+  }
+  return late;
+}
+
+void Hammer(SharedSnapshots& shared, int threads, int calls, Violations& v) {
+  std::vector<std::thread> pool;
+  std::atomic<bool> go{false};
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      while (!go.load()) std::this_thread::yield();
+      Snapshot s(2);
+      std::vector<std::pair<uint64_t, uint64_t>> served;
+      for (int i = 0; i < calls; ++i) {
+        const uint64_t retaken_before = shared.snapshots_retaken();
+        const uint64_t arrived = g_clock.fetch_add(1);
+        ASSERT_TRUE(shared.Take(&s).ok());
+        const uint64_t returned = g_clock.fetch_add(1);
+        if (s.values[0] <= arrived) v.before_arrival.fetch_add(1);
+        if (s.values[0] >= returned) v.after_return.fetch_add(1);
+        if (s.values[1] != s.values[0] * 2) v.torn.fetch_add(1);
+        // Unless some call was away so long that its result's slot was
+        // reused (it then took another snapshot).
+        if (shared.snapshots_retaken() == retaken_before) {
+          served.emplace_back(arrived, s.values[0]);
+        }
+      }
+      std::lock_guard<std::mutex> lock(v.mu);
+      v.served.insert(v.served.end(), served.begin(), served.end());
+    });
+  }
+  go.store(true);
+  for (std::thread& th : pool) th.join();
+}
+
+TEST(SharedSnapshotsTest, SixteenThreadsGetSnapshotsTakenAfterTheyArrived) {
+  ClockDevice device(std::chrono::microseconds(20));
+  SharedSnapshots shared(&device);
+  Violations v;
+  constexpr int kThreads = 16;
+  constexpr int kCalls = 300;
+  Hammer(shared, kThreads, kCalls, v);
+  EXPECT_EQ(v.before_arrival.load(), 0u);
+  EXPECT_EQ(v.after_return.load(), 0u);
+  EXPECT_EQ(v.torn.load(), 0u);
+  ASSERT_LT(device.started(), uint64_t{1} << 16);
+  EXPECT_EQ(ServedByALaterSnapshot(device, v), 0u);
+  EXPECT_GT(v.served.size(), uint64_t{kThreads} * kCalls * 9 / 10);
+  EXPECT_EQ(device.overlaps(), 0u) << "two snapshots were under way at once";
+  // Every call was served: by its own snapshot or a shared one.
+  EXPECT_EQ(shared.snapshots_taken() + shared.snapshots_shared(),
+            uint64_t{kThreads} * kCalls);
+  EXPECT_EQ(shared.snapshots_taken(), device.started());
+  // With 16 threads and a 20 us snapshot, many calls share.
+  EXPECT_GT(shared.snapshots_shared(), 0u);
+}
+
+TEST(SharedSnapshotsTest, InstantSnapshotsStayCorrect) {
+  ClockDevice device(std::chrono::microseconds(0));
+  SharedSnapshots shared(&device);
+  Violations v;
+  Hammer(shared, 8, 2000, v);
+  EXPECT_EQ(v.before_arrival.load(), 0u);
+  EXPECT_EQ(v.after_return.load(), 0u);
+  EXPECT_EQ(v.torn.load(), 0u);
+  EXPECT_EQ(device.overlaps(), 0u);
+}
+
+TEST(SharedSnapshotsTest, EachModeCallsTheDeviceEveryTime) {
+  ClockDevice device(std::chrono::microseconds(0));
+  SharedSnapshots shared(&device, SharedSnapshots::Mode::kEach);
+  Snapshot s(2);
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(shared.Take(&s).ok());
+  EXPECT_EQ(device.started(), 10u);
+  EXPECT_EQ(shared.snapshots_shared(), 0u);
+}
+
+TEST(SharedSnapshotsTest, AFailedSnapshotFailsEveryCallerItServes) {
+  ClockDevice device(std::chrono::microseconds(50));
+  device.set_fail(true);
+  SharedSnapshots shared(&device);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < 8; ++t) {
+    pool.emplace_back([&] {
+      Snapshot s(2);
+      for (int i = 0; i < 50; ++i) {
+        absl::Status st = shared.Take(&s);
+        if (!st.ok() && !s.valid) failures.fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& th : pool) th.join();
+  EXPECT_EQ(failures.load(), 8 * 50);
+  device.set_fail(false);
+  Snapshot s(2);
+  EXPECT_TRUE(shared.Take(&s).ok());
+  EXPECT_TRUE(s.valid);
+}
+
+}  // namespace
+}  // namespace uncore::devices
