@@ -308,6 +308,8 @@ std::string EncodeRank(const RankRecord& record) {
     w.U64(region.wall_ns);
     w.U64(region.min_ns);
     w.U64(region.max_ns);
+    w.U64(region.overhead_ns);
+    w.U64(region.sampled_calls);
     w.U64(region.inclusive.size());
     for (const EventCounts& c : region.inclusive) {
       w.U64(c.total);
@@ -374,6 +376,8 @@ absl::StatusOr<RankRecord> DecodeRank(std::string_view bytes) {
     region.wall_ns = r.U64();
     region.min_ns = r.U64();
     region.max_ns = r.U64();
+    region.overhead_ns = r.U64();
+    region.sampled_calls = r.U64();
     region.inclusive.resize(r.Count(8));
     for (EventCounts& c : region.inclusive) {
       c.total = r.U64();
@@ -509,6 +513,8 @@ MergedReport Merge(const std::vector<RankRecord>& ranks) {
       }
       ++out.ranks;
       out.calls += region->calls;
+      out.sampled_calls += region->sampled_calls;
+      out.overhead_ns += region->overhead_ns;
       wall_sum += region->wall_ns;
       out.wall_min_ns = std::min(out.wall_min_ns, region->wall_ns);
       out.wall_max_ns = std::max(out.wall_max_ns, region->wall_ns);
@@ -636,9 +642,11 @@ std::string FormatMergedJson(const MergedReport& m) {
     o += fmt::format(
         "    {{\"name\": {}, \"path\": {}, \"depth\": {}, \"calls\": {}, "
         "\"ranks\": {}, \"wall_ns\": {}, \"wall_min_ns\": {}, "
-        "\"wall_max_ns\": {}, \"call_min_ns\": {}, \"call_max_ns\": {},\n",
+        "\"wall_max_ns\": {}, \"call_min_ns\": {}, \"call_max_ns\": {}, "
+        "\"overhead_ns\": {}, \"sampled_calls\": {},\n",
         JsonString(r.name), JsonString(r.path), r.depth, r.calls, r.ranks,
-        r.wall_ns, r.wall_min_ns, r.wall_max_ns, r.call_min_ns, r.call_max_ns);
+        r.wall_ns, r.wall_min_ns, r.wall_max_ns, r.call_min_ns, r.call_max_ns,
+        r.overhead_ns, r.sampled_calls);
     o += "     \"events\": {";
     for (size_t e = 0; e < r.events.size(); ++e) {
       const MergedEvent& ev = r.events[e];

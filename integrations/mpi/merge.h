@@ -84,6 +84,8 @@ struct MergedRegion {
   uint64_t wall_max_ns = 0;
   uint64_t call_min_ns = 0;  // shortest and longest single call, any rank
   uint64_t call_max_ns = 0;
+  uint64_t overhead_ns = 0;           // the measurement's own time, summed
+  uint64_t sampled_calls = 0;         // calls whose counts were read, summed
   std::vector<MergedEvent> events;    // indexed like MergedReport::events
   std::vector<MergedMetric> metrics;  // over the ranks' own values
   std::vector<RankRegion> per_rank;

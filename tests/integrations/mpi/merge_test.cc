@@ -23,6 +23,8 @@ RegionResult Region(const std::string& path, uint64_t calls, uint64_t wall,
   r.wall_ns = wall;
   r.min_ns = wall / calls;
   r.max_ns = wall / calls + 5;
+  r.overhead_ns = calls * 3;
+  r.sampled_calls = calls;
   EventCounts c;
   for (uint64_t v : per_socket) c.total += v;
   c.per_socket = std::move(per_socket);
@@ -86,6 +88,8 @@ TEST(MergeTest, EachSocketOfEachNodeCountsOnce) {
   EXPECT_EQ(solve.wall_ns, (100u + 120 + 140 + 160) / 4);
   EXPECT_EQ(solve.wall_min_ns, 100u);
   EXPECT_EQ(solve.wall_max_ns, 160u);
+  EXPECT_EQ(solve.sampled_calls, 10u);
+  EXPECT_EQ(solve.overhead_ns, 30u);
   EXPECT_EQ(solve.call_max_ns, 100u + 5);  // rank 0: one call of 100
   // The leaders' views: 100 + 200 on node 0, 300 + 400 on node 2.
   const MergedEvent& e = solve.events[0];
@@ -128,6 +132,8 @@ TEST(MergeTest, RecordsRoundTripAndRefuseTruncation) {
   absl::StatusOr<RankRecord> back = DecodeRank(bytes);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->pid, 42);
+  EXPECT_EQ(back->results.regions[0].overhead_ns, 6u);
+  EXPECT_EQ(back->results.regions[0].sampled_calls, 2u);
   EXPECT_EQ(back->reads, r.reads);
   ASSERT_EQ(back->results.regions.size(), 2u);
   EXPECT_EQ(back->results.regions[1].inclusive[0].per_socket,
