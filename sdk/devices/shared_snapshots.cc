@@ -33,13 +33,14 @@ SharedSnapshots::SharedSnapshots(Device* device, Mode mode)
   }
 }
 
-absl::Status SharedSnapshots::Take(Snapshot* out) {
+absl::Status SharedSnapshots::Take(Snapshot* out, Trace* trace) {
   if (mode_ == Mode::kEach) {
     taken_.fetch_add(1, std::memory_order_relaxed);
     return device_->TakeSnapshot(out);
   }
   if (out->values.size() != num_values_) out->values.assign(num_values_, 0);
   uint64_t arrived = sequence_.load(std::memory_order_acquire);
+  if (trace != nullptr) *trace = {arrived, 0, false};
   for (;;) {
     // The first snapshot that may serve this call begins at an even
     // sequence number reached after the call arrived.
@@ -49,6 +50,7 @@ absl::Status SharedSnapshots::Take(Snapshot* out) {
     if (sequence_.compare_exchange_strong(expected, idle + 1,
                                           std::memory_order_acq_rel,
                                           std::memory_order_acquire)) {
+      if (trace != nullptr) trace->served = idle + 2;
       return Lead(idle + 1, out);
     }
     // Another thread began snapshot idle + 1, after this call arrived: it
@@ -56,10 +58,13 @@ absl::Status SharedSnapshots::Take(Snapshot* out) {
     WaitFor(idle + 2);
     if (CopyPublished(idle + 2, out)) {
       shared_.fetch_add(1, std::memory_order_relaxed);
+      if (trace != nullptr) trace->served = idle + 2;
       return out->valid ? absl::OkStatus() : FailedShared();
     }
     // Its slot was reused while this thread was away: every snapshot from
     // now on is after the call, so start over.
+    retaken_.fetch_add(1, std::memory_order_relaxed);
+    if (trace != nullptr) trace->retaken = true;
     arrived = sequence_.load(std::memory_order_acquire);
   }
 }
@@ -75,13 +80,15 @@ absl::Status SharedSnapshots::Lead(uint64_t sequence, Snapshot* out) {
   }
   const uint64_t done = sequence + 1;
   Slot& slot = SlotOf(done);
+  // A seqlock without fences (ThreadSanitizer does not model them): the
+  // values are release stores, so a reader that sees a new value (an
+  // acquire load) also sees the stamp cleared before it.
   slot.stamp.store(0, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
   for (size_t i = 0; i < num_values_; ++i) {
-    slot.values[i].store(valid ? out->values[i] : 0, std::memory_order_relaxed);
+    slot.values[i].store(valid ? out->values[i] : 0, std::memory_order_release);
   }
-  slot.timestamp_ns.store(out->timestamp_ns, std::memory_order_relaxed);
-  slot.valid.store(valid, std::memory_order_relaxed);
+  slot.timestamp_ns.store(out->timestamp_ns, std::memory_order_release);
+  slot.valid.store(valid, std::memory_order_release);
   slot.stamp.store(done, std::memory_order_release);
   sequence_.store(done, std::memory_order_release);
   if (!valid && status.ok()) {
@@ -94,11 +101,10 @@ bool SharedSnapshots::CopyPublished(uint64_t done, Snapshot* out) const {
   const Slot& slot = SlotOf(done);
   if (slot.stamp.load(std::memory_order_acquire) != done) return false;
   for (size_t i = 0; i < num_values_; ++i) {
-    out->values[i] = slot.values[i].load(std::memory_order_relaxed);
+    out->values[i] = slot.values[i].load(std::memory_order_acquire);
   }
-  out->timestamp_ns = slot.timestamp_ns.load(std::memory_order_relaxed);
-  out->valid = slot.valid.load(std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_acquire);
+  out->timestamp_ns = slot.timestamp_ns.load(std::memory_order_acquire);
+  out->valid = slot.valid.load(std::memory_order_acquire);
   return slot.stamp.load(std::memory_order_relaxed) == done;
 }
 

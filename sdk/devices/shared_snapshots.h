@@ -50,16 +50,25 @@ class SharedSnapshots {
     kShared,  // concurrent callers share snapshots (the default)
     kEach,    // every caller takes its own (the old design; a baseline)
   };
-  static constexpr int kRingSize = 8;
+  static constexpr int kRingSize = 32;
 
   // `device` is programmed, outlives this object and keeps its read plan.
   explicit SharedSnapshots(Device* device, Mode mode = Mode::kShared);
   SharedSnapshots(const SharedSnapshots&) = delete;
   SharedSnapshots& operator=(const SharedSnapshots&) = delete;
 
-  // A snapshot begun after this call began.  `out` must have
-  // read_plan().size() values.
-  absl::Status Take(Snapshot* out);
+  // Where a call stood in the sequence (for tests of the waiting bound):
+  // the sequence number it found when it arrived, and the one that
+  // published the snapshot it got (odd numbers are snapshots under way).
+  struct Trace {
+    uint64_t arrived = 0;
+    uint64_t served = 0;
+    bool retaken = false;  // it started over at least once
+  };
+
+  // A snapshot begun after this call began.  `out` gets read_plan().size()
+  // values.
+  absl::Status Take(Snapshot* out, Trace* trace = nullptr);
 
   // Snapshots taken on the device, and Take calls served by another
   // thread's snapshot.
