@@ -4,7 +4,8 @@
 set -euo pipefail
 packages=(cmake ninja-build g++ clang libclang-rt-14-dev libabsl-dev libfmt-dev
           libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev python3
-          pkg-config nlohmann-json3-dev clang-format clang-tidy)
+          pkg-config nlohmann-json3-dev clang-format clang-tidy
+          openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

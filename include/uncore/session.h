@@ -84,6 +84,19 @@ struct SessionOptions {
   // exact; counts are scaled by calls / sampled calls and marked estimated.
   // 1: every call.
   int sample_every = 1;
+  // Node sharing (docs/node-sharing.md): processes of one node measure
+  // regions on counters programmed once.  share_counters_as: this session
+  // programs its backend as usual and serves snapshots of the counters to
+  // other processes under this name (letters, digits, '.', '_', '-'; a
+  // POSIX shared-memory segment /dev/shm/uncore-NAME, removed at Stop,
+  // which waits up to 5 s for readers still attached).  read_counters_from:
+  // this session programs nothing; each snapshot is requested from the
+  // sessions serving these names (their counters concatenated), taken by
+  // them after the request.  The serving sessions must count the same
+  // events and be started first.  At most one of the two may be set.
+  // uncore::mpi (docs/mpi.md) sets them for MPI ranks.
+  std::string share_counters_as;
+  std::vector<std::string> read_counters_from;
 };
 
 class Session {

@@ -51,6 +51,13 @@ extern "C" __attribute__((weak)) int uncore_environment_session_enabled(void) {
   return 1;
 }
 
+// Defined (returning non-zero) by a library loaded with the program that
+// starts the UNCORE_EVENTS session itself, later: the MPI integration
+// (libuncore_sdk_mpi, docs/mpi.md) starts it in MPI_Init, once the ranks
+// of a node have chosen who programs the counters.  A weak reference:
+// null when no such library is loaded.
+extern "C" __attribute__((weak)) int uncore_environment_session_deferred(void);
+
 namespace uncore::runtime {
 namespace {
 
@@ -236,6 +243,10 @@ void StopEnvironmentSession() {
 
 bool StartEnvironmentSession() {
   if (uncore_environment_session_enabled() == 0) return false;
+  if (uncore_environment_session_deferred != nullptr &&
+      uncore_environment_session_deferred() != 0) {
+    return false;
+  }
   absl::StatusOr<SessionOptions> options = Session::OptionsFromEnvironment();
   if (!options.ok()) {
     if (options.status().code() != absl::StatusCode::kNotFound) {

@@ -32,6 +32,7 @@
 #include "sdk/report/output.h"
 #include "sdk/report/report.h"
 #include "sdk/runtime/backends.h"
+#include "sdk/runtime/node_sharing.h"
 #include "sdk/runtime/process_registry.h"
 #include "sdk/runtime/session_testing.h"
 #include "sdk/sim/demo_traffic.h"
@@ -359,8 +360,32 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
   request.device = std::move(injected.device);
   request.device_name = std::move(injected.name);
   request.device_simulated = injected.simulated;
-  UNCORE_ASSIGN_OR_RETURN(runtime::OpenedBackend opened,
-                          runtime::OpenBackend(std::move(request)));
+  // Node sharing (node_sharing.h): read another process's counters, or
+  // serve ours.
+  if (!options.share_counters_as.empty() &&
+      !options.read_counters_from.empty()) {
+    return absl::InvalidArgumentError(
+        "SessionOptions: set share_counters_as or read_counters_from, not "
+        "both (a session either programs the counters or reads them)");
+  }
+  runtime::OpenedBackend opened;
+  if (!options.read_counters_from.empty()) {
+    UNCORE_ASSIGN_OR_RETURN(
+        opened, runtime::OpenSharedBackend(options.read_counters_from,
+                                           request.program));
+  } else {
+    UNCORE_ASSIGN_OR_RETURN(opened, runtime::OpenBackend(std::move(request)));
+  }
+  if (!options.share_counters_as.empty()) {
+    std::vector<std::string> canonical;
+    for (const EventInfo& e : impl->event_infos) {
+      canonical.push_back(e.canonical);
+    }
+    UNCORE_ASSIGN_OR_RETURN(
+        opened.backend,
+        runtime::ServeBackend(std::move(opened.backend),
+                              options.share_counters_as, canonical));
+  }
   impl->backend = std::move(opened.backend);
   impl->warnings = std::move(opened.warnings);
   impl->options = std::move(options);

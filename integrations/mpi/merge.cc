@@ -1,0 +1,829 @@
+#include "integrations/mpi/merge.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fmt/format.h"
+
+namespace uncore::mpi {
+namespace {
+
+// ---- bytes: length-prefixed, host byte order (one job, one architecture)
+
+class Writer {
+ public:
+  void U64(uint64_t v) { Raw(&v, sizeof(v)); }
+  void I64(int64_t v) { Raw(&v, sizeof(v)); }
+  void F64(double v) { Raw(&v, sizeof(v)); }
+  void Bool(bool v) { U64(v ? 1 : 0); }
+  void Str(std::string_view s) {
+    U64(s.size());
+    out_.append(s.data(), s.size());
+  }
+  void Ints(const std::vector<int>& v) {
+    U64(v.size());
+    for (int x : v) I64(x);
+  }
+  void U64s(const std::vector<uint64_t>& v) {
+    U64(v.size());
+    for (uint64_t x : v) U64(x);
+  }
+  void Strs(const std::vector<std::string>& v) {
+    U64(v.size());
+    for (const std::string& s : v) Str(s);
+  }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  void Raw(const void* p, size_t n) {
+    out_.append(static_cast<const char*>(p), n);
+  }
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+  bool ok() const { return ok_; }
+  bool done() const { return ok_ && in_.empty(); }
+  uint64_t U64() {
+    uint64_t v = 0;
+    Raw(&v, sizeof(v));
+    return v;
+  }
+  int64_t I64() {
+    int64_t v = 0;
+    Raw(&v, sizeof(v));
+    return v;
+  }
+  int Int() { return static_cast<int>(I64()); }
+  double F64() {
+    double v = 0;
+    Raw(&v, sizeof(v));
+    return v;
+  }
+  bool Bool() { return U64() != 0; }
+  std::string Str() {
+    const uint64_t n = Count(1);
+    std::string s(in_.substr(0, n));
+    in_.remove_prefix(n);
+    return s;
+  }
+  // A count of items of at least `min_bytes` each: never more than remain.
+  uint64_t Count(uint64_t min_bytes) {
+    const uint64_t n = U64();
+    if (!ok_ || n > in_.size() / std::max<uint64_t>(min_bytes, 1)) {
+      ok_ = false;
+      return 0;
+    }
+    return n;
+  }
+  std::vector<int> Ints() {
+    std::vector<int> v(Count(8));
+    for (int& x : v) x = Int();
+    return v;
+  }
+  std::vector<uint64_t> U64s() {
+    std::vector<uint64_t> v(Count(8));
+    for (uint64_t& x : v) x = U64();
+    return v;
+  }
+  std::vector<std::string> Strs() {
+    std::vector<std::string> v(Count(8));
+    for (std::string& s : v) s = Str();
+    return v;
+  }
+
+ private:
+  void Raw(void* p, size_t n) {
+    if (!ok_ || in_.size() < n) {
+      ok_ = false;
+      std::memset(p, 0, n);
+      return;
+    }
+    std::memcpy(p, in_.data(), n);
+    in_.remove_prefix(n);
+  }
+  std::string_view in_;
+  bool ok_ = true;
+};
+
+constexpr uint64_t kRecordMagic = 0x31434d504d434e55ULL;  // "UNCMPMC1"
+
+// ---- merging
+
+// Where socket `socket` sits in a rank's per_socket arrays, or -1.
+int SocketIndex(const Results& r, int socket) {
+  auto it = std::find(r.run.sockets.begin(), r.run.sockets.end(), socket);
+  return it == r.run.sockets.end()
+             ? -1
+             : static_cast<int>(it - r.run.sockets.begin());
+}
+
+const RegionResult* FindRegion(const Results& r, const std::string& path) {
+  for (const RegionResult& region : r.regions) {
+    if (region.path == path) return &region;
+  }
+  return nullptr;
+}
+
+// ---- formatting helpers
+
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20 || c >= 0x7f) {
+          out += fmt::format("\\u{:04x}", c);
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
+    }
+  }
+  out += "\"";
+  return out;
+}
+
+std::string JsonNumber(double v) {
+  return std::isfinite(v) ? fmt::format("{}", v) : "null";
+}
+
+template <typename T, typename F>
+std::string JsonArray(const std::vector<T>& items, F&& each) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += each(items[i]);
+  }
+  return out + "]";
+}
+
+std::string JsonStrings(const std::vector<std::string>& v) {
+  return JsonArray(v, [](const std::string& s) { return JsonString(s); });
+}
+
+std::string JsonInts(const std::vector<int>& v) {
+  return JsonArray(v, [](int x) { return fmt::format("{}", x); });
+}
+
+std::string CsvField(std::string_view s) {
+  if (s.find_first_of(",\"\r\n") == std::string_view::npos) {
+    return std::string(s);
+  }
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// "1,234,567"
+std::string Grouped(uint64_t v) {
+  std::string digits = fmt::format("{}", v);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string Duration(uint64_t ns) {
+  const double v = static_cast<double>(ns);
+  if (ns < 1000) return fmt::format("{} ns", ns);
+  if (ns < 1000000) return fmt::format("{:.3g} us", v / 1e3);
+  if (ns < 1000000000) return fmt::format("{:.3g} ms", v / 1e6);
+  return fmt::format("{:.3g} s", v / 1e9);
+}
+
+std::string Count(uint64_t v, const EventInfo& e) {
+  if (e.scale != 1.0) {
+    const double scaled = static_cast<double>(v) * e.scale;
+    return fmt::format("{:.2f} {}", scaled, e.unit);
+  }
+  return e.unit.empty() ? Grouped(v) : Grouped(v) + " " + e.unit;
+}
+
+// Left-aligned first column, the others right-aligned.
+std::string Columns(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& row : rows) {
+    width.resize(std::max(width.size(), row.size()), 0);
+    for (size_t c = 0; c < row.size(); ++c) {
+      width[c] = std::max(width[c], row[c].size());
+    }
+  }
+  std::string out;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    std::string line;
+    for (size_t c = 0; c < rows[r].size(); ++c) {
+      if (c > 0) line += "  ";
+      line += c == 0 ? fmt::format("{:<{}}", rows[r][c], width[c])
+                     : fmt::format("{:>{}}", rows[r][c], width[c]);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+    if (r == 0) {
+      size_t total = 0;
+      for (size_t w : width) total += w + 2;
+      out += std::string(total > 2 ? total - 2 : 0, '-') + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string EncodeRank(const RankRecord& record) {
+  Writer w;
+  w.U64(kRecordMagic);
+  w.I64(record.rank);
+  w.I64(record.node);
+  w.I64(record.node_rank);
+  w.I64(record.pid);
+  w.Str(record.host);
+  w.Ints(record.leads);
+  w.Ints(record.reads);
+  w.Str(record.error);
+  w.Bool(record.measured);
+  const Results& r = record.results;
+  w.Str(r.run.backend);
+  w.Bool(r.run.simulated);
+  w.Str(r.run.host);
+  w.Str(r.run.cpu);
+  w.Ints(r.run.sockets);
+  w.U64(r.run.start_unix_ns);
+  w.U64(r.run.duration_ns);
+  w.U64(r.run.frozen_ns);
+  w.Strs(r.run.errors);
+  w.Strs(r.run.warnings);
+  w.U64(r.events.size());
+  for (const EventInfo& e : r.events) {
+    w.Str(e.spec);
+    w.Str(e.canonical);
+    w.Str(e.encoding);
+    w.Str(e.unit);
+    w.F64(e.scale);
+    w.Bool(e.from_metric);
+  }
+  w.U64(r.metrics.size());
+  for (const MetricInfo& m : r.metrics) {
+    w.Str(m.name);
+    w.Str(m.expression);
+    w.Str(m.unit);
+    w.Bool(m.per_second);
+  }
+  w.U64(r.regions.size());
+  for (const RegionResult& region : r.regions) {
+    w.Str(region.name);
+    w.Str(region.path);
+    w.I64(region.depth);
+    w.U64(region.calls);
+    w.U64(region.wall_ns);
+    w.U64(region.min_ns);
+    w.U64(region.max_ns);
+    w.U64(region.overhead_ns);
+    w.U64(region.sampled_calls);
+    w.U64(region.inclusive.size());
+    for (const EventCounts& c : region.inclusive) {
+      w.U64(c.total);
+      w.U64s(c.per_socket);
+      w.Bool(c.estimated);
+    }
+    w.U64(region.metrics.size());
+    for (const MetricValue& m : region.metrics) {
+      w.F64(m.value);
+      w.Bool(m.valid);
+    }
+  }
+  return w.Take();
+}
+
+absl::StatusOr<RankRecord> DecodeRank(std::string_view bytes) {
+  Reader r(bytes);
+  RankRecord record;
+  if (r.U64() != kRecordMagic) {
+    return absl::DataLossError("an MPI rank's results are not readable");
+  }
+  record.rank = r.Int();
+  record.node = r.Int();
+  record.node_rank = r.Int();
+  record.pid = r.Int();
+  record.host = r.Str();
+  record.leads = r.Ints();
+  record.reads = r.Ints();
+  record.error = r.Str();
+  record.measured = r.Bool();
+  Results& res = record.results;
+  res.run.backend = r.Str();
+  res.run.simulated = r.Bool();
+  res.run.host = r.Str();
+  res.run.cpu = r.Str();
+  res.run.sockets = r.Ints();
+  res.run.start_unix_ns = r.U64();
+  res.run.duration_ns = r.U64();
+  res.run.frozen_ns = r.U64();
+  res.run.errors = r.Strs();
+  res.run.warnings = r.Strs();
+  res.events.resize(r.Count(8));
+  for (EventInfo& e : res.events) {
+    e.spec = r.Str();
+    e.canonical = r.Str();
+    e.encoding = r.Str();
+    e.unit = r.Str();
+    e.scale = r.F64();
+    e.from_metric = r.Bool();
+  }
+  res.metrics.resize(r.Count(8));
+  for (MetricInfo& m : res.metrics) {
+    m.name = r.Str();
+    m.expression = r.Str();
+    m.unit = r.Str();
+    m.per_second = r.Bool();
+  }
+  res.regions.resize(r.Count(8));
+  for (RegionResult& region : res.regions) {
+    region.name = r.Str();
+    region.path = r.Str();
+    region.depth = r.Int();
+    region.calls = r.U64();
+    region.wall_ns = r.U64();
+    region.min_ns = r.U64();
+    region.max_ns = r.U64();
+    region.overhead_ns = r.U64();
+    region.sampled_calls = r.U64();
+    region.inclusive.resize(r.Count(8));
+    for (EventCounts& c : region.inclusive) {
+      c.total = r.U64();
+      c.per_socket = r.U64s();
+      c.estimated = r.Bool();
+    }
+    region.metrics.resize(r.Count(8));
+    for (MetricValue& m : region.metrics) {
+      m.value = r.F64();
+      m.valid = r.Bool();
+    }
+  }
+  if (!r.done()) {
+    return absl::DataLossError("an MPI rank's results are truncated");
+  }
+  return record;
+}
+
+MergedReport Merge(const std::vector<RankRecord>& ranks) {
+  MergedReport m;
+  m.ranks = static_cast<int>(ranks.size());
+  // The first rank that measured says what was counted.
+  const RankRecord* first = nullptr;
+  for (const RankRecord& r : ranks) {
+    if (r.measured) {
+      first = &r;
+      break;
+    }
+  }
+  if (first != nullptr) {
+    m.backend = first->results.run.backend;
+    m.simulated = first->results.run.simulated;
+    m.cpu = first->results.run.cpu;
+    m.events = first->results.events;
+    m.metrics = first->results.metrics;
+  } else {
+    m.backend = "off";
+  }
+  // Nodes, in order of their first rank; the sockets each one counted.
+  std::map<int, size_t> node_index;  // node id -> index
+  std::vector<int> node_of(ranks.size(), 0);
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const RankRecord& r = ranks[i];
+    auto [it, added] = node_index.emplace(r.node, m.nodes.size());
+    if (added) {
+      MergedNode node;
+      node.host = r.host;
+      node.first_rank = r.rank;
+      m.nodes.push_back(node);
+    }
+    node_of[i] = static_cast<int>(it->second);
+    m.nodes[it->second].ranks.push_back(r.rank);
+  }
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    MergedNode& node = m.nodes[node_of[i]];
+    for (int socket : ranks[i].leads) {
+      MergedNode::Socket s;
+      s.socket = socket;
+      s.leader = ranks[i].rank;
+      node.sockets.push_back(s);
+    }
+  }
+  for (MergedNode& node : m.nodes) {
+    std::sort(node.sockets.begin(), node.sockets.end(),
+              [](const MergedNode::Socket& a, const MergedNode::Socket& b) {
+                return a.socket < b.socket;
+              });
+  }
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (!ranks[i].measured) continue;
+    for (MergedNode::Socket& s : m.nodes[node_of[i]].sockets) {
+      if (SocketIndex(ranks[i].results, s.socket) >= 0) {
+        s.ranks.push_back(ranks[i].rank);
+      }
+    }
+  }
+  // Run facts, errors and warnings.
+  for (const RankRecord& r : ranks) {
+    if (m.start_unix_ns == 0 ||
+        (r.results.run.start_unix_ns != 0 &&
+         r.results.run.start_unix_ns < m.start_unix_ns)) {
+      m.start_unix_ns = r.results.run.start_unix_ns;
+    }
+    m.duration_ns = std::max(m.duration_ns, r.results.run.duration_ns);
+    if (!r.error.empty()) {
+      m.errors.push_back(fmt::format("rank {}: {}", r.rank, r.error));
+    }
+    for (const std::string& e : r.results.run.errors) {
+      m.errors.push_back(fmt::format("rank {}: {}", r.rank, e));
+    }
+    for (const std::string& w : r.results.run.warnings) {
+      if (std::find(m.warnings.begin(), m.warnings.end(), w) ==
+          m.warnings.end()) {
+        m.warnings.push_back(w);
+      }
+    }
+    if (r.measured && first != nullptr &&
+        r.results.events.size() != first->results.events.size()) {
+      m.errors.push_back(fmt::format(
+          "rank {}: counted {} events, rank {} {}: its counts are left out",
+          r.rank, r.results.events.size(), first->rank,
+          first->results.events.size()));
+    }
+  }
+  // Regions, by path, in order of first entry (rank order).
+  std::vector<std::string> paths;
+  for (const RankRecord& r : ranks) {
+    for (const RegionResult& region : r.results.regions) {
+      if (std::find(paths.begin(), paths.end(), region.path) == paths.end()) {
+        paths.push_back(region.path);
+      }
+    }
+  }
+  const size_t num_events = m.events.size();
+  for (const std::string& path : paths) {
+    MergedRegion out;
+    out.path = path;
+    out.events.resize(num_events);
+    for (MergedEvent& e : out.events) e.per_node.assign(m.nodes.size(), 0);
+    out.metrics.resize(m.metrics.size());
+    uint64_t wall_sum = 0;
+    std::vector<const RegionResult*> of_rank(ranks.size(), nullptr);
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      const RegionResult* region = FindRegion(ranks[i].results, path);
+      if (region == nullptr) continue;
+      const bool usable =
+          ranks[i].measured && ranks[i].results.events.size() == num_events;
+      if (out.ranks == 0) {
+        out.name = region->name;
+        out.depth = region->depth;
+        out.call_min_ns = region->min_ns;
+        out.wall_min_ns = region->wall_ns;
+      }
+      ++out.ranks;
+      out.calls += region->calls;
+      out.sampled_calls += region->sampled_calls;
+      out.overhead_ns += region->overhead_ns;
+      wall_sum += region->wall_ns;
+      out.wall_min_ns = std::min(out.wall_min_ns, region->wall_ns);
+      out.wall_max_ns = std::max(out.wall_max_ns, region->wall_ns);
+      out.call_min_ns = std::min(out.call_min_ns, region->min_ns);
+      out.call_max_ns = std::max(out.call_max_ns, region->max_ns);
+      RankRegion per_rank;
+      per_rank.rank = ranks[i].rank;
+      per_rank.calls = region->calls;
+      per_rank.wall_ns = region->wall_ns;
+      if (usable) {
+        of_rank[i] = region;
+        for (const EventCounts& c : region->inclusive) {
+          per_rank.totals.push_back(c.total);
+        }
+        per_rank.metrics = region->metrics;
+      }
+      out.per_rank.push_back(std::move(per_rank));
+    }
+    out.wall_ns = out.ranks == 0 ? 0 : wall_sum / out.ranks;
+    // Each socket of each node once.
+    for (size_t n = 0; n < m.nodes.size(); ++n) {
+      for (const MergedNode::Socket& socket : m.nodes[n].sockets) {
+        for (size_t e = 0; e < num_events; ++e) {
+          SocketCount count;
+          count.node = static_cast<int>(n);
+          count.socket = socket.socket;
+          bool estimated = false;
+          for (size_t i = 0; i < ranks.size(); ++i) {
+            if (of_rank[i] == nullptr || node_of[i] != static_cast<int>(n)) {
+              continue;
+            }
+            const int k = SocketIndex(ranks[i].results, socket.socket);
+            const EventCounts& c = of_rank[i]->inclusive[e];
+            if (k < 0 || static_cast<size_t>(k) >= c.per_socket.size()) {
+              continue;
+            }
+            const uint64_t v = c.per_socket[k];
+            count.min = count.ranks == 0 ? v : std::min(count.min, v);
+            count.max = count.ranks == 0 ? v : std::max(count.max, v);
+            ++count.ranks;
+            const bool leader = ranks[i].rank == socket.leader;
+            if (count.from_rank < 0 || leader) {
+              count.from_rank = ranks[i].rank;
+              count.value = v;
+              estimated = c.estimated;
+            }
+          }
+          if (count.ranks == 0) continue;
+          MergedEvent& merged = out.events[e];
+          merged.total += count.value;
+          merged.per_node[n] += count.value;
+          merged.estimated = merged.estimated || estimated;
+          merged.per_socket.push_back(count);
+        }
+      }
+    }
+    for (size_t k = 0; k < m.metrics.size(); ++k) {
+      MergedMetric& mm = out.metrics[k];
+      double sum = 0;
+      for (const RankRegion& rr : out.per_rank) {
+        if (k >= rr.metrics.size() || !rr.metrics[k].valid) continue;
+        const double v = rr.metrics[k].value;
+        mm.min = mm.ranks == 0 ? v : std::min(mm.min, v);
+        mm.max = mm.ranks == 0 ? v : std::max(mm.max, v);
+        sum += v;
+        ++mm.ranks;
+      }
+      mm.mean = mm.ranks == 0 ? 0 : sum / mm.ranks;
+    }
+    m.regions.push_back(std::move(out));
+  }
+  return m;
+}
+
+std::string FormatMergedJson(const MergedReport& m) {
+  std::string o = "{\n";
+  o += "  \"schema_version\": 1,\n  \"kind\": \"mpi\",\n";
+  o += fmt::format("  \"ranks\": {},\n  \"nodes\": {},\n", m.ranks,
+                   m.nodes.size());
+  o += fmt::format("  \"backend\": {},\n  \"simulated\": {},\n",
+                   JsonString(m.backend), m.simulated);
+  o += fmt::format("  \"cpu\": {},\n", JsonString(m.cpu));
+  o += fmt::format("  \"start_unix_ns\": {},\n  \"duration_ns\": {},\n",
+                   m.start_unix_ns, m.duration_ns);
+  o += fmt::format("  \"errors\": {},\n  \"warnings\": {},\n",
+                   JsonStrings(m.errors), JsonStrings(m.warnings));
+  o += "  \"events\": " +
+       JsonArray(m.events,
+                 [](const EventInfo& e) {
+                   return fmt::format(
+                       "{{\"spec\": {}, \"canonical\": {}, \"encoding\": {}, "
+                       "\"unit\": {}, \"scale\": {}, \"from_metric\": {}}}",
+                       JsonString(e.spec), JsonString(e.canonical),
+                       JsonString(e.encoding), JsonString(e.unit),
+                       JsonNumber(e.scale), e.from_metric);
+                 }) +
+       ",\n";
+  o += "  \"metrics\": " +
+       JsonArray(m.metrics,
+                 [](const MetricInfo& x) {
+                   return fmt::format(
+                       "{{\"name\": {}, \"expression\": {}, \"unit\": {}}}",
+                       JsonString(x.name), JsonString(x.expression),
+                       JsonString(x.unit));
+                 }) +
+       ",\n";
+  o += "  \"node_list\": " +
+       JsonArray(m.nodes,
+                 [](const MergedNode& n) {
+                   return fmt::format(
+                       "{{\"host\": {}, \"ranks\": {}, \"sockets\": {}}}",
+                       JsonString(n.host), JsonInts(n.ranks),
+                       JsonArray(n.sockets, [](const MergedNode::Socket& s) {
+                         return fmt::format(
+                             "{{\"socket\": {}, \"leader\": {}, \"ranks\": "
+                             "{}}}",
+                             s.socket, s.leader, JsonInts(s.ranks));
+                       }));
+                 }) +
+       ",\n";
+  o += "  \"regions\": [";
+  for (size_t i = 0; i < m.regions.size(); ++i) {
+    const MergedRegion& r = m.regions[i];
+    o += i == 0 ? "\n" : ",\n";
+    o += fmt::format(
+        "    {{\"name\": {}, \"path\": {}, \"depth\": {}, \"calls\": {}, "
+        "\"ranks\": {}, \"wall_ns\": {}, \"wall_min_ns\": {}, "
+        "\"wall_max_ns\": {}, \"call_min_ns\": {}, \"call_max_ns\": {}, "
+        "\"overhead_ns\": {}, \"sampled_calls\": {},\n",
+        JsonString(r.name), JsonString(r.path), r.depth, r.calls, r.ranks,
+        r.wall_ns, r.wall_min_ns, r.wall_max_ns, r.call_min_ns, r.call_max_ns,
+        r.overhead_ns, r.sampled_calls);
+    o += "     \"events\": {";
+    for (size_t e = 0; e < r.events.size(); ++e) {
+      const MergedEvent& ev = r.events[e];
+      o += e == 0 ? "\n" : ",\n";
+      o += fmt::format(
+          "       {}: {{\"total\": {}, \"per_node\": {}, \"estimated\": {}, "
+          "\"per_socket\": {}}}",
+          JsonString(m.events[e].canonical), ev.total,
+          JsonArray(ev.per_node,
+                    [](uint64_t v) { return fmt::format("{}", v); }),
+          ev.estimated, JsonArray(ev.per_socket, [&](const SocketCount& s) {
+            return fmt::format(
+                "{{\"node\": {}, \"host\": {}, \"socket\": {}, \"value\": {}, "
+                "\"from_rank\": {}, \"ranks\": {}, \"min\": {}, \"max\": {}}}",
+                s.node, JsonString(m.nodes[s.node].host), s.socket, s.value,
+                s.from_rank, s.ranks, s.min, s.max);
+          }));
+    }
+    o += "},\n";
+    o += "     \"metrics\": {";
+    for (size_t k = 0; k < r.metrics.size(); ++k) {
+      const MergedMetric& mm = r.metrics[k];
+      o += k == 0 ? "" : ", ";
+      if (mm.ranks == 0) {
+        o += fmt::format("{}: null", JsonString(m.metrics[k].name));
+      } else {
+        o += fmt::format(
+            "{}: {{\"mean\": {}, \"min\": {}, \"max\": {}, \"ranks\": {}}}",
+            JsonString(m.metrics[k].name), JsonNumber(mm.mean),
+            JsonNumber(mm.min), JsonNumber(mm.max), mm.ranks);
+      }
+    }
+    o += "},\n";
+    o += "     \"per_rank\": " +
+         JsonArray(r.per_rank,
+                   [](const RankRegion& rr) {
+                     return fmt::format(
+                         "{{\"rank\": {}, \"calls\": {}, \"wall_ns\": {}, "
+                         "\"totals\": {}}}",
+                         rr.rank, rr.calls, rr.wall_ns,
+                         JsonArray(rr.totals, [](uint64_t v) {
+                           return fmt::format("{}", v);
+                         }));
+                   }) +
+         "}";
+  }
+  o += m.regions.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  return o;
+}
+
+std::string FormatMergedCsv(const MergedReport& m) {
+  std::string o =
+      "region,path,depth,ranks,calls,wall_ns,wall_min_ns,wall_max_ns,event,"
+      "node,host,socket,value,from_rank,min,max,estimated,unit,scale\r\n";
+  for (const MergedRegion& r : m.regions) {
+    const std::string head = fmt::format(
+        "{},{},{},{},{},{},{},{}", CsvField(r.name), CsvField(r.path), r.depth,
+        r.ranks, r.calls, r.wall_ns, r.wall_min_ns, r.wall_max_ns);
+    for (size_t e = 0; e < r.events.size(); ++e) {
+      const EventInfo& info = m.events[e];
+      const std::string tail =
+          fmt::format("{},{}", CsvField(info.unit), JsonNumber(info.scale));
+      for (const SocketCount& s : r.events[e].per_socket) {
+        o += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\r\n", head,
+                         CsvField(info.canonical), s.node,
+                         CsvField(m.nodes[s.node].host), s.socket, s.value,
+                         s.from_rank, s.min, s.max,
+                         r.events[e].estimated ? 1 : 0, tail);
+      }
+      o += fmt::format("{},{},all,all,all,{},,,,{},{}\r\n", head,
+                       CsvField(info.canonical), r.events[e].total,
+                       r.events[e].estimated ? 1 : 0, tail);
+    }
+  }
+  return o;
+}
+
+std::string FormatMergedTable(const MergedReport& m) {
+  std::string o = fmt::format(
+      "uncore MPI report: {} rank{} on {} node{}, backend {}, CPU {}\n",
+      m.ranks, m.ranks == 1 ? "" : "s", m.nodes.size(),
+      m.nodes.size() == 1 ? "" : "s", m.backend, m.cpu);
+  for (size_t n = 0; n < m.nodes.size(); ++n) {
+    std::string sockets;
+    for (const MergedNode::Socket& s : m.nodes[n].sockets) {
+      sockets += fmt::format("{}socket {} led by rank {} (read by {})",
+                             sockets.empty() ? "" : "; ", s.socket, s.leader,
+                             s.ranks.size());
+    }
+    o += fmt::format("node {} ({}): ranks {}; {}\n", n, m.nodes[n].host,
+                     fmt::join(m.nodes[n].ranks, ","),
+                     sockets.empty() ? "no socket counted" : sockets);
+  }
+  o += "calls: summed over ranks; wall: mean over the ranks that entered the "
+       "region; counts: each socket of each node once (its leader's view)\n";
+  if (m.simulated) {
+    o += "### SIMULATED — every count below is made up by the simulator, not "
+         "measured ###\n";
+  }
+  o += "\n";
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> header = {"region", "ranks",    "calls",
+                                     "wall",   "wall min", "wall max"};
+  for (const EventInfo& e : m.events) {
+    if (!e.from_metric) header.push_back(e.canonical);
+  }
+  rows.push_back(header);
+  for (const MergedRegion& r : m.regions) {
+    std::vector<std::string> row = {
+        std::string(static_cast<size_t>(r.depth) * 2, ' ') + r.name,
+        fmt::format("{}", r.ranks),
+        Grouped(r.calls),
+        Duration(r.wall_ns),
+        Duration(r.wall_min_ns),
+        Duration(r.wall_max_ns)};
+    for (size_t e = 0; e < m.events.size(); ++e) {
+      if (m.events[e].from_metric) continue;
+      row.push_back((r.events[e].estimated ? "~" : "") +
+                    Count(r.events[e].total, m.events[e]));
+    }
+    rows.push_back(std::move(row));
+  }
+  o += Columns(rows);
+  if (!m.events.empty() && !m.regions.empty()) {
+    o += "\nper socket (the view counted, and the spread over the socket's "
+         "ranks):\n";
+    rows.clear();
+    rows.push_back({"region", "event", "node", "socket", "count", "from rank",
+                    "ranks", "min", "max"});
+    for (const MergedRegion& r : m.regions) {
+      for (size_t e = 0; e < m.events.size(); ++e) {
+        for (const SocketCount& s : r.events[e].per_socket) {
+          rows.push_back(
+              {r.path, m.events[e].canonical, fmt::format("{}", s.node),
+               fmt::format("{}", s.socket), Grouped(s.value),
+               fmt::format("{}", s.from_rank), fmt::format("{}", s.ranks),
+               Grouped(s.min), Grouped(s.max)});
+        }
+      }
+    }
+    o += Columns(rows);
+  }
+  if (!m.metrics.empty() && !m.regions.empty()) {
+    o += "\nmetrics (each rank's own value: mean [min, max] over ranks):\n";
+    rows.clear();
+    rows.push_back({"region", "metric", "mean", "min", "max", "ranks"});
+    for (const MergedRegion& r : m.regions) {
+      for (size_t k = 0; k < m.metrics.size(); ++k) {
+        const MergedMetric& mm = r.metrics[k];
+        if (mm.ranks == 0) {
+          rows.push_back({r.path, m.metrics[k].name, "n/a", "", "", "0"});
+          continue;
+        }
+        rows.push_back({r.path, m.metrics[k].name,
+                        fmt::format("{:.4g} {}", mm.mean, m.metrics[k].unit),
+                        fmt::format("{:.4g}", mm.min),
+                        fmt::format("{:.4g}", mm.max),
+                        fmt::format("{}", mm.ranks)});
+      }
+    }
+    o += Columns(rows);
+  }
+  for (const std::string& e : m.errors) o += "error: " + e + "\n";
+  for (const std::string& w : m.warnings) o += "warning: " + w + "\n";
+  return o;
+}
+
+std::string FormatMerged(const MergedReport& report, std::string_view output) {
+  auto ends_with = [&](std::string_view suffix) {
+    if (output.size() < suffix.size()) return false;
+    std::string tail(output.substr(output.size() - suffix.size()));
+    for (char& c : tail) c = static_cast<char>(std::tolower(c));
+    return tail == suffix;
+  };
+  if (ends_with(".json")) return FormatMergedJson(report);
+  if (ends_with(".csv")) return FormatMergedCsv(report);
+  return FormatMergedTable(report);
+}
+
+}  // namespace uncore::mpi

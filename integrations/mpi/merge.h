@@ -1,0 +1,132 @@
+// The merged MPI report (docs/mpi.md, "The merged report"): each rank's
+// uncore::Results, carried to rank 0 as bytes, merged, and written as a
+// table, JSON or CSV.  No MPI here: unit-tested with made-up ranks.
+//
+//   std::string bytes = EncodeRank(record);          // on every rank
+//   ... MPI_Gatherv ...
+//   std::vector<RankRecord> ranks = ...DecodeRank(bytes_i)...;  // rank 0
+//   MergedReport merged = Merge(ranks);
+//   std::string json = FormatMergedJson(merged);
+//
+// The rule for an event's total: each socket of each node counts once, in
+// the view of one rank (the socket's leader when it entered the region,
+// else the lowest rank of that node that entered it and reads the socket);
+// the spread (min, max) over every rank of the node that entered the region
+// and reads the socket is reported beside it.
+#ifndef UNCORE_INTEGRATIONS_MPI_MERGE_H_
+#define UNCORE_INTEGRATIONS_MPI_MERGE_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "uncore/results.h"
+
+namespace uncore::mpi {
+
+// One rank's place in the job and its results.
+struct RankRecord {
+  int rank = 0;       // in the communicator
+  int node = 0;       // the communicator rank of its node's rank 0
+  int node_rank = 0;  // its rank on the node
+  int pid = 0;
+  std::string host;
+  std::vector<int> leads;  // the sockets it programmed
+  std::vector<int> reads;  // the ranks whose counters it read
+  std::string error;       // why it did not measure ("" when it did)
+  bool measured = false;   // a session ran
+  Results results;
+};
+
+std::string EncodeRank(const RankRecord& record);
+absl::StatusOr<RankRecord> DecodeRank(std::string_view bytes);
+
+struct SocketCount {
+  int node = 0;  // index into MergedReport::nodes
+  int socket = 0;
+  uint64_t value = 0;  // the count in the chosen view
+  int from_rank = -1;  // the rank whose view it is
+  int ranks = 0;       // ranks of the node that entered it and read it
+  uint64_t min = 0;    // their spread
+  uint64_t max = 0;
+};
+
+struct MergedEvent {
+  uint64_t total = 0;              // over per_socket
+  std::vector<uint64_t> per_node;  // indexed like MergedReport::nodes
+  std::vector<SocketCount> per_socket;
+  bool estimated = false;
+};
+
+struct RankRegion {
+  int rank = 0;
+  uint64_t calls = 0;
+  uint64_t wall_ns = 0;
+  std::vector<uint64_t> totals;  // per event, the rank's own view
+  std::vector<MetricValue> metrics;
+};
+
+struct MergedMetric {
+  double mean = 0, min = 0, max = 0;
+  int ranks = 0;  // ranks with a valid value
+};
+
+struct MergedRegion {
+  std::string name;
+  std::string path;
+  int depth = 0;
+  uint64_t calls = 0;    // summed over ranks
+  int ranks = 0;         // ranks that entered it
+  uint64_t wall_ns = 0;  // mean over those ranks of each rank's total
+  uint64_t wall_min_ns = 0;
+  uint64_t wall_max_ns = 0;
+  uint64_t call_min_ns = 0;  // shortest and longest single call, any rank
+  uint64_t call_max_ns = 0;
+  uint64_t overhead_ns = 0;           // the measurement's own time, summed
+  uint64_t sampled_calls = 0;         // calls whose counts were read, summed
+  std::vector<MergedEvent> events;    // indexed like MergedReport::events
+  std::vector<MergedMetric> metrics;  // over the ranks' own values
+  std::vector<RankRegion> per_rank;
+};
+
+struct MergedNode {
+  std::string host;
+  int first_rank = 0;
+  std::vector<int> ranks;
+  struct Socket {
+    int socket = 0;
+    int leader = -1;         // the rank that programmed it
+    std::vector<int> ranks;  // the ranks that read it (leader included)
+  };
+  std::vector<Socket> sockets;
+};
+
+struct MergedReport {
+  int ranks = 0;
+  std::string backend;
+  bool simulated = false;
+  std::string cpu;
+  uint64_t start_unix_ns = 0;
+  uint64_t duration_ns = 0;  // the longest rank's
+  std::vector<EventInfo> events;
+  std::vector<MetricInfo> metrics;
+  std::vector<MergedNode> nodes;
+  std::vector<std::string> errors;    // "rank N: ..."
+  std::vector<std::string> warnings;  // each once
+  std::vector<MergedRegion> regions;  // in order of first entry, rank 0 first
+};
+
+MergedReport Merge(const std::vector<RankRecord>& ranks);
+
+std::string FormatMergedJson(const MergedReport& report);
+std::string FormatMergedCsv(const MergedReport& report);
+std::string FormatMergedTable(const MergedReport& report);
+// By the name, as for a session's report: "-" or any other name a table,
+// *.json JSON, *.csv CSV.
+std::string FormatMerged(const MergedReport& report, std::string_view output);
+
+}  // namespace uncore::mpi
+
+#endif  // UNCORE_INTEGRATIONS_MPI_MERGE_H_

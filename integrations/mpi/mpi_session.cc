@@ -1,0 +1,484 @@
+// uncore_mpi_init / uncore_mpi_finalize and the PMPI wrappers around
+// MPI_Init, MPI_Init_thread and MPI_Finalize (docs/mpi.md).  Only the
+// SDK's public API: sessions with SessionOptions::share_counters_as (the
+// socket leaders) or read_counters_from (the other ranks).
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fmt/format.h"
+#include "integrations/mpi/election.h"
+#include "integrations/mpi/merge.h"
+#include "uncore/mpi.h"
+#include "uncore/session.h"
+
+// The UNCORE_EVENTS session waits for MPI_Init (sdk/runtime/
+// environment_session.cc looks for this symbol when the SDK loads).
+extern "C" int uncore_environment_session_deferred(void) { return 1; }
+
+// A program that calls uncore_mpi_init itself defines it returning 0.
+extern "C" __attribute__((weak)) int uncore_mpi_auto_init(void) { return 1; }
+
+namespace uncore::mpi {
+namespace {
+
+std::string Message(const absl::Status& s) {
+  return std::string(s.message().data(), s.message().size());
+}
+
+struct State {
+  bool started = false;
+  MPI_Comm comm = MPI_COMM_NULL;       // our duplicate of the user's
+  MPI_Comm node_comm = MPI_COMM_NULL;  // the ranks of this node
+  std::unique_ptr<Session> session;
+  RankRecord record;
+  std::string output;  // the merged report's path at rank 0 ("" none)
+};
+
+State& GetState() {
+  static auto* state = new State();
+  return *state;
+}
+
+std::string& LastError() {
+  static auto* error = new std::string();
+  return *error;
+}
+
+int Fail(std::string message) {
+  LastError() = std::move(message);
+  return -1;
+}
+
+// The package of CPU `cpu` (-1 when sysfs does not say).
+int PackageOf(int cpu) {
+  std::ifstream in(fmt::format(
+      "/sys/devices/system/cpu/cpu{}/topology/physical_package_id", cpu));
+  int package = -1;
+  if (!(in >> package)) return -1;
+  return package;
+}
+
+// The packages of the CPUs this process may run on.
+std::vector<int> AllowedPackages() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> packages;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return packages;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &set)) continue;
+    const int p = PackageOf(cpu);
+    if (p >= 0) packages.push_back(p);
+  }
+  std::sort(packages.begin(), packages.end());
+  packages.erase(std::unique(packages.begin(), packages.end()), packages.end());
+  return packages;
+}
+
+// The packages of every online CPU of the node.
+std::vector<int> NodePackages() {
+  std::vector<int> packages;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    const int p = PackageOf(cpu);
+    if (p >= 0) packages.push_back(p);
+  }
+  std::sort(packages.begin(), packages.end());
+  packages.erase(std::unique(packages.begin(), packages.end()), packages.end());
+  if (packages.empty()) packages.push_back(0);
+  return packages;
+}
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "unknown";
+  return name;
+}
+
+// The merged report's name: placeholders as for a session's output
+// (docs/environment.md; %r is rank 0 of the communicator), made absolute.
+absl::StatusOr<std::string> ExpandOutput(const std::string& output, int rank) {
+  if (output == "-") return output;
+  std::string out;
+  for (size_t i = 0; i < output.size(); ++i) {
+    if (output[i] != '%') {
+      out += output[i];
+      continue;
+    }
+    const char c = i + 1 < output.size() ? output[i + 1] : '\0';
+    ++i;
+    if (c == 'p') {
+      out += fmt::format("{}", getpid());
+    } else if (c == 'h') {
+      out += HostName();
+    } else if (c == 'r') {
+      out += fmt::format("{}", rank);
+    } else if (c == 't') {
+      const std::time_t now = std::time(nullptr);
+      std::tm tm = {};
+      gmtime_r(&now, &tm);
+      char text[32] = {};
+      std::strftime(text, sizeof(text), "%Y%m%d-%H%M%S", &tm);
+      out += text;
+    } else if (c == '%') {
+      out += '%';
+    } else {
+      return absl::InvalidArgumentError(fmt::format(
+          "UNCORE_OUTPUT \"{}\": unknown placeholder at position {}: use %p, "
+          "%h, %r, %t or %%",
+          output, i));
+    }
+  }
+  if (out.empty() || out[0] != '/') {
+    char cwd[4096] = {};
+    if (getcwd(cwd, sizeof(cwd)) == nullptr) {
+      return absl::FailedPreconditionError(
+          "cannot read the working directory to place UNCORE_OUTPUT");
+    }
+    out = fmt::format("{}/{}", cwd, out);
+  }
+  const std::string dir = out.substr(0, out.rfind('/') + 1);
+  if (access(dir.c_str(), W_OK) != 0) {
+    return absl::FailedPreconditionError(fmt::format(
+        "the merged report cannot be written to {}: {} is not a writable "
+        "directory ({}); fix UNCORE_OUTPUT",
+        out, dir, std::generic_category().message(errno)));
+  }
+  return out;
+}
+
+// Written beside the file and renamed into place: whole or not there.
+absl::Status WriteFile(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stderr);
+    return absl::OkStatus();
+  }
+  const std::string temp = fmt::format("{}.tmp.{}", path, getpid());
+  std::FILE* f = std::fopen(temp.c_str(), "w");
+  if (f == nullptr) {
+    return absl::UnavailableError(
+        fmt::format("cannot write the merged report {}: {}", path,
+                    std::generic_category().message(errno)));
+  }
+  const bool written =
+      std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const bool closed = std::fclose(f) == 0;
+  if (!written || !closed || std::rename(temp.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    std::remove(temp.c_str());
+    return absl::UnavailableError(
+        fmt::format("cannot write the merged report {}: {}", path,
+                    std::generic_category().message(error)));
+  }
+  return absl::OkStatus();
+}
+
+// Whether every rank of `comm` says yes.
+bool AllAgree(bool yes, MPI_Comm comm) {
+  int mine = yes ? 1 : 0;
+  int all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
+  return all == 1;
+}
+
+// Rank 0's text, at every rank.
+std::string Broadcast(std::string text, MPI_Comm comm) {
+  int size = static_cast<int>(text.size());
+  MPI_Bcast(&size, 1, MPI_INT, 0, comm);
+  text.resize(static_cast<size_t>(size));
+  MPI_Bcast(text.data(), size, MPI_CHAR, 0, comm);
+  return text;
+}
+
+int Start(MPI_Comm user_comm) {
+  State& st = GetState();
+  if (st.started) return 0;
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized == 0) {
+    return Fail(
+        "uncore_mpi_init: MPI is not initialized: call it after "
+        "MPI_Init");
+  }
+  MPI_Comm_dup(user_comm, &st.comm);
+  st.started = true;
+  int rank = 0;
+  int size = 0;
+  MPI_Comm_rank(st.comm, &rank);
+  MPI_Comm_size(st.comm, &size);
+  MPI_Comm_split_type(st.comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
+                      &st.node_comm);
+  int node_rank = 0;
+  int node_size = 0;
+  MPI_Comm_rank(st.node_comm, &node_rank);
+  MPI_Comm_size(st.node_comm, &node_size);
+  int node = rank;  // the communicator rank of the node's rank 0
+  MPI_Bcast(&node, 1, MPI_INT, 0, st.node_comm);
+
+  RankRecord& rec = st.record;
+  rec.rank = rank;
+  rec.node = node;
+  rec.node_rank = node_rank;
+  rec.pid = static_cast<int>(getpid());
+  rec.host = HostName();
+
+  // What to count, the same at every rank (mpirun passes the environment).
+  absl::StatusOr<SessionOptions> options = Session::OptionsFromEnvironment();
+  const bool configured = options.ok();
+  if (!AllAgree(
+          configured || options.status().code() == absl::StatusCode::kNotFound,
+          st.comm)) {
+    // A rank's UNCORE_* is wrong: nobody measures.
+    if (!configured && options.status().code() != absl::StatusCode::kNotFound) {
+      std::fprintf(stderr,
+                   "uncore: rank %d: regions will not be measured: %s\n", rank,
+                   Message(options.status()).c_str());
+    }
+    rec.error = configured ? "another rank's UNCORE_* variables are wrong"
+                           : Message(options.status());
+    return Fail(rec.error);
+  }
+  if (!AllAgree(configured, st.comm)) {
+    // Nothing to measure here (or on some rank): no session anywhere.
+    if (configured) {
+      rec.error = "UNCORE_EVENTS is not set on every rank: not measured";
+    }
+    st.output.clear();
+    return 0;
+  }
+  // The merged report's name, checked now rather than lost at the end.
+  std::string output_error;
+  if (rank == 0) {
+    absl::StatusOr<std::string> out = ExpandOutput(options->output, 0);
+    if (out.ok()) {
+      st.output = *out;
+    } else {
+      output_error = Message(out.status());
+    }
+  }
+  output_error = Broadcast(output_error, st.comm);
+  if (!output_error.empty()) {
+    if (rank == 0) {
+      std::fprintf(stderr, "uncore: regions will not be measured: %s\n",
+                   output_error.c_str());
+    }
+    rec.error = output_error;
+    st.output.clear();
+    return Fail(output_error);
+  }
+
+  // Leaders: one per socket of the node (election.h).
+  const std::vector<int> counted =
+      options->sockets.empty() ? NodePackages() : options->sockets;
+  const std::vector<int> mine = AllowedPackages();
+  // Every rank's packages, as a bit mask (sockets below 1024), gathered on
+  // the node.
+  constexpr int kWords = 16;
+  uint64_t bits[kWords] = {};
+  for (int p : mine) {
+    if (p >= 0 && p < 64 * kWords) bits[p / 64] |= uint64_t{1} << (p % 64);
+  }
+  std::vector<uint64_t> all_bits(static_cast<size_t>(node_size) * kWords);
+  MPI_Allgather(bits, kWords, MPI_UINT64_T, all_bits.data(), kWords,
+                MPI_UINT64_T, st.node_comm);
+  std::vector<int> comm_ranks(static_cast<size_t>(node_size));
+  MPI_Allgather(&rank, 1, MPI_INT, comm_ranks.data(), 1, MPI_INT, st.node_comm);
+  std::vector<std::vector<int>> packages(static_cast<size_t>(node_size));
+  for (int r = 0; r < node_size; ++r) {
+    for (int p = 0; p < 64 * kWords; ++p) {
+      if ((all_bits[static_cast<size_t>(r) * kWords + p / 64] >> (p % 64)) &
+          1) {
+        packages[r].push_back(p);
+      }
+    }
+  }
+  const Election election = ElectLeaders(counted, packages);
+  // One name per job: rank 0's pid and clock.
+  const std::string token = Broadcast(
+      rank == 0
+          ? fmt::format(
+                "{:x}.{:x}", getpid(),
+                std::chrono::steady_clock::now().time_since_epoch().count() &
+                    0xffffffffff)
+          : std::string(),
+      st.comm);
+  auto segment = [&](int node_rank_of_leader) {
+    return fmt::format("mpi.{}.{}", token, comm_ranks[node_rank_of_leader]);
+  };
+  rec.leads = election.leads[node_rank];
+  const bool leader = !rec.leads.empty();
+  SessionOptions o = *options;
+  o.output.clear();  // only the merged report is written
+  if (leader) {
+    o.sockets = rec.leads;
+    o.share_counters_as = segment(node_rank);
+  } else {
+    for (int source : election.sources[node_rank]) {
+      o.read_counters_from.push_back(segment(source));
+      rec.reads.push_back(comm_ranks[source]);
+    }
+  }
+  // Leaders first: their segments must exist before the others attach.
+  absl::Status started = absl::OkStatus();
+  if (leader) {
+    absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(o);
+    if (s.ok()) {
+      st.session = *std::move(s);
+    } else {
+      started = s.status();
+    }
+  }
+  MPI_Barrier(st.node_comm);
+  if (!leader) {
+    absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(o);
+    if (s.ok()) {
+      st.session = *std::move(s);
+    } else {
+      started = s.status();
+    }
+  }
+  rec.measured = st.session != nullptr;
+  const bool all_started = AllAgree(started.ok(), st.comm);
+  if (!started.ok()) {
+    rec.error = fmt::format("regions not measured: {}", Message(started));
+    std::fprintf(stderr, "uncore: rank %d: regions will not be measured: %s\n",
+                 rank, Message(started).c_str());
+    return Fail(rec.error);
+  }
+  if (!all_started) {
+    return Fail(
+        "another rank could not start its session (its error is in "
+        "the merged report)");
+  }
+  return 0;
+}
+
+int Finish() {
+  State& st = GetState();
+  if (!st.started) return 0;
+  st.started = false;
+  int rank = 0;
+  int size = 0;
+  MPI_Comm_rank(st.comm, &rank);
+  MPI_Comm_size(st.comm, &size);
+  RankRecord& rec = st.record;
+  // Readers stop first; the leaders keep serving until they have.
+  absl::Status stopped = absl::OkStatus();
+  const bool leader = !rec.leads.empty();
+  if (st.session != nullptr && !leader) stopped = st.session->Stop();
+  MPI_Barrier(st.node_comm);
+  if (st.session != nullptr && leader) stopped = st.session->Stop();
+  if (st.session != nullptr) rec.results = st.session->Collect();
+  if (!stopped.ok()) rec.results.run.errors.push_back(Message(stopped));
+  st.session.reset();
+
+  // Every rank's record to rank 0.
+  const std::string bytes = EncodeRank(rec);
+  int length = static_cast<int>(bytes.size());
+  std::vector<int> lengths(rank == 0 ? static_cast<size_t>(size) : 0);
+  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, st.comm);
+  std::vector<int> offsets(lengths.size());
+  std::string all;
+  if (rank == 0) {
+    int64_t total = 0;
+    for (size_t i = 0; i < lengths.size(); ++i) {
+      offsets[i] = static_cast<int>(total);
+      total += lengths[i];
+    }
+    all.resize(static_cast<size_t>(total));
+  }
+  MPI_Gatherv(bytes.data(), length, MPI_CHAR, all.data(), lengths.data(),
+              offsets.data(), MPI_CHAR, 0, st.comm);
+  int result = 0;
+  if (rank == 0 && !st.output.empty()) {
+    std::vector<RankRecord> ranks;
+    const std::string_view view = all;
+    for (size_t i = 0; i < lengths.size(); ++i) {
+      absl::StatusOr<RankRecord> r =
+          DecodeRank(view.substr(offsets[i], lengths[i]));
+      if (r.ok()) {
+        ranks.push_back(*std::move(r));
+      } else {
+        RankRecord missing;
+        missing.rank = static_cast<int>(i);
+        missing.error = Message(r.status());
+        ranks.push_back(std::move(missing));
+      }
+    }
+    const MergedReport merged = Merge(ranks);
+    absl::Status written =
+        WriteFile(st.output, FormatMerged(merged, st.output));
+    if (!written.ok()) {
+      std::fprintf(stderr, "uncore: %s\n", Message(written).c_str());
+      result = Fail(Message(written));
+    }
+  }
+  MPI_Comm_free(&st.node_comm);
+  MPI_Comm_free(&st.comm);
+  st.record = RankRecord();
+  st.output.clear();
+  return result;
+}
+
+}  // namespace
+}  // namespace uncore::mpi
+
+extern "C" {
+
+int uncore_mpi_init(MPI_Comm comm) {
+  uncore::mpi::LastError().clear();
+  return uncore::mpi::Start(comm);
+}
+
+int uncore_mpi_finalize(void) {
+  uncore::mpi::LastError().clear();
+  return uncore::mpi::Finish();
+}
+
+const char* uncore_mpi_last_error(void) {
+  return uncore::mpi::LastError().c_str();
+}
+
+// The PMPI wrappers: MPI's profiling interface lets a library define the
+// MPI_ functions and call the implementation's PMPI_ ones.
+int MPI_Init(int* argc, char*** argv) {
+  const int rc = PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS && uncore_mpi_auto_init() != 0) {
+    (void)uncore_mpi_init(MPI_COMM_WORLD);
+  }
+  return rc;
+}
+
+int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  const int rc = PMPI_Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS && uncore_mpi_auto_init() != 0) {
+    (void)uncore_mpi_init(MPI_COMM_WORLD);
+  }
+  return rc;
+}
+
+int MPI_Finalize(void) {
+  (void)uncore_mpi_finalize();
+  return PMPI_Finalize();
+}
+
+}  // extern "C"

@@ -1,0 +1,561 @@
+#include "sdk/devices/snapshot_server.h"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <ctime>
+#include <memory>
+#include <new>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fmt/format.h"
+#include "sdk/common/clock.h"
+#include "sdk/common/status_macros.h"
+
+namespace uncore::devices {
+
+// The segment: this header, then `entries` snapshot values, then the
+// catalog's bytes.  Only lock-free atomics of fixed size, so both sides
+// agree on the layout and no process sees a torn value.
+struct ServedSegment {
+  static constexpr uint64_t kMagic = 0x3130524853434e55ULL;  // "UNCSHR01"
+  uint64_t magic = kMagic;
+  uint64_t entries = 0;
+  uint64_t catalog_bytes = 0;
+  std::atomic<uint32_t> ready{0};         // set last by the server
+  std::atomic<uint32_t> closing{0};       // the server has stopped serving
+  std::atomic<int32_t> attached{0};       // followers attached
+  std::atomic<uint32_t> request_word{0};  // futex: bumped per request
+  std::atomic<uint32_t> served_word{0};   // futex: bumped per answer
+  uint32_t padding = 0;
+  std::atomic<uint64_t> requested{0};  // the last ticket handed out
+  std::atomic<uint64_t> served{0};     // every ticket up to this is served
+  std::atomic<uint64_t> snapshots{0};  // snapshots taken for followers
+  std::atomic<uint64_t> sequence{0};   // sequence lock: odd while written
+  std::atomic<uint64_t> timestamp_ns{0};
+  std::atomic<uint32_t> valid{0};
+  uint32_t padding2 = 0;
+
+  std::atomic<uint64_t>* values() {
+    return reinterpret_cast<std::atomic<uint64_t>*>(this + 1);
+  }
+  const char* catalog() {
+    return reinterpret_cast<const char*>(values() + entries);
+  }
+};
+
+namespace {
+
+static_assert(std::atomic<uint64_t>::is_always_lock_free);
+static_assert(std::atomic<uint32_t>::is_always_lock_free);
+static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
+static_assert(sizeof(ServedSegment) % sizeof(uint64_t) == 0);
+
+// Futexes on the shared mapping (not FUTEX_PRIVATE: other processes wait).
+void FutexWait(std::atomic<uint32_t>* word, uint32_t expected,
+               std::chrono::milliseconds timeout) {
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(timeout.count() / 1000);
+  ts.tv_nsec =
+      static_cast<decltype(ts.tv_nsec)>((timeout.count() % 1000) * 1'000'000);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, expected,
+          &ts, nullptr, 0);
+}
+
+void FutexWake(std::atomic<uint32_t>* word, int count) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, count,
+          nullptr, nullptr, 0);
+}
+
+size_t SegmentSize(uint64_t entries, uint64_t catalog_bytes) {
+  return sizeof(ServedSegment) + entries * sizeof(uint64_t) + catalog_bytes;
+}
+
+std::string Reason(int error) { return std::generic_category().message(error); }
+
+// A little-endian, length-prefixed encoding: both sides run on one node.
+class Writer {
+ public:
+  void U64(uint64_t v) { Raw(&v, sizeof(v)); }
+  void I64(int64_t v) { Raw(&v, sizeof(v)); }
+  void F64(double v) { Raw(&v, sizeof(v)); }
+  void Str(std::string_view s) {
+    U64(s.size());
+    out_.append(s.data(), s.size());
+  }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  void Raw(const void* p, size_t n) {
+    out_.append(static_cast<const char*>(p), n);
+  }
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+  bool U64(uint64_t* v) { return Raw(v, sizeof(*v)); }
+  bool I64(int64_t* v) { return Raw(v, sizeof(*v)); }
+  bool F64(double* v) { return Raw(v, sizeof(*v)); }
+  bool Str(std::string* s) {
+    uint64_t n = 0;
+    if (!U64(&n) || n > in_.size()) return false;
+    s->assign(in_.substr(0, n));
+    in_.remove_prefix(n);
+    return true;
+  }
+  bool done() const { return in_.empty(); }
+
+ private:
+  bool Raw(void* p, size_t n) {
+    if (in_.size() < n) return false;
+    std::memcpy(p, in_.data(), n);
+    in_.remove_prefix(n);
+    return true;
+  }
+  std::string_view in_;
+};
+
+// Maps `path` (opened as `fd`) read-write; closes fd.
+absl::StatusOr<ServedSegment*> Map(int fd, size_t size,
+                                   const std::string& path) {
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  const int error = errno;
+  close(fd);
+  if (p == MAP_FAILED) {
+    return absl::InternalError(fmt::format(
+        "cannot map the shared counters segment {}: {}", path, Reason(error)));
+  }
+  return static_cast<ServedSegment*>(p);
+}
+
+}  // namespace
+
+std::string EncodeCatalog(const ServedCatalog& catalog) {
+  Writer w;
+  w.Str(catalog.backend);
+  w.U64(catalog.simulated ? 1 : 0);
+  w.U64(catalog.events.size());
+  for (const ServedCatalog::Event& e : catalog.events) {
+    w.Str(e.canonical);
+    w.Str(e.unit);
+    w.Str(e.encoding);
+    w.F64(e.scale);
+  }
+  w.U64(catalog.plan.size());
+  for (size_t i = 0; i < catalog.plan.size(); ++i) {
+    const CounterPlacement& p = catalog.plan[i];
+    w.I64(p.event);
+    w.I64(p.socket);
+    w.I64(static_cast<int64_t>(p.box));
+    w.I64(p.instance);
+    w.I64(p.counter);
+    w.U64(p.width);
+    w.Str(i < catalog.instance_names.size() ? catalog.instance_names[i] : "");
+  }
+  return w.Take();
+}
+
+absl::StatusOr<ServedCatalog> DecodeCatalog(std::string_view bytes) {
+  Reader r(bytes);
+  ServedCatalog c;
+  uint64_t simulated = 0;
+  uint64_t n = 0;
+  auto corrupt = [] {
+    return absl::DataLossError(
+        "the shared counters segment's catalog is corrupt (a leader of "
+        "another SDK version?)");
+  };
+  if (!r.Str(&c.backend) || !r.U64(&simulated) || !r.U64(&n) ||
+      n > bytes.size()) {
+    return corrupt();
+  }
+  c.simulated = simulated != 0;
+  c.events.resize(n);
+  for (ServedCatalog::Event& e : c.events) {
+    if (!r.Str(&e.canonical) || !r.Str(&e.unit) || !r.Str(&e.encoding) ||
+        !r.F64(&e.scale)) {
+      return corrupt();
+    }
+  }
+  if (!r.U64(&n) || n > bytes.size()) return corrupt();
+  c.plan.resize(n);
+  c.instance_names.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t event = 0;
+    int64_t socket = 0;
+    int64_t box = 0;
+    int64_t instance = 0;
+    int64_t counter = 0;
+    uint64_t width = 0;
+    if (!r.I64(&event) || !r.I64(&socket) || !r.I64(&box) ||
+        !r.I64(&instance) || !r.I64(&counter) || !r.U64(&width) ||
+        !r.Str(&c.instance_names[i]) || event < 0 ||
+        static_cast<uint64_t>(event) >= c.events.size()) {
+      return corrupt();
+    }
+    CounterPlacement& p = c.plan[i];
+    p.event = static_cast<int>(event);
+    p.socket = static_cast<int>(socket);
+    p.box = static_cast<ivytown::BoxType>(box);
+    p.instance = static_cast<int>(instance);
+    p.counter = static_cast<int>(counter);
+    p.width = static_cast<uint8_t>(width);
+  }
+  if (!r.done()) return corrupt();
+  return c;
+}
+
+absl::StatusOr<std::string> ServedSegmentPath(std::string_view name) {
+  if (name.empty() || name.size() > 200 ||
+      name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu"
+                             "vwxyz0123456789._-") != std::string_view::npos) {
+    return absl::InvalidArgumentError(fmt::format(
+        "invalid shared counters name \"{}\": use 1 to 200 letters, digits, "
+        "'.', '_' or '-'",
+        name));
+  }
+  return fmt::format("/uncore-{}", name);
+}
+
+// ---- the server ----
+
+absl::StatusOr<std::unique_ptr<SnapshotServer>> SnapshotServer::Start(
+    std::string_view name, Device* device, const ServedCatalog& catalog) {
+  UNCORE_ASSIGN_OR_RETURN(std::string path, ServedSegmentPath(name));
+  const std::string encoded = EncodeCatalog(catalog);
+  const uint64_t entries =
+      device == nullptr ? 0 : static_cast<uint64_t>(device->read_plan().size());
+  if (entries != catalog.plan.size()) {
+    return absl::InvalidArgumentError(
+        "SnapshotServer: the catalog's plan does not match the device's");
+  }
+  const size_t size = SegmentSize(entries, encoded.size());
+  const int fd =
+      shm_open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    const int error = errno;
+    if (error == EEXIST) {
+      return absl::AlreadyExistsError(fmt::format(
+          "the shared counters segment /dev/shm{} exists already: another "
+          "job uses the name, or a job that crashed left it (remove the "
+          "file when no job runs)",
+          path));
+    }
+    return absl::Status(
+        absl::ErrnoToStatusCode(error),
+        fmt::format("cannot create the shared counters segment /dev/shm{}: {}",
+                    path, Reason(error)));
+  }
+  if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    const int error = errno;
+    close(fd);
+    shm_unlink(path.c_str());
+    return absl::ResourceExhaustedError(
+        fmt::format("cannot size the shared counters segment /dev/shm{}: {}",
+                    path, Reason(error)));
+  }
+  absl::StatusOr<ServedSegment*> mapped = Map(fd, size, path);
+  if (!mapped.ok()) {
+    shm_unlink(path.c_str());
+    return mapped.status();
+  }
+  ServedSegment* segment = new (*mapped) ServedSegment();
+  segment->entries = entries;
+  segment->catalog_bytes = encoded.size();
+  for (uint64_t i = 0; i < entries; ++i) {
+    new (&segment->values()[i]) std::atomic<uint64_t>(0);
+  }
+  std::memcpy(const_cast<char*>(segment->catalog()), encoded.data(),
+              encoded.size());
+
+  std::unique_ptr<SnapshotServer> server(new SnapshotServer());
+  server->path_ = std::move(path);
+  server->device_ = device;
+  server->segment_ = segment;
+  server->size_ = size;
+  try {
+    server->thread_ = std::thread(&SnapshotServer::Serve, server.get());
+  } catch (const std::system_error& e) {
+    server->stopped_ = true;
+    shm_unlink(server->path_.c_str());
+    munmap(segment, size);
+    return absl::ResourceExhaustedError(fmt::format(
+        "cannot start the shared counters server thread: {}", e.what()));
+  }
+  segment->ready.store(1, std::memory_order_release);
+  return server;
+}
+
+SnapshotServer::~SnapshotServer() { Stop(std::chrono::milliseconds(0)); }
+
+void SnapshotServer::Serve() {
+  ServedSegment& s = *segment_;
+  Snapshot snapshot(s.entries);
+  while (true) {
+    const uint32_t word = s.request_word.load(std::memory_order_acquire);
+    if (stop_.load(std::memory_order_acquire)) return;
+    const uint64_t requested = s.requested.load(std::memory_order_acquire);
+    if (requested == s.served.load(std::memory_order_relaxed)) {
+      FutexWait(&s.request_word, word, std::chrono::milliseconds(100));
+      continue;
+    }
+    // Taken after every request up to `requested` was made.
+    bool valid = true;
+    if (device_ != nullptr) {
+      valid = device_->TakeSnapshot(&snapshot).ok() && snapshot.valid;
+    } else {
+      snapshot.timestamp_ns = common::MonotonicNowNs();
+    }
+    const uint64_t seq = s.sequence.load(std::memory_order_relaxed);
+    s.sequence.store(seq + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    for (uint64_t i = 0; i < s.entries; ++i) {
+      s.values()[i].store(snapshot.values[i], std::memory_order_relaxed);
+    }
+    s.timestamp_ns.store(snapshot.timestamp_ns, std::memory_order_relaxed);
+    s.valid.store(valid ? 1 : 0, std::memory_order_relaxed);
+    s.sequence.store(seq + 2, std::memory_order_release);
+    s.snapshots.fetch_add(1, std::memory_order_relaxed);
+    s.served.store(requested, std::memory_order_release);
+    s.served_word.fetch_add(1, std::memory_order_release);
+    FutexWake(&s.served_word, INT_MAX);
+  }
+}
+
+void SnapshotServer::Stop(std::chrono::milliseconds wait) {
+  if (stopped_) return;
+  stopped_ = true;
+  ServedSegment& s = *segment_;
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  while (s.attached.load(std::memory_order_acquire) > 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  s.closing.store(1, std::memory_order_release);
+  stop_.store(true, std::memory_order_release);
+  s.request_word.fetch_add(1, std::memory_order_release);
+  FutexWake(&s.request_word, INT_MAX);
+  thread_.join();
+  // Followers still waiting see `closing` when they wake.
+  s.served_word.fetch_add(1, std::memory_order_release);
+  FutexWake(&s.served_word, INT_MAX);
+  shm_unlink(path_.c_str());
+  munmap(segment_, size_);
+  segment_ = nullptr;
+}
+
+uint64_t SnapshotServer::served() const {
+  return segment_ == nullptr
+             ? 0
+             : segment_->snapshots.load(std::memory_order_relaxed);
+}
+
+int SnapshotServer::attached() const {
+  return segment_ == nullptr
+             ? 0
+             : segment_->attached.load(std::memory_order_relaxed);
+}
+
+// ---- the follower's device ----
+
+absl::StatusOr<std::unique_ptr<RemoteSnapshotDevice>>
+RemoteSnapshotDevice::Attach(const std::vector<std::string>& names) {
+  if (names.empty()) {
+    return absl::InvalidArgumentError(
+        "RemoteSnapshotDevice: no shared counters segment to read");
+  }
+  std::unique_ptr<RemoteSnapshotDevice> device(new RemoteSnapshotDevice());
+  for (const std::string& name : names) {
+    UNCORE_ASSIGN_OR_RETURN(const std::string path, ServedSegmentPath(name));
+    const int fd = shm_open(path.c_str(), O_RDWR | O_CLOEXEC, 0);
+    if (fd < 0) {
+      const int error = errno;
+      return absl::Status(
+          error == ENOENT ? absl::StatusCode::kNotFound
+                          : absl::ErrnoToStatusCode(error),
+          fmt::format("cannot open the shared counters segment /dev/shm{} "
+                      "(\"{}\"): {}; the process that counts for this "
+                      "socket must start its session first",
+                      path, name, Reason(error)));
+    }
+    struct stat st = {};
+    if (fstat(fd, &st) != 0 ||
+        static_cast<size_t>(st.st_size) < sizeof(ServedSegment)) {
+      close(fd);
+      return absl::FailedPreconditionError(fmt::format(
+          "the shared counters segment /dev/shm{} is not ready yet", path));
+    }
+    const size_t size = static_cast<size_t>(st.st_size);
+    UNCORE_ASSIGN_OR_RETURN(ServedSegment * segment, Map(fd, size, path));
+    Source source;
+    source.name = name;
+    source.segment = segment;
+    source.size = size;
+    // Owned from here: Release unmaps it.
+    device->sources_.push_back(source);
+    if (segment->magic != ServedSegment::kMagic ||
+        segment->ready.load(std::memory_order_acquire) == 0 ||
+        SegmentSize(segment->entries, segment->catalog_bytes) != size) {
+      return absl::FailedPreconditionError(fmt::format(
+          "/dev/shm{} is not a ready shared counters segment of this SDK "
+          "version",
+          path));
+    }
+    UNCORE_ASSIGN_OR_RETURN(device->sources_.back().catalog,
+                            DecodeCatalog(std::string_view(
+                                segment->catalog(), segment->catalog_bytes)));
+    segment->attached.fetch_add(1, std::memory_order_acq_rel);
+    device->sources_.back().counted = true;
+  }
+  return device;
+}
+
+RemoteSnapshotDevice::~RemoteSnapshotDevice() { Release().IgnoreError(); }
+
+absl::Status RemoteSnapshotDevice::Program(const ProgramRequest& request) {
+  plan_.clear();
+  instance_names_.clear();
+  events_.assign(request.events.size(), ServedCatalog::Event{});
+  for (Source& source : sources_) {
+    source.first_entry = plan_.size();
+    // Leader event index -> ours.
+    std::vector<int> map(source.catalog.events.size(), -1);
+    for (size_t i = 0; i < request.events.size(); ++i) {
+      const std::string canonical = request.events[i].Canonical();
+      bool found = false;
+      for (size_t j = 0; j < source.catalog.events.size(); ++j) {
+        if (source.catalog.events[j].canonical == canonical) {
+          map[j] = static_cast<int>(i);
+          events_[i] = source.catalog.events[j];
+          found = true;
+        }
+      }
+      if (!found) {
+        return absl::FailedPreconditionError(fmt::format(
+            "the process serving shared counters \"{}\" does not count {}: "
+            "every process must ask for the same events",
+            source.name, canonical));
+      }
+    }
+    for (size_t k = 0; k < source.catalog.plan.size(); ++k) {
+      CounterPlacement p = source.catalog.plan[k];
+      p.event = map[p.event];
+      if (p.event < 0) {
+        return absl::FailedPreconditionError(fmt::format(
+            "the process serving shared counters \"{}\" counts {}, which "
+            "this session did not ask for: every process must ask for the "
+            "same events",
+            source.name,
+            source.catalog.events[source.catalog.plan[k].event].canonical));
+      }
+      plan_.push_back(p);
+      instance_names_.push_back(source.catalog.instance_names[k]);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RemoteSnapshotDevice::TakeSnapshot(Snapshot* out) {
+  out->values.resize(plan_.size());
+  out->valid = false;
+  // No allocation on the region hot path (device.h) for up to 8 servers.
+  absl::InlinedVector<uint64_t, 8> tickets(sources_.size());
+  // Ask every server first, then wait for each: they snapshot in parallel.
+  for (size_t i = 0; i < sources_.size(); ++i) {
+    ServedSegment& s = *sources_[i].segment;
+    tickets[i] = s.requested.fetch_add(1, std::memory_order_acq_rel) + 1;
+    s.request_word.fetch_add(1, std::memory_order_release);
+    FutexWake(&s.request_word, 1);
+  }
+  uint64_t timestamp = 0;
+  for (size_t i = 0; i < sources_.size(); ++i) {
+    UNCORE_RETURN_IF_ERROR(Read(sources_[i], tickets[i], out));
+    timestamp = std::max(timestamp, out->timestamp_ns);
+  }
+  out->timestamp_ns = timestamp;
+  out->valid = true;
+  return absl::OkStatus();
+}
+
+absl::Status RemoteSnapshotDevice::Read(Source& source, uint64_t ticket,
+                                        Snapshot* out) {
+  ServedSegment& s = *source.segment;
+  const auto deadline = std::chrono::steady_clock::now() + kFollowerTimeout;
+  while (s.served.load(std::memory_order_acquire) < ticket) {
+    const uint32_t word = s.served_word.load(std::memory_order_acquire);
+    if (s.served.load(std::memory_order_acquire) >= ticket) break;
+    if (s.closing.load(std::memory_order_acquire) != 0) {
+      return absl::UnavailableError(fmt::format(
+          "the process serving shared counters \"{}\" has stopped its "
+          "session",
+          source.name));
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return absl::DeadlineExceededError(fmt::format(
+          "the process serving shared counters \"{}\" did not answer within "
+          "{} ms",
+          source.name, kFollowerTimeout.count()));
+    }
+    FutexWait(&s.served_word, word, std::chrono::milliseconds(100));
+  }
+  const size_t n = source.catalog.plan.size();
+  while (true) {
+    const uint64_t before = s.sequence.load(std::memory_order_acquire);
+    if ((before & 1) != 0) {
+      std::this_thread::yield();
+      continue;
+    }
+    for (size_t k = 0; k < n; ++k) {
+      out->values[source.first_entry + k] =
+          s.values()[k].load(std::memory_order_relaxed);
+    }
+    out->timestamp_ns = s.timestamp_ns.load(std::memory_order_relaxed);
+    const bool valid = s.valid.load(std::memory_order_relaxed) != 0;
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (s.sequence.load(std::memory_order_relaxed) != before) continue;
+    if (!valid) {
+      return absl::UnavailableError(fmt::format(
+          "the process serving shared counters \"{}\" could not read them",
+          source.name));
+    }
+    return absl::OkStatus();
+  }
+}
+
+absl::Status RemoteSnapshotDevice::Release() {
+  if (released_) return absl::OkStatus();
+  released_ = true;
+  for (Source& source : sources_) {
+    if (source.segment == nullptr) continue;
+    if (source.counted) {
+      source.segment->attached.fetch_sub(1, std::memory_order_acq_rel);
+    }
+    munmap(source.segment, source.size);
+    source.segment = nullptr;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace uncore::devices

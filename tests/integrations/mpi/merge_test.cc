@@ -1,0 +1,190 @@
+// The merged MPI report (integrations/mpi/merge.h) from made-up ranks: the
+// rule that counts each socket of each node once, the sums and means, the
+// encoding carried by MPI, and the three formats.
+#include "integrations/mpi/merge.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "uncore/results.h"
+
+namespace uncore::mpi {
+namespace {
+
+RegionResult Region(const std::string& path, uint64_t calls, uint64_t wall,
+                    std::vector<uint64_t> per_socket) {
+  RegionResult r;
+  r.name = path;
+  r.path = path;
+  r.calls = calls;
+  r.wall_ns = wall;
+  r.min_ns = wall / calls;
+  r.max_ns = wall / calls + 5;
+  r.overhead_ns = calls * 3;
+  r.sampled_calls = calls;
+  EventCounts c;
+  for (uint64_t v : per_socket) c.total += v;
+  c.per_socket = std::move(per_socket);
+  r.inclusive.push_back(c);
+  r.metrics.push_back({static_cast<double>(c.total), true});
+  return r;
+}
+
+RankRecord Rank(int rank, int node, std::vector<int> leads,
+                std::vector<int> sockets) {
+  RankRecord r;
+  r.rank = rank;
+  r.node = node;
+  r.host = node == 0 ? "a" : "b";
+  r.leads = std::move(leads);
+  r.measured = true;
+  r.results.run.backend = "sim";
+  r.results.run.simulated = true;
+  r.results.run.sockets = std::move(sockets);
+  r.results.run.duration_ns = 1000 + rank;
+  EventInfo e;
+  e.spec = e.canonical = "ubox/UCLK";
+  r.results.events.push_back(e);
+  r.results.metrics.push_back({"M", "x", "u", false});
+  return r;
+}
+
+// Node 0 (ranks 0, 1): rank 0 leads sockets 0 and 1, rank 1 reads both.
+// Node 2 (ranks 2, 3): rank 2 leads socket 0, rank 3 socket 1.
+std::vector<RankRecord> Job() {
+  std::vector<RankRecord> ranks = {Rank(0, 0, {0, 1}, {0, 1}),
+                                   Rank(1, 0, {}, {0, 1}), Rank(2, 2, {0}, {0}),
+                                   Rank(3, 2, {1}, {1})};
+  ranks[0].results.regions.push_back(Region("solve", 1, 100, {100, 200}));
+  ranks[1].results.regions.push_back(Region("solve", 2, 120, {110, 190}));
+  ranks[1].results.regions.push_back(Region("io", 1, 50, {7, 8}));
+  ranks[2].results.regions.push_back(Region("solve", 3, 140, {300}));
+  ranks[3].results.regions.push_back(Region("solve", 4, 160, {400}));
+  ranks[3].results.run.warnings.push_back("w");
+  ranks[2].results.run.warnings.push_back("w");
+  ranks[1].results.run.errors.push_back("oops");
+  return ranks;
+}
+
+TEST(MergeTest, EachSocketOfEachNodeCountsOnce) {
+  const MergedReport m = Merge(Job());
+  EXPECT_EQ(m.ranks, 4);
+  ASSERT_EQ(m.nodes.size(), 2u);
+  EXPECT_THAT(m.nodes[0].ranks, ::testing::ElementsAre(0, 1));
+  ASSERT_EQ(m.nodes[1].sockets.size(), 2u);
+  EXPECT_EQ(m.nodes[1].sockets[1].leader, 3);
+  EXPECT_THAT(m.nodes[0].sockets[0].ranks, ::testing::ElementsAre(0, 1));
+  EXPECT_THAT(m.warnings, ::testing::ElementsAre("w"));
+  EXPECT_THAT(m.errors, ::testing::ElementsAre("rank 1: oops"));
+  EXPECT_EQ(m.duration_ns, 1003u);
+  ASSERT_EQ(m.regions.size(), 2u);
+  const MergedRegion& solve = m.regions[0];
+  EXPECT_EQ(solve.path, "solve");
+  EXPECT_EQ(solve.ranks, 4);
+  EXPECT_EQ(solve.calls, 10u);
+  EXPECT_EQ(solve.wall_ns, (100u + 120 + 140 + 160) / 4);
+  EXPECT_EQ(solve.wall_min_ns, 100u);
+  EXPECT_EQ(solve.wall_max_ns, 160u);
+  EXPECT_EQ(solve.sampled_calls, 10u);
+  EXPECT_EQ(solve.overhead_ns, 30u);
+  EXPECT_EQ(solve.call_max_ns, 100u + 5);  // rank 0: one call of 100
+  // The leaders' views: 100 + 200 on node 0, 300 + 400 on node 2.
+  const MergedEvent& e = solve.events[0];
+  EXPECT_EQ(e.total, 1000u);
+  EXPECT_THAT(e.per_node, ::testing::ElementsAre(300, 700));
+  ASSERT_EQ(e.per_socket.size(), 4u);
+  EXPECT_EQ(e.per_socket[0].from_rank, 0);
+  EXPECT_EQ(e.per_socket[0].ranks, 2);
+  EXPECT_EQ(e.per_socket[0].min, 100u);
+  EXPECT_EQ(e.per_socket[0].max, 110u);
+  EXPECT_EQ(e.per_socket[1].min, 190u);
+  EXPECT_EQ(e.per_socket[1].max, 200u);
+  EXPECT_EQ(e.per_socket[3].from_rank, 3);
+  EXPECT_EQ(solve.metrics[0].ranks, 4);
+  EXPECT_DOUBLE_EQ(solve.metrics[0].max, 400);  // rank 3: its own view
+  // Only rank 1 entered io: its view stands for node 0's sockets.
+  const MergedRegion& io = m.regions[1];
+  EXPECT_EQ(io.ranks, 1);
+  EXPECT_EQ(io.wall_ns, 50u);
+  EXPECT_EQ(io.events[0].total, 15u);
+  EXPECT_EQ(io.events[0].per_socket[0].from_rank, 1);
+}
+
+TEST(MergeTest, RanksThatDidNotMeasureAreListed) {
+  std::vector<RankRecord> ranks = Job();
+  ranks[3].measured = false;
+  ranks[3].error = "could not start";
+  const MergedReport m = Merge(ranks);
+  EXPECT_THAT(m.errors, ::testing::Contains("rank 3: could not start"));
+  // Its calls and wall time still count; its counts do not.
+  EXPECT_EQ(m.regions[0].calls, 10u);
+  EXPECT_EQ(m.regions[0].events[0].total, 600u);
+}
+
+TEST(MergeTest, RecordsRoundTripAndRefuseTruncation) {
+  RankRecord r = Job()[1];
+  r.pid = 42;
+  r.reads = {0};
+  const std::string bytes = EncodeRank(r);
+  absl::StatusOr<RankRecord> back = DecodeRank(bytes);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->pid, 42);
+  EXPECT_EQ(back->results.regions[0].overhead_ns, 6u);
+  EXPECT_EQ(back->results.regions[0].sampled_calls, 2u);
+  EXPECT_EQ(back->reads, r.reads);
+  ASSERT_EQ(back->results.regions.size(), 2u);
+  EXPECT_EQ(back->results.regions[1].inclusive[0].per_socket,
+            r.results.regions[1].inclusive[0].per_socket);
+  EXPECT_EQ(back->results.run.errors, r.results.run.errors);
+  for (size_t n = 0; n < bytes.size(); n += 7) {
+    EXPECT_FALSE(DecodeRank(bytes.substr(0, n)).ok()) << n;
+  }
+}
+
+TEST(MergeTest, JsonCsvAndTable) {
+  std::vector<RankRecord> ranks = Job();
+  ranks[0].results.regions[0].name = "so\"lve,\n";
+  ranks[0].results.regions[0].path = "so\"lve,\n";
+  const MergedReport m = Merge(ranks);
+  const nlohmann::json j = nlohmann::json::parse(FormatMergedJson(m));
+  EXPECT_EQ(j["ranks"], 4);
+  EXPECT_EQ(j["nodes"], 2);
+  EXPECT_EQ(j["simulated"], true);
+  EXPECT_EQ(j["regions"][0]["path"], "so\"lve,\n");
+  EXPECT_EQ(j["regions"][1]["calls"], 9);
+  EXPECT_EQ(j["regions"][1]["events"]["ubox/UCLK"]["total"], 1000);
+  EXPECT_EQ(j["regions"][1]["events"]["ubox/UCLK"]["per_socket"].size(), 4u);
+  EXPECT_EQ(j["regions"][1]["per_rank"].size(), 3u);
+  EXPECT_EQ(j["node_list"][1]["sockets"][0]["leader"], 2);
+  EXPECT_EQ(j["regions"][0]["metrics"]["M"]["ranks"], 1);
+
+  const std::string csv = FormatMergedCsv(m);
+  EXPECT_THAT(csv, ::testing::HasSubstr(
+                       "\"so\"\"lve,\n\",\"so\"\"lve,\n\",0,1,1,100,100,100,"
+                       "ubox/UCLK,0,a,0,100,0,100,100,0,,1\r\n"));
+  EXPECT_THAT(csv, ::testing::HasSubstr(",ubox/UCLK,all,all,all,1000,,,,0,,1"));
+
+  const std::string table = FormatMergedTable(m);
+  EXPECT_THAT(table, ::testing::HasSubstr("4 ranks on 2 nodes"));
+  EXPECT_THAT(table, ::testing::HasSubstr("SIMULATED"));
+  EXPECT_THAT(table, ::testing::HasSubstr("error: rank 1: oops"));
+  EXPECT_EQ(FormatMerged(m, "x.JSON"), FormatMergedJson(m));
+  EXPECT_EQ(FormatMerged(m, "x.csv"), csv);
+  EXPECT_EQ(FormatMerged(m, "-"), table);
+}
+
+TEST(MergeTest, NothingMeasured) {
+  std::vector<RankRecord> ranks(2);
+  ranks[1].rank = 1;
+  const MergedReport m = Merge(ranks);
+  EXPECT_EQ(m.backend, "off");
+  EXPECT_EQ(m.ranks, 2);
+  EXPECT_TRUE(m.regions.empty());
+  EXPECT_NO_THROW(nlohmann::json::parse(FormatMergedJson(m)));
+}
+
+}  // namespace
+}  // namespace uncore::mpi

@@ -1,0 +1,120 @@
+// An MPI program with two regions and nothing else of the SDK, for
+// mpi_test.py: linked with uncore::mpi (or not, then run with LD_PRELOAD).
+//   work   each rank once: --region-ms of sleep
+//   step   rank r r+1 times (calls summed over 4 ranks: 10)
+// Built with UNCORE_TEST_EXPLICIT_INIT, it opts out of the start in MPI_Init
+// and calls uncore_mpi_init / uncore_mpi_finalize itself.
+// Rank 0 prints one JSON line: the TSC rate it measured (rdtsc over 200 ms
+// of CLOCK_MONOTONIC), and the perf_event file descriptors open in every
+// rank's process while the sessions run (from /proc/PID/fd).
+#include <dirent.h>
+#include <mpi.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "uncore/uncore.h"
+#ifdef UNCORE_TEST_EXPLICIT_INIT
+#include "uncore/mpi.h"
+
+extern "C" int uncore_mpi_auto_init(void) { return 0; }
+#endif
+
+namespace {
+
+uint64_t NowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull +
+         static_cast<uint64_t>(ts.tv_nsec);
+}
+
+void SleepMs(int ms) {
+  timespec ts{ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+double TscHz() {
+  const uint64_t t0 = NowNs();
+  const uint64_t c0 = __rdtsc();
+  SleepMs(200);
+  const uint64_t c1 = __rdtsc();
+  const uint64_t t1 = NowNs();
+  return static_cast<double>(c1 - c0) * 1e9 / static_cast<double>(t1 - t0);
+}
+
+int PerfFds(int pid) {
+  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return -1;
+  int n = 0;
+  while (dirent* e = readdir(d)) {
+    char target[256] = {};
+    const std::string link = dir + "/" + e->d_name;
+    const ssize_t len = readlink(link.c_str(), target, sizeof(target) - 1);
+    if (len > 0 && std::strstr(target, "perf_event") != nullptr) ++n;
+  }
+  closedir(d);
+  return n;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int region_ms = 300;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], "--region-ms") == 0)
+      region_ms = std::atoi(argv[i + 1]);
+  }
+  MPI_Init(&argc, &argv);
+#ifdef UNCORE_TEST_EXPLICIT_INIT
+  if (uncore_mpi_init(MPI_COMM_WORLD) != 0) {
+    std::fprintf(stderr, "uncore_mpi_init: %s\n", uncore_mpi_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+#endif
+  int rank = 0;
+  int size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const double tsc_hz = rank == 0 ? TscHz() : 0;
+
+  // Every session runs now: count the perf events open in the job.
+  int pid = static_cast<int>(getpid());
+  std::vector<int> pids(static_cast<size_t>(size));
+  MPI_Gather(&pid, 1, MPI_INT, pids.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  int perf_fds = 0;
+  if (rank == 0) {
+    for (int p : pids) perf_fds += PerfFds(p);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  {
+    UNCORE_REGION("work");
+    SleepMs(region_ms);
+  }
+  for (int i = 0; i <= rank; ++i) {
+    UNCORE_REGION("step");
+    SleepMs(2);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {
+    std::printf("{\"tsc_hz\": %.1f, \"perf_fds\": %d, \"ranks\": %d}\n", tsc_hz,
+                perf_fds, size);
+    std::fflush(stdout);
+  }
+#ifdef UNCORE_TEST_EXPLICIT_INIT
+  if (uncore_mpi_finalize() != 0) {
+    std::fprintf(stderr, "uncore_mpi_finalize: %s\n", uncore_mpi_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 4);
+  }
+#endif
+  MPI_Finalize();
+  return 0;
+}

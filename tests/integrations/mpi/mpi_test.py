@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""uncore::mpi end to end: mpirun -np 4 (oversubscribed) with the simulator
+and with perf's msr/tsc/, the LD_PRELOAD route, one rank, and bound ranks.
+
+Checks the merged report at rank 0: "ranks", "nodes", calls summed over
+ranks, and a total counted once per socket: the simulated U-Box clock
+(2 GHz) or the TSC rate (measured by the program) times the region's mean
+wall time, within 2%.  With perf, the perf_event file descriptors open in
+the job's processes while it runs must be events x sockets, not x ranks.
+"""
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+FAILURES = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        FAILURES.append(what)
+
+
+def node_sockets():
+    packages = set()
+    for path in glob.glob("/sys/devices/system/cpu/cpu[0-9]*/topology/"
+                          "physical_package_id"):
+        with open(path) as f:
+            packages.add(int(f.read()))
+    return max(len(packages), 1)
+
+
+def mpirun(args, np, program, env_extra, extra_mpirun=(), timeout=60):
+    cmd = [args.mpirun]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    cmd += ["--oversubscribe", "-np", str(np)] + list(extra_mpirun)
+    cmd += [program, "--region-ms", "1000"]
+    env = dict(os.environ)
+    # Open MPI in containers and VMs: no CMA single-copy (ptrace may be
+    # denied), and more ranks than cores allowed.
+    env["OMPI_MCA_btl_vader_single_copy_mechanism"] = "none"
+    env["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
+    env.update(env_extra)
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                       timeout=timeout)
+    if p.returncode != 0:
+        print("command:", " ".join(cmd))
+        print(p.stdout)
+        print(p.stderr)
+    return p
+
+
+def facts(p):
+    for line in p.stdout.splitlines():
+        if line.startswith("{"):
+            return json.loads(line)
+    return {}
+
+
+def region(report, path):
+    for r in report.get("regions", []):
+        if r["path"] == path:
+            return r
+    return None
+
+
+def check_merged(name, report, np, rate_per_socket, event, sockets):
+    check(report.get("ranks") == np, f"{name}: ranks == {np}")
+    check(report.get("nodes") == 1, f"{name}: nodes == 1")
+    check(not report.get("errors"), f"{name}: no errors {report.get('errors')}")
+    work = region(report, "work")
+    step = region(report, "step")
+    check(work is not None and step is not None, f"{name}: both regions")
+    if work is None or step is None:
+        return
+    check(work["calls"] == np and work["ranks"] == np,
+          f"{name}: work calls {work['calls']} == {np}")
+    check(step["calls"] == np * (np + 1) // 2,
+          f"{name}: step calls {step['calls']} summed over ranks")
+    ev = work["events"][event]
+    expected = rate_per_socket * sockets * work["wall_ns"] * 1e-9
+    error = abs(ev["total"] - expected) / expected
+    check(error < 0.02,
+          f"{name}: {event} total {ev['total']} vs rate x wall_ns "
+          f"{expected:.0f} ({error:.2%}, counted once, not x{np})")
+    check(len(ev["per_socket"]) == sockets,
+          f"{name}: one count per socket ({len(ev['per_socket'])})")
+    leaders = {(s["socket"], s["leader"]) for n in report["node_list"]
+               for s in n["sockets"]}
+    for s in ev["per_socket"]:
+        check((s["socket"], s["from_rank"]) in leaders,
+              f"{name}: socket {s['socket']} counted in its leader's view")
+        check(s["ranks"] == np, f"{name}: spread over {s['ranks']} ranks")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mpirun", default="mpirun")
+    ap.add_argument("--program", required=True)
+    ap.add_argument("--plain-program", required=True)
+    ap.add_argument("--explicit-program", required=True)
+    ap.add_argument("--preload", required=True)
+    args = ap.parse_args()
+    sockets = node_sockets()
+    tmp = tempfile.mkdtemp(prefix="uncore-mpi-")
+
+    # The simulator: U-Box clock at 2 GHz per socket.
+    out = os.path.join(tmp, "sim.json")
+    p = mpirun(args, 4, args.program, {"UNCORE_EVENTS": "ubox/UCLK",
+                                       "UNCORE_BACKEND": "sim",
+                                       "UNCORE_OUTPUT": out})
+    check(p.returncode == 0, "sim -np 4: mpirun succeeds")
+    if p.returncode == 0:
+        with open(out) as f:
+            report = json.load(f)
+        check(report.get("simulated") is True, "sim -np 4: simulated")
+        check_merged("sim -np 4", report, 4, 2e9, "ubox/UCLK", sockets)
+
+    # perf msr/tsc/: only where the msr PMU exists and may be opened
+    # system-wide.
+    paranoid = 2
+    try:
+        with open("/proc/sys/kernel/perf_event_paranoid") as f:
+            paranoid = int(f.read())
+    except OSError:
+        pass
+    if not os.path.isdir("/sys/bus/event_source/devices/msr"):
+        print("skip perf: no msr PMU")
+    elif os.geteuid() != 0 and paranoid > 0:
+        print("skip perf: system-wide perf needs root or paranoid <= 0")
+    else:
+        out = os.path.join(tmp, "perf.json")
+        p = mpirun(args, 4, args.program, {"UNCORE_EVENTS": "msr/tsc/",
+                                           "UNCORE_BACKEND": "perf",
+                                           "UNCORE_OUTPUT": out})
+        check(p.returncode == 0, "perf -np 4: mpirun succeeds")
+        if p.returncode == 0:
+            with open(out) as f:
+                report = json.load(f)
+            fx = facts(p)
+            check(report.get("backend") == "perf", "perf -np 4: backend perf")
+            check_merged("perf -np 4", report, 4, fx["tsc_hz"], "msr/tsc/",
+                         sockets)
+            check(fx["perf_fds"] == 1 * sockets,
+                  f"perf -np 4: {fx['perf_fds']} perf events open on the "
+                  f"node == events x sockets ({sockets}), not x ranks")
+
+    # LD_PRELOAD: a program that does not link uncore::mpi.
+    out = os.path.join(tmp, "preload.json")
+    p = mpirun(args, 4, args.plain_program,
+               {"UNCORE_EVENTS": "ubox/UCLK", "UNCORE_BACKEND": "sim",
+                "UNCORE_OUTPUT": out},
+               extra_mpirun=["-x", "LD_PRELOAD=" + args.preload])
+    check(p.returncode == 0, "LD_PRELOAD -np 4: mpirun succeeds")
+    if p.returncode == 0:
+        with open(out) as f:
+            check_merged("LD_PRELOAD -np 4", json.load(f), 4, 2e9,
+                         "ubox/UCLK", sockets)
+
+    # One rank, CSV.
+    out = os.path.join(tmp, "one-%r.csv")
+    p = mpirun(args, 1, args.program, {"UNCORE_EVENTS": "ubox/UCLK",
+                                       "UNCORE_BACKEND": "sim",
+                                       "UNCORE_OUTPUT": out})
+    check(p.returncode == 0, "sim -np 1: mpirun succeeds")
+    csv_path = os.path.join(tmp, "one-0.csv")
+    check(os.path.exists(csv_path), "sim -np 1: %r expands to rank 0")
+    if os.path.exists(csv_path):
+        with open(csv_path) as f:
+            rows = f.read().splitlines()
+        check(rows[0].startswith("region,path,depth,ranks,calls,wall_ns"),
+              "sim -np 1: CSV header")
+        check(any(r.startswith("work,work,0,1,1,") and ",all,all,all," in r
+                  for r in rows), "sim -np 1: CSV total row of work")
+
+    # Ranks bound to cores: the lowest bound rank of the socket leads.
+    if (os.cpu_count() or 1) >= 2:
+        out = os.path.join(tmp, "bound.json")
+        p = mpirun(args, 2, args.program, {"UNCORE_EVENTS": "ubox/UCLK",
+                                           "UNCORE_BACKEND": "sim",
+                                           "UNCORE_OUTPUT": out},
+                   extra_mpirun=["--bind-to", "core"])
+        check(p.returncode == 0, "bound -np 2: mpirun succeeds")
+        if p.returncode == 0:
+            with open(out) as f:
+                report = json.load(f)
+            check_merged("bound -np 2", report, 2, 2e9, "ubox/UCLK", sockets)
+
+    # uncore_mpi_init / uncore_mpi_finalize called by the program.
+    out = os.path.join(tmp, "explicit.json")
+    p = mpirun(args, 2, args.explicit_program,
+               {"UNCORE_EVENTS": "ubox/UCLK", "UNCORE_BACKEND": "sim",
+                "UNCORE_OUTPUT": out})
+    check(p.returncode == 0, "explicit init -np 2: mpirun succeeds")
+    if p.returncode == 0:
+        with open(out) as f:
+            check_merged("explicit init -np 2", json.load(f), 2, 2e9,
+                         "ubox/UCLK", sockets)
+
+    # A report that cannot be written is said at the start; the job runs.
+    out = os.path.join(tmp, "missing-dir", "x.json")
+    p = mpirun(args, 2, args.program, {"UNCORE_EVENTS": "ubox/UCLK",
+                                       "UNCORE_BACKEND": "sim",
+                                       "UNCORE_OUTPUT": out})
+    check(p.returncode == 0 and "not a writable directory" in p.stderr
+          and not os.path.exists(out),
+          "bad UNCORE_OUTPUT: one error at start, the job runs unmeasured")
+
+    # No segment is left behind.
+    left = glob.glob("/dev/shm/uncore-mpi.*")
+    check(not left, f"no shared-memory segment left behind {left}")
+    if FAILURES:
+        print(f"{len(FAILURES)} check(s) failed")
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
