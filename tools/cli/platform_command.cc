@@ -160,7 +160,8 @@ std::vector<std::string> FindPmus(const std::string& sysfs,
         name[pmu.size()] != '_') {
       continue;
     }
-    std::string_view digits = std::string_view(name).substr(pmu.size() + 1);
+    const std::string_view whole = name;
+    std::string_view digits = whole.substr(pmu.size() + 1);
     if (!std::all_of(digits.begin(), digits.end(),
                      [](char c) { return c >= '0' && c <= '9'; })) {
       continue;
@@ -169,6 +170,7 @@ std::vector<std::string> FindPmus(const std::string& sysfs,
   }
   std::sort(found.begin(), found.end());
   std::vector<std::string> out;
+  out.reserve(found.size());
   for (auto& [n, name] : found) out.push_back(std::move(name));
   return out;
 }
