@@ -10,11 +10,12 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import unittest
 
 UNCORE = None
 SPEC_DIR = None
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))), "platforms", "perfmon_fixtures")
 
 INTEL_FILES = {
     "haswellx": "HSX/events/haswellx_uncore.json",
@@ -192,22 +193,25 @@ class DescribeTest(unittest.TestCase):
         self.assertIn("icelakex", r.stderr)
         self.assertIn("imc/CAS_COUNT.RD", r.stderr)
 
-    def test_opens_the_pmus_the_sysfs_tree_has(self):
-        with tempfile.TemporaryDirectory() as root:
-            devices = os.path.join(root, "bus", "event_source", "devices")
-            for name in ("uncore_imc_0", "uncore_imc_1", "uncore_imc_10",
-                         "uncore_imc_2", "uncore_imc_free_running_0",
-                         "uncore_cha_0"):
-                os.makedirs(os.path.join(devices, name))
-            doc = describe_json("sapphirerapids", "imc/CAS_COUNT.RD",
-                                "--sysfs", root)
-            self.assertEqual(doc["events"][0]["pmus"],
-                             ["uncore_imc_0", "uncore_imc_1", "uncore_imc_2",
-                              "uncore_imc_10"])
-            r = run("describe", "--platform", "spr", "--sysfs", root,
-                    "imc/CAS_COUNT.RD")
-            self.assertIn("uncore_imc_0 uncore_imc_1 uncore_imc_2 "
-                          "uncore_imc_10 (4 PMUs)", r.stdout)
+    def test_opens_the_pmus_the_sysfs_fixture_has(self):
+        root = os.path.join(FIXTURES, "spr2s")
+        doc = describe_json("sapphirerapids", "imc/CAS_COUNT.RD",
+                            "--sysfs", root)
+        self.assertEqual(doc["events"][0]["pmus"],
+                         ["uncore_imc_%d" % i for i in range(12)])
+        self.assertEqual(doc["group_reads_per_snapshot"], 24)
+        r = run("describe", "--platform", "spr", "--sysfs", root,
+                "imc/CAS_COUNT.RD")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("uncore_imc_10 uncore_imc_11 (12 PMUs), "
+                      "config=0xcf05,", r.stdout)
+        self.assertNotIn("free_running", r.stdout)
+        self.assertIn("24 group reads", r.stdout)
+        r = run("describe", "--platform", "zen4", "--sysfs", root,
+                "umc_cas_cmd.rd")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("none here", r.stdout)
+        self.assertIn("amd_umc", r.stdout)
 
 
 def main():

@@ -3,16 +3,16 @@
 // from vendor data (sdk/platforms/perfmon/, docs/platforms.md).
 #include <algorithm>
 #include <cstdlib>
-#include <filesystem>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <vector>
 
 #include "fmt/format.h"
 #include "sdk/common/json.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
+#include "sdk/devices/perf/perfmon_plan.h"
+#include "sdk/devices/perf/pmu_discovery.h"
 #include "sdk/platforms/perfmon/perfmon_tables.h"
 #include "sdk/spec/platform_catalog.h"
 #include "tools/cli/commands.h"
@@ -141,56 +141,42 @@ void WriteMetricJson(const Metric& m, common::JsonWriter* json) {
   json->EndObject();
 }
 
-// The PMUs under <sysfs>/bus/event_source/devices that count `pmu`
-// events: `pmu` itself and `pmu_N`, in numeric order.
-std::vector<std::string> FindPmus(const std::string& sysfs,
-                                  std::string_view pmu) {
-  std::vector<std::pair<int, std::string>> found;
-  std::error_code ec;
-  std::filesystem::directory_iterator it(
-      std::filesystem::path(sysfs) / "bus/event_source/devices", ec);
-  if (ec) return {};
-  for (const auto& entry : it) {
-    std::string name = entry.path().filename().string();
-    if (name == pmu) {
-      found.emplace_back(-1, name);
-      continue;
-    }
-    if (name.size() <= pmu.size() + 1 || !name.starts_with(pmu) ||
-        name[pmu.size()] != '_') {
-      continue;
-    }
-    const std::string_view whole = name;
-    std::string_view digits = whole.substr(pmu.size() + 1);
-    if (!std::all_of(digits.begin(), digits.end(),
-                     [](char c) { return c >= '0' && c <= '9'; })) {
-      continue;
-    }
-    found.emplace_back(std::atoi(std::string(digits).c_str()), name);
-  }
-  std::sort(found.begin(), found.end());
-  std::vector<std::string> out;
-  out.reserve(found.size());
-  for (auto& [n, name] : found) out.push_back(std::move(name));
-  return out;
+// The plan for one resolved event on this machine's PMUs (or the reason
+// there is none).
+absl::StatusOr<devices::perf::PerfmonPlan> PlanOne(
+    const spec::Resolution& r, const spec::ResolvedEvent& e,
+    const absl::StatusOr<devices::perf::PmuCatalog>& pmus,
+    std::string_view platform) {
+  if (!pmus.ok()) return pmus.status();
+  spec::Resolution one;
+  one.input = r.input;
+  one.events.push_back(e);
+  return devices::perf::PlanPerfmon({one}, *pmus, platform);
 }
 
-std::string OpensText(const spec::ResolvedEvent& e, const std::string& sysfs) {
-  std::vector<std::string> pmus = FindPmus(sysfs, e.pmu);
-  if (e.instance.has_value()) {
-    std::string want = fmt::format("{}_{}", e.pmu, *e.instance);
-    if (std::find(pmus.begin(), pmus.end(), want) != pmus.end()) return want;
-    return fmt::format("{} (not under {}/bus/event_source/devices here)", want,
-                       sysfs);
+std::string OpensText(const absl::StatusOr<devices::perf::PerfmonPlan>& plan) {
+  if (!plan.ok()) {
+    return fmt::format("none here: {}", common::StatusMessage(plan.status()));
   }
-  if (pmus.empty()) {
-    return fmt::format(
-        "every {0} and {0}_N PMU; none under {1}/bus/event_source/devices "
-        "here (not this platform, or no driver)",
-        e.pmu, sysfs);
+  std::vector<std::string> configs;
+  for (const devices::perf::PlannedCounter& c : plan->counters) {
+    std::string text = c.config.ToString();
+    if (std::find(configs.begin(), configs.end(), text) == configs.end()) {
+      configs.push_back(std::move(text));
+    }
   }
-  return fmt::format("{} ({} PMU{})", common::Join(pmus, " "), pmus.size(),
-                     pmus.size() == 1 ? "" : "s");
+  return fmt::format("{} ({} PMU{}), {}", common::Join(plan->pmus, " "),
+                     plan->pmus.size(), plan->pmus.size() == 1 ? "" : "s",
+                     common::Join(configs, "; "));
+}
+
+// Group reads one snapshot of the whole resolution costs; 0 when it cannot
+// be planned here.
+int PlanAll(const spec::Resolution& r, const devices::perf::PmuCatalog& pmus,
+            std::string_view platform) {
+  absl::StatusOr<devices::perf::PerfmonPlan> plan =
+      devices::perf::PlanPerfmon({r}, pmus, platform);
+  return plan.ok() ? plan->group_reads : 0;
 }
 
 std::string_view ResolutionKind(spec::Resolution::Kind kind) {
@@ -388,6 +374,8 @@ int RunDescribePlatform(const DescribeOptions& options, std::FILE* out,
     fmt::print(err, "uncore describe: {}\n", common::StatusMessage(r.status()));
     return kExitUsage;
   }
+  const absl::StatusOr<devices::perf::PmuCatalog> pmus =
+      devices::perf::DiscoverPmus(options.sysfs);
   if (options.json) {
     common::JsonWriter json(/*pretty=*/true);
     json.BeginObject();
@@ -408,6 +396,8 @@ int RunDescribePlatform(const DescribeOptions& options, std::FILE* out,
     json.Key("events");
     json.BeginArray();
     for (const spec::ResolvedEvent& e : r->events) {
+      absl::StatusOr<devices::perf::PerfmonPlan> plan =
+          PlanOne(*r, e, pmus, p->name);
       json.BeginObject();
       json.Key("name");
       json.String(e.event != nullptr ? e.event->name : std::string_view());
@@ -418,10 +408,12 @@ int RunDescribePlatform(const DescribeOptions& options, std::FILE* out,
       json.Key("perf");
       json.String(e.PerfSpelling());
       json.Key("pmus");
-      json.StringArray(FindPmus(options.sysfs, e.pmu));
+      json.StringArray(plan.ok() ? plan->pmus : std::vector<std::string>());
       json.EndObject();
     }
     json.EndArray();
+    json.Key("group_reads_per_snapshot");
+    json.Int(pmus.ok() ? PlanAll(*r, *pmus, p->name) : 0);
     json.EndObject();
     fmt::print(out, "{}\n", json.Take());
     return kExitOk;
@@ -439,6 +431,8 @@ int RunDescribePlatform(const DescribeOptions& options, std::FILE* out,
     }
   }
   for (const spec::ResolvedEvent& e : r->events) {
+    absl::StatusOr<devices::perf::PerfmonPlan> plan =
+        PlanOne(*r, e, pmus, p->name);
     fmt::print(out, "\n");
     if (e.event != nullptr) {
       fmt::print(out, "{:<10} {} (unit {})\n", "event", e.event->name,
@@ -454,7 +448,16 @@ int RunDescribePlatform(const DescribeOptions& options, std::FILE* out,
       fmt::print(out, "{:<10} {} ({})\n", "counters", e.event->counters,
                  KindName(e.event->kind));
     }
-    fmt::print(out, "{:<10} {}\n", "opens", OpensText(e, options.sysfs));
+    fmt::print(out, "{:<10} {}\n", "opens", OpensText(plan));
+  }
+  if (pmus.ok()) {
+    const int reads = PlanAll(*r, *pmus, p->name);
+    if (reads > 0) {
+      fmt::print(out,
+                 "\n{:<10} {} group read{} (one per PMU instance and "
+                 "socket)\n",
+                 "snapshot", reads, reads == 1 ? "" : "s");
+    }
   }
   return kExitOk;
 }

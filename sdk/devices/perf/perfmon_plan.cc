@@ -119,16 +119,14 @@ absl::StatusOr<PerfmonPlan> PlanPerfmon(
                                 : fmt::format("{} or {}_N", e.pmu, e.pmu);
         std::vector<std::string> near = catalog.NamesStartingWith(e.pmu);
         return absl::NotFoundError(fmt::format(
-            "'{}' needs the kernel PMU {}, which this machine does not "
-            "have{}{}; load the uncore driver or pick the platform this "
-            "machine is",
+            "'{}' needs the kernel PMU {}, which is not here: this machine "
+            "is not {}, or its uncore driver is not loaded{}",
             resolutions[i].input, which,
-            platform_name.empty()
-                ? std::string()
-                : fmt::format(" (is it a {} machine?)", platform_name),
+            platform_name.empty() ? std::string("the platform named")
+                                  : std::string(platform_name),
             near.empty()
                 ? std::string()
-                : fmt::format("; it has {}", common::Join(near, ", "))));
+                : fmt::format(" (it has {})", common::Join(near, ", "))));
       }
       for (const Pmu* pmu : pmus) {
         absl::StatusOr<PerfConfig> config = EncodeOn(*pmu, e.terms);
