@@ -355,6 +355,31 @@ std::string ResolvedEvent::PerfSpelling() const {
       terms);
 }
 
+std::vector<EventSpec> ToPerfEventSpecs(const Resolution& resolution) {
+  std::vector<EventSpec> out;
+  out.reserve(resolution.events.size());
+  for (const ResolvedEvent& e : resolution.events) {
+    EventSpec spec;
+    spec.kind = EventSpec::Kind::kGenericPerf;
+    spec.pmu = e.instance.has_value() ? fmt::format("{}_{}", e.pmu, *e.instance)
+                                      : e.pmu;
+    spec.text =
+        e.event != nullptr ? std::string(e.event->name) : e.PerfSpelling();
+    for (std::string_view term :
+         common::Split(e.terms, ',', /*skip_empty=*/true)) {
+      const size_t eq = term.find('=');
+      PerfTerm t{std::string(term.substr(0, eq)), std::nullopt};
+      if (eq != std::string_view::npos) {
+        absl::StatusOr<uint64_t> v = ParseNumber(term.substr(eq + 1), e.terms);
+        if (v.ok()) t.value = *v;
+      }
+      spec.perf_terms.push_back(std::move(t));
+    }
+    out.push_back(std::move(spec));
+  }
+  return out;
+}
+
 const perfmon::Metric* FindMetric(const perfmon::Platform& platform,
                                   std::string_view name) {
   if (common::StartsWithIgnoreCase(name, kMetricPrefix)) {

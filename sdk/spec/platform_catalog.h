@@ -29,6 +29,7 @@
 
 #include "absl/status/statusor.h"
 #include "sdk/platforms/perfmon/perfmon_tables.h"
+#include "sdk/spec/event_spec.h"
 
 namespace uncore::spec {
 
@@ -77,6 +78,13 @@ struct Resolution {
 // Resolves `text` on `platform`.
 absl::StatusOr<Resolution> ResolveOnPlatform(const perfmon::Platform& platform,
                                              std::string_view text);
+
+// The events of `resolution` as generic perf event specs (kind
+// kGenericPerf: the PMU prefix, or one instance, and the perf terms), one per
+// resolved event, in order: what the perf backend's PlanPerfCounters opens
+// on every instance of the PMU.  `text` is the vendor name (or the terms).
+// A composite's or metric's events are summed or combined by the caller.
+std::vector<EventSpec> ToPerfEventSpecs(const Resolution& resolution);
 
 // The metric named `name` (any case, with or without "metric/"), or nullptr.
 const perfmon::Metric* FindMetric(const perfmon::Platform& platform,

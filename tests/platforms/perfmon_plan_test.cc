@@ -9,6 +9,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sdk/devices/device.h"
+#include "sdk/devices/perf/perf_device.h"
 #include "sdk/spec/platform_catalog.h"
 
 namespace uncore::devices::perf {
@@ -133,6 +135,44 @@ TEST(PerfmonPlanTest, MissingPmuAndUnknownFieldAreErrors) {
   ASSERT_FALSE(plan.ok());
   EXPECT_THAT(plan.status().message(), HasSubstr("rdwrmask"));
   EXPECT_THAT(plan.status().message(), HasSubstr("uncore_imc_0"));
+}
+
+// The perf backend's own planner (PerfDevice) opens generated events as
+// generic perf events: every instance of the PMU, on each socket's CPU.
+TEST(PerfmonPlanTest, PerfDevicePlansGeneratedEvents) {
+  PmuCatalog pmus = Fixture("spr2s");
+  absl::StatusOr<spec::Resolution> r = spec::ResolveOnPlatform(
+      *spec::FindPlatform("sapphirerapids"), "metric/MEM_BW_TOTAL");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ProgramRequest request;
+  request.events = spec::ToPerfEventSpecs(*r);
+  ASSERT_EQ(request.events.size(), 2u);
+  EXPECT_EQ(request.events[0].text, "UNC_M_CAS_COUNT.RD");
+  absl::StatusOr<std::vector<PerfCounter>> counters =
+      PlanPerfCounters(request, pmus);
+  ASSERT_TRUE(counters.ok()) << counters.status();
+  // 2 events x 12 iMCs x 2 sockets.
+  ASSERT_EQ(counters->size(), 48u);
+  int reads = 0;
+  int writes = 0;
+  for (const PerfCounter& c : *counters) {
+    EXPECT_THAT(c.pmu->name, ::testing::StartsWith("uncore_imc_"));
+    EXPECT_THAT(c.pmu->name, ::testing::Not(HasSubstr("free_running")));
+    if (c.config.config == 0xcf05) ++reads;
+    if (c.config.config == 0xf005) ++writes;
+  }
+  EXPECT_EQ(reads, 24);
+  EXPECT_EQ(writes, 24);
+
+  // AMD Zen 4's UMC on its own fixture.
+  r = spec::ResolveOnPlatform(*spec::FindPlatform("amdzen4"),
+                              "umc/umc_cas_cmd.wr");
+  ASSERT_TRUE(r.ok()) << r.status();
+  request.events = spec::ToPerfEventSpecs(*r);
+  counters = PlanPerfCounters(request, Fixture("zen4"));
+  ASSERT_TRUE(counters.ok()) << counters.status();
+  ASSERT_EQ(counters->size(), 12u);
+  EXPECT_EQ((*counters)[0].config.config, 0x20au);
 }
 
 }  // namespace
