@@ -207,6 +207,13 @@ class DescribeTest(unittest.TestCase):
                       "config=0xcf05,", r.stdout)
         self.assertNotIn("free_running", r.stdout)
         self.assertIn("24 group reads", r.stdout)
+        r = run("describe", "--platform", "spr", "--sysfs", root,
+                "metric/MEM_BW_TOTAL")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("uncore_imc_free_running_0 uncore_imc_free_running_1 "
+                      "uncore_imc_free_running_2 uncore_imc_free_running_3 "
+                      "also count without programming (events: dclk, read, "
+                      "write)", r.stdout)
         r = run("describe", "--platform", "zen4", "--sysfs", root,
                 "umc_cas_cmd.rd")
         self.assertEqual(r.returncode, 0, r.stderr)

@@ -450,6 +450,37 @@ int RunDescribePlatform(const DescribeOptions& options, std::FILE* out,
     }
     fmt::print(out, "{:<10} {}\n", "opens", OpensText(plan));
   }
+  if (pmus.ok() && r->metric != nullptr) {
+    // Bandwidth could also come from the kernel's free-running counters.
+    std::vector<std::string> pmu_names;
+    for (const spec::ResolvedEvent& e : r->events) {
+      if (std::find(pmu_names.begin(), pmu_names.end(), e.pmu) ==
+          pmu_names.end()) {
+        pmu_names.push_back(e.pmu);
+      }
+    }
+    for (const std::string& name : pmu_names) {
+      std::vector<const devices::perf::Pmu*> free =
+          devices::perf::FreeRunningPmus(*pmus, name);
+      if (free.empty()) continue;
+      std::vector<std::string> names;
+      std::vector<std::string> aliases;
+      for (const devices::perf::Pmu* f : free) {
+        names.push_back(f->name);
+        for (const devices::perf::EventAlias& a : f->aliases) {
+          if (std::find(aliases.begin(), aliases.end(), a.name) ==
+              aliases.end()) {
+            aliases.push_back(a.name);
+          }
+        }
+      }
+      fmt::print(
+          out, "{:<10} {} also count{} without programming (events: {})\n",
+          "free-run", common::Join(names, " "), names.size() == 1 ? "s" : "",
+          aliases.empty() ? std::string("none listed")
+                          : common::Join(aliases, ", "));
+    }
+  }
   if (pmus.ok()) {
     const int reads = PlanAll(*r, *pmus, p->name);
     if (reads > 0) {

@@ -106,6 +106,12 @@ std::vector<const Pmu*> PmuInstances(const PmuCatalog& catalog,
   return out;
 }
 
+std::vector<const Pmu*> FreeRunningPmus(const PmuCatalog& catalog,
+                                        std::string_view pmu) {
+  return PmuInstances(catalog, fmt::format("{}_free_running", pmu),
+                      std::nullopt);
+}
+
 absl::StatusOr<PerfmonPlan> PlanPerfmon(
     const std::vector<spec::Resolution>& resolutions, const PmuCatalog& catalog,
     std::string_view platform_name) {

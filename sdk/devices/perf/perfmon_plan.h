@@ -53,6 +53,13 @@ std::vector<const Pmu*> PmuInstances(const PmuCatalog& catalog,
                                      std::string_view pmu,
                                      std::optional<int> instance);
 
+// The free-running PMUs of `pmu` (`<pmu>_free_running_<n>`, e.g. the
+// kernel's uncore_imc_free_running_0 with its read/write bandwidth aliases),
+// in numeric order: counters that need no programming and no general
+// counter.
+std::vector<const Pmu*> FreeRunningPmus(const PmuCatalog& catalog,
+                                        std::string_view pmu);
+
 // The plan for every event of every resolution; NotFound when a PMU is
 // absent (the message says which platform it belongs to), InvalidArgument
 // when a term does not fit the PMU's formats.
