@@ -320,6 +320,21 @@ const perfmon::Platform* PlatformForCpu(std::string_view vendor, int family,
   return nullptr;
 }
 
+std::vector<const perfmon::Platform*> PlatformsForModel(std::string_view vendor,
+                                                        int family, int model) {
+  std::vector<const Platform*> out;
+  for (const Platform* p : perfmon::AllPlatforms()) {
+    for (const perfmon::CpuMatch& c : p->cpus) {
+      if (c.vendor == vendor && c.family == family && model >= c.model_lo &&
+          model <= c.model_hi) {
+        out.push_back(p);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 std::string BoxName(std::string_view pmu) {
   for (std::string_view prefix : {"uncore_", "amd_"}) {
     if (pmu.starts_with(prefix)) return std::string(pmu.substr(prefix.size()));

@@ -43,6 +43,12 @@ absl::StatusOr<const perfmon::Platform*> LookupPlatform(std::string_view name);
 const perfmon::Platform* PlatformForCpu(std::string_view vendor, int family,
                                         int model, int stepping);
 
+// Every platform whose CPU identity matches vendor, family and model at some
+// stepping (Skylake-SP and Cascade Lake share model 0x55), for when the
+// stepping is not known.
+std::vector<const perfmon::Platform*> PlatformsForModel(std::string_view vendor,
+                                                        int family, int model);
+
 // "uncore_imc" -> "imc", "amd_umc" -> "umc": the box part of short names.
 std::string BoxName(std::string_view pmu);
 // The vendor name without its unit prefix: UNC_M_CAS_COUNT.RD ->

@@ -74,6 +74,16 @@ TEST(PlatformCatalogTest, FindsByNameAliasAndCpu) {
   EXPECT_EQ(PlatformForCpu("AuthenticAMD", 6, 0x55, 4), nullptr);
 }
 
+TEST(PlatformCatalogTest, PlatformsForModelIgnoresTheStepping) {
+  std::vector<std::string> names;
+  for (const perfmon::Platform* p :
+       PlatformsForModel("GenuineIntel", 6, 0x55)) {
+    names.emplace_back(p->name);
+  }
+  EXPECT_THAT(names, ElementsAre("skylakex", "cascadelakex"));
+  EXPECT_TRUE(PlatformsForModel("GenuineIntel", 6, 0x3e).empty());
+}
+
 TEST(PlatformCatalogTest, ShortNames) {
   EXPECT_EQ(ShortName("UNC_M_CAS_COUNT.RD"), "CAS_COUNT.RD");
   EXPECT_EQ(ShortName("UNC_CHA_TOR_INSERTS.IA_MISS"), "TOR_INSERTS.IA_MISS");

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import unittest
 
 UNCORE = None
@@ -219,6 +220,35 @@ class DescribeTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("none here", r.stdout)
         self.assertIn("amd_umc", r.stdout)
+
+
+class DoctorTest(unittest.TestCase):
+    def doctor(self, vendor, family, model):
+        with tempfile.TemporaryDirectory() as tmp:
+            cpuinfo = os.path.join(tmp, "cpuinfo")
+            with open(cpuinfo, "w") as f:
+                f.write("processor\t: 0\nvendor_id\t: %s\n"
+                        "cpu family\t: %d\nmodel\t\t: %d\n"
+                        "model name\t: fixture\nflags\t\t: fpu\n\n" %
+                        (vendor, family, model))
+            text = run("doctor", "--cpuinfo", cpuinfo, "--sysfs",
+                       os.path.join(FIXTURES, "spr2s"))
+            js = run("doctor", "--json", "--cpuinfo", cpuinfo, "--sysfs",
+                     os.path.join(FIXTURES, "spr2s"))
+        return text.stdout, json.loads(js.stdout)
+
+    def test_names_the_detected_platform(self):
+        text, doc = self.doctor("GenuineIntel", 6, 0x8f)
+        self.assertIn("platform    sapphirerapids (generated", text)
+        self.assertEqual(doc["cpu"]["platforms"], ["sapphirerapids"])
+        text, doc = self.doctor("GenuineIntel", 6, 0x55)
+        self.assertIn("platform    skylakex or cascadelakex, by stepping",
+                      text)
+        text, doc = self.doctor("AuthenticAMD", 0x19, 0x11)
+        self.assertEqual(doc["cpu"]["platforms"], ["amdzen4"])
+        text, doc = self.doctor("GenuineIntel", 6, 0x3e)
+        self.assertIn("platform    ivytown (built in", text)
+        self.assertEqual(doc["cpu"]["platforms"], [])
 
 
 def main():
