@@ -39,6 +39,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -64,9 +65,14 @@ class Recorder;
 namespace internal {
 // The active session's recorder, or nullptr.
 extern std::atomic<regions::Recorder*> g_active_recorder;
-void BeginRegion(regions::Recorder* recorder, int name_id);
+// The recorder's generation when the begin was recorded, else 0 (refused,
+// or the session stopped meanwhile).
+uint64_t BeginRegion(regions::Recorder* recorder, int name_id);
 // `exception`: the region is being closed by stack unwinding.
-void EndRegion(regions::Recorder* recorder, int name_id, bool exception);
+// `generation`: what BeginRegion returned (0: any, for RegionEnd and the C
+// API, which do not know it).
+void EndRegion(regions::Recorder* recorder, int name_id, bool exception,
+               uint64_t generation = 0);
 // The id of a name: a per-thread cache keyed by the pointer, confirmed by a
 // comparison, in front of the lock-free name table.
 int NameIdOf(const char* name);
@@ -130,9 +136,10 @@ class [[nodiscard]] UncoreRegion {
                              const std::string& name)
       : UncoreRegion(site, std::string_view(name)) {}
   ~UncoreRegion() {
-    if (recorder_ != nullptr) {
+    if (generation_ != 0) {
       internal::EndRegion(recorder_, name_id_,
-                          std::uncaught_exceptions() > exceptions_);
+                          std::uncaught_exceptions() > exceptions_,
+                          generation_);
     }
   }
   UncoreRegion(const UncoreRegion&) = delete;
@@ -146,10 +153,11 @@ class [[nodiscard]] UncoreRegion {
     if (recorder_ == nullptr) return;
     name_id_ = name_id;
     exceptions_ = std::uncaught_exceptions();
-    internal::BeginRegion(recorder_, name_id);
+    generation_ = internal::BeginRegion(recorder_, name_id);
   }
 
   regions::Recorder* recorder_ = nullptr;
+  uint64_t generation_ = 0;  // of the recorder that recorded the begin
   int name_id_ = -1;
   int exceptions_ = 0;
 };

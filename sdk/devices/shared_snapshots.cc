@@ -6,9 +6,9 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 
 #include "absl/status/status.h"
+#include "sdk/common/clock.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/devices/device.h"
 
@@ -33,39 +33,67 @@ SharedSnapshots::SharedSnapshots(Device* device, Mode mode)
   }
 }
 
-absl::Status SharedSnapshots::Take(Snapshot* out) {
+absl::Status SharedSnapshots::Take(Snapshot* out, Trace* trace) {
   if (mode_ == Mode::kEach) {
     taken_.fetch_add(1, std::memory_order_relaxed);
     return device_->TakeSnapshot(out);
   }
   if (out->values.size() != num_values_) out->values.assign(num_values_, 0);
-  uint64_t arrived = sequence_.load(std::memory_order_acquire);
+  uint64_t arrived = sequence_.load(std::memory_order_seq_cst);
+  if (trace != nullptr) *trace = {arrived, 0, false};
   for (;;) {
-    // The first snapshot that may serve this call begins at an even
-    // sequence number reached after the call arrived.
-    const uint64_t idle = (arrived & 1) != 0 ? arrived + 1 : arrived;
-    if (idle != arrived) WaitFor(idle);
-    uint64_t expected = idle;
-    if (sequence_.compare_exchange_strong(expected, idle + 1,
-                                          std::memory_order_acq_rel,
-                                          std::memory_order_acquire)) {
-      return Lead(idle + 1, out);
+    uint64_t serving = 0;  // the snapshot (odd) that will serve this call
+    if ((arrived & 1) != 0 &&
+        reading_.load(std::memory_order_seq_cst) < arrived) {
+      // Snapshot `arrived` is claimed but has not begun to read the
+      // counters: its reading comes after this call arrived, so it serves
+      // this call.
+      serving = arrived;
+    } else {
+      // The first snapshot that may serve this call is claimed at an even
+      // sequence number reached after the call arrived.
+      const uint64_t idle = (arrived & 1) != 0 ? arrived + 1 : arrived;
+      if (idle != arrived) WaitFor(idle);
+      uint64_t expected = idle;
+      if (sequence_.compare_exchange_strong(expected, idle + 1,
+                                            std::memory_order_seq_cst)) {
+        if (trace != nullptr) trace->served = idle + 2;
+        return Lead(idle + 1, out);
+      }
+      // Another thread claimed snapshot idle + 1 after this call arrived:
+      // it serves this call too.
+      serving = idle + 1;
     }
-    // Another thread began snapshot idle + 1, after this call arrived: it
-    // serves this call too.
-    WaitFor(idle + 2);
-    if (CopyPublished(idle + 2, out)) {
+    WaitFor(serving + 1);
+    if (CopyPublished(serving + 1, out)) {
       shared_.fetch_add(1, std::memory_order_relaxed);
+      if (trace != nullptr) trace->served = serving + 1;
       return out->valid ? absl::OkStatus() : FailedShared();
     }
     // Its slot was reused while this thread was away: every snapshot from
     // now on is after the call, so start over.
-    arrived = sequence_.load(std::memory_order_acquire);
+    retaken_.fetch_add(1, std::memory_order_relaxed);
+    if (trace != nullptr) trace->retaken = true;
+    arrived = sequence_.load(std::memory_order_seq_cst);
   }
 }
 
 absl::Status SharedSnapshots::Lead(uint64_t sequence, Snapshot* out) {
+  // When the last snapshot served other threads too, give the threads it
+  // released a moment to reach their next boundary and join this one: a
+  // quarter of the last snapshot's duration, so the wait costs little and
+  // pays where reading the counters is slow (the msr driver, IPIs).
+  const uint64_t shared_now = shared_.load(std::memory_order_relaxed);
+  if (shared_now != shared_at_last_lead_) {
+    const uint64_t until = common::MonotonicNowNs() + last_duration_ns_ / 4;
+    while (common::MonotonicNowNs() < until) CpuRelax();
+  }
+  shared_at_last_lead_ = shared_now;
+  // From here on, a thread that arrives cannot join: the reading begins.
+  reading_.store(sequence, std::memory_order_seq_cst);
+  const uint64_t start = common::MonotonicNowNs();
   absl::Status status = device_->TakeSnapshot(out);
+  last_duration_ns_ = common::MonotonicNowNs() - start;
   taken_.fetch_add(1, std::memory_order_relaxed);
   const bool valid = status.ok() && out->valid;
   if (!valid) {
@@ -75,15 +103,20 @@ absl::Status SharedSnapshots::Lead(uint64_t sequence, Snapshot* out) {
   }
   const uint64_t done = sequence + 1;
   Slot& slot = SlotOf(done);
+  // A seqlock without fences (ThreadSanitizer does not model them): the
+  // values are release stores, so a reader that sees a new value (an
+  // acquire load) also sees the stamp cleared before it.
   slot.stamp.store(0, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
   for (size_t i = 0; i < num_values_; ++i) {
-    slot.values[i].store(valid ? out->values[i] : 0, std::memory_order_relaxed);
+    slot.values[i].store(valid ? out->values[i] : 0, std::memory_order_release);
   }
-  slot.timestamp_ns.store(out->timestamp_ns, std::memory_order_relaxed);
-  slot.valid.store(valid, std::memory_order_relaxed);
+  slot.timestamp_ns.store(out->timestamp_ns, std::memory_order_release);
+  slot.valid.store(valid, std::memory_order_release);
   slot.stamp.store(done, std::memory_order_release);
-  sequence_.store(done, std::memory_order_release);
+  sequence_.store(done, std::memory_order_seq_cst);
+  // Wake the sleepers (a system call only when some thread sleeps).
+  published_.fetch_add(1, std::memory_order_seq_cst);
+  if (waiters_.load(std::memory_order_seq_cst) != 0) published_.notify_all();
   if (!valid && status.ok()) {
     return absl::DataLossError("the snapshot is marked invalid");
   }
@@ -94,22 +127,29 @@ bool SharedSnapshots::CopyPublished(uint64_t done, Snapshot* out) const {
   const Slot& slot = SlotOf(done);
   if (slot.stamp.load(std::memory_order_acquire) != done) return false;
   for (size_t i = 0; i < num_values_; ++i) {
-    out->values[i] = slot.values[i].load(std::memory_order_relaxed);
+    out->values[i] = slot.values[i].load(std::memory_order_acquire);
   }
-  out->timestamp_ns = slot.timestamp_ns.load(std::memory_order_relaxed);
-  out->valid = slot.valid.load(std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_acquire);
+  out->timestamp_ns = slot.timestamp_ns.load(std::memory_order_acquire);
+  out->valid = slot.valid.load(std::memory_order_acquire);
   return slot.stamp.load(std::memory_order_relaxed) == done;
 }
 
 void SharedSnapshots::WaitFor(uint64_t target) const {
-  for (int spin = 0; spin < 128; ++spin) {
+  // A snapshot takes from a few hundred nanoseconds (the simulator) to many
+  // microseconds (the msr driver, perf reads of another CPU): spin through
+  // the short ones, then sleep (a futex) so that the thread taking the
+  // snapshot gets the CPU when threads outnumber cores.
+  for (int spin = 0; spin < 256; ++spin) {
     if (sequence_.load(std::memory_order_acquire) >= target) return;
     CpuRelax();
   }
-  while (sequence_.load(std::memory_order_acquire) < target) {
-    std::this_thread::yield();
+  waiters_.fetch_add(1, std::memory_order_seq_cst);
+  for (;;) {
+    const uint32_t published = published_.load(std::memory_order_seq_cst);
+    if (sequence_.load(std::memory_order_seq_cst) >= target) break;
+    published_.wait(published, std::memory_order_seq_cst);
   }
+  waiters_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 absl::Status SharedSnapshots::FailedShared() const {

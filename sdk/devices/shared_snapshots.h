@@ -6,26 +6,32 @@
 //   UNCORE_RETURN_IF_ERROR(shared.Take(&s)); // from any number of threads
 //
 // The protocol (docs/concurrency.md): a sequence number is even while no
-// snapshot is under way and odd while one is.  A thread that finds it even
-// tries to start the next snapshot (one compare-and-swap); if another
-// thread won, that snapshot began after this thread arrived, so it serves
-// this thread too: the thread waits for it and copies its values from a
-// ring of published results (a seqlock per slot).  A thread that finds a
-// snapshot under way cannot use it (it may have read the counters before
-// the thread's boundary): it waits for that one to finish, then starts or
-// joins the next.
+// snapshot is claimed and odd while one is.  A thread that finds it even
+// tries to claim the next snapshot (one compare-and-swap); if another
+// thread won, that snapshot was claimed after this thread arrived, so it
+// serves this thread too: the thread waits for it and copies its values
+// from a ring of published results (a seqlock per slot).  A thread that
+// finds a snapshot claimed joins it if it has not begun reading the
+// counters (`reading_`); else it cannot use it (it may have read the
+// counters before the thread's boundary): it waits for that one to finish,
+// then claims or joins the next.  A leader whose previous snapshot served
+// other threads waits up to a quarter of that snapshot's duration before
+// reading, so that the threads it woke can join.
 //
 // Guarantees:
-// - A snapshot a thread receives was begun after the thread called Take.
+// - The counters of a snapshot a thread receives were read after the thread
+//   called Take, and before it returned.
 // - One snapshot is under way at a time, so freeze windows (direct) and
 //   passes of group reads (perf) never overlap or unfreeze one another.
-// - No thread waits behind more than the one snapshot that was already under
-//   way when it arrived, plus the one that serves it.  Waiting is blocking
+// - No thread waits behind more than the one snapshot that was already
+//   reading when it arrived, plus the one that serves it.  Waiting is blocking
 //   (a thread depends on the snapshot's taker finishing): it spins briefly,
-//   then yields the CPU.  A reader that was descheduled for longer than
-//   kRingSize further snapshots takes one of its own instead.
+//   then sleeps on a futex until the next snapshot is published.  A reader
+//   that was descheduled for longer than kRingSize further snapshots takes
+//   one of its own instead.
 // - Take allocates nothing and takes no lock; the only system calls are the
-//   device's own reads (and sched_yield while waiting).
+//   device's own reads, a futex wait when a thread waits longer than a short
+//   spin, and one futex wake per snapshot that has sleeping waiters.
 // - With Mode::kEach every Take calls the device itself (the design before
 //   shared snapshots: the direct device serializes its freeze windows with a
 //   per-socket lock); kept as the baseline of tests/bench.
@@ -50,16 +56,25 @@ class SharedSnapshots {
     kShared,  // concurrent callers share snapshots (the default)
     kEach,    // every caller takes its own (the old design; a baseline)
   };
-  static constexpr int kRingSize = 8;
+  static constexpr int kRingSize = 32;
 
   // `device` is programmed, outlives this object and keeps its read plan.
   explicit SharedSnapshots(Device* device, Mode mode = Mode::kShared);
   SharedSnapshots(const SharedSnapshots&) = delete;
   SharedSnapshots& operator=(const SharedSnapshots&) = delete;
 
-  // A snapshot begun after this call began.  `out` must have
-  // read_plan().size() values.
-  absl::Status Take(Snapshot* out);
+  // Where a call stood in the sequence (for tests of the waiting bound):
+  // the sequence number it found when it arrived, and the one that
+  // published the snapshot it got (odd numbers are snapshots under way).
+  struct Trace {
+    uint64_t arrived = 0;
+    uint64_t served = 0;
+    bool retaken = false;  // it started over at least once
+  };
+
+  // A snapshot begun after this call began.  `out` gets read_plan().size()
+  // values.
+  absl::Status Take(Snapshot* out, Trace* trace = nullptr);
 
   // Snapshots taken on the device, and Take calls served by another
   // thread's snapshot.
@@ -103,6 +118,16 @@ class SharedSnapshots {
   const Mode mode_;
   const size_t num_values_;
   std::atomic<uint64_t> sequence_{0};
+  // The latest snapshot (odd sequence number) that began reading the
+  // counters; a claimed snapshot that has not may still take callers.
+  std::atomic<uint64_t> reading_{0};
+  // The leader's own (one leader at a time; handed over through sequence_).
+  uint64_t last_duration_ns_ = 0;
+  uint64_t shared_at_last_lead_ = 0;
+  // Sleeping waiters: they wait on `published_` (a 32-bit futex word that
+  // every publication bumps) while `waiters_` says someone sleeps.
+  mutable std::atomic<uint32_t> published_{0};
+  mutable std::atomic<int> waiters_{0};
   std::array<Slot, kRingSize> ring_;
   std::atomic<uint64_t> taken_{0};
   std::atomic<uint64_t> shared_{0};

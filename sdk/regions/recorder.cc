@@ -200,7 +200,7 @@ ThreadSlot* NewSlot() {
     } else {
       slot = new ThreadSlot();
       slot->next_all = r.all.load(std::memory_order_relaxed);
-      r.all.store(slot, std::memory_order_release);
+      r.all.store(slot, std::memory_order_seq_cst);
     }
   }
   if (r.key_ok) pthread_setspecific(r.key, slot);
@@ -254,6 +254,7 @@ void AfterForkInChild() {
 }  // namespace
 
 std::string RegionName(int name_id) {
+  BusyScope busy;
   NameTable& t = Names();
   std::lock_guard<std::mutex> lock(t.mu);
   if (name_id < 0 || name_id >= static_cast<int>(t.by_id.size())) {
@@ -267,7 +268,12 @@ uint64_t RefusedReentrantRegions() { return g_refused.load(); }
 
 void ForgetActiveRecorderInChild() {
   internal::g_active_recorder.store(nullptr, std::memory_order_relaxed);
-  t_busy = 0;
+  // The other threads are gone: their hazards must not stall a recorder of
+  // the child's own that happens to get the same address.
+  for (ThreadSlot* s = Slots().all.load(std::memory_order_relaxed);
+       s != nullptr; s = s->next_all) {
+    if (s != t_slot) s->hazard.store(nullptr, std::memory_order_relaxed);
+  }
 }
 
 void Activate(Recorder* recorder) {
@@ -280,7 +286,7 @@ void Activate(Recorder* recorder) {
   internal::g_active_recorder.store(recorder, std::memory_order_seq_cst);
 }
 
-bool Deactivate(Recorder* recorder, std::chrono::nanoseconds timeout) {
+Quiescence Deactivate(Recorder* recorder, std::chrono::nanoseconds timeout) {
   Recorder* expected = recorder;
   internal::g_active_recorder.compare_exchange_strong(
       expected, nullptr, std::memory_order_seq_cst);
@@ -291,9 +297,12 @@ bool Deactivate(Recorder* recorder, std::chrono::nanoseconds timeout) {
 // The recorder.
 
 struct Recorder::Accumulator {
-  explicit Accumulator(size_t n) : inclusive(new std::atomic<uint64_t>[n]) {
+  explicit Accumulator(size_t n)
+      : inclusive(new std::atomic<uint64_t>[n]),
+        exclusive(new std::atomic<uint64_t>[n]) {
     for (size_t i = 0; i < n; ++i) {
       inclusive[i].store(0, std::memory_order_relaxed);
+      exclusive[i].store(0, std::memory_order_relaxed);
     }
   }
   void Reset(size_t n) {
@@ -304,6 +313,7 @@ struct Recorder::Accumulator {
     min_ns.store(UINT64_MAX, std::memory_order_relaxed);
     for (size_t i = 0; i < n; ++i) {
       inclusive[i].store(0, std::memory_order_relaxed);
+      exclusive[i].store(0, std::memory_order_relaxed);
     }
     begun = 0;
   }
@@ -314,6 +324,9 @@ struct Recorder::Accumulator {
   std::atomic<uint64_t> max_ns{0};
   std::atomic<uint64_t> overhead_ns{0};
   std::unique_ptr<std::atomic<uint64_t>[]> inclusive;
+  // Inclusive minus the child regions' counts of the same calls (without
+  // sampling; with it, Collect derives exclusive counts from the paths).
+  std::unique_ptr<std::atomic<uint64_t>[]> exclusive;
   uint64_t begun = 0;  // owner only: decides which calls are sampled
 };
 
@@ -325,6 +338,7 @@ struct Recorder::RetiredTotals {
   uint64_t max_ns = 0;
   uint64_t overhead_ns = 0;
   std::vector<uint64_t> inclusive;
+  std::vector<uint64_t> exclusive;
 };
 
 struct Recorder::ThreadState {
@@ -341,6 +355,7 @@ struct Recorder::ThreadState {
   int overflow = 0;  // regions begun beyond kMaxRegionDepth, not counted
   std::array<Frame, kMaxRegionDepth> frames;
   std::vector<devices::Snapshot> begins;  // per depth
+  std::vector<uint64_t> child_sums;       // per depth, num_values each
   devices::Snapshot end;
   // Regions of this thread: (parent path, name) -> path, a direct-mapped
   // cache in front of a hash map.
@@ -385,6 +400,7 @@ Recorder::ThreadState* Recorder::StateOf(ThreadSlot& slot) {
     } else {
       auto fresh = std::make_unique<ThreadState>();
       fresh->begins.assign(kMaxRegionDepth, devices::Snapshot(num_values_));
+      fresh->child_sums.assign(kMaxRegionDepth * num_values_, 0);
       fresh->end = devices::Snapshot(num_values_);
       fresh->index = static_cast<int>(threads_.size());
       t = fresh.get();
@@ -492,6 +508,8 @@ void Recorder::Begin(ThreadSlot& slot, int name_id) {
   }
   f.start_ns = t1;
   f.overhead_ns = t1 - t0;
+  uint64_t* sums = t.child_sums.data() + depth * num_values_;
+  std::fill(sums, sums + num_values_, 0);
   t.depth.store(depth + 1, std::memory_order_relaxed);
 }
 
@@ -515,8 +533,14 @@ void Recorder::CloseFrom(ThreadState& t, int level, uint64_t now_ns,
     Add(acc.sampled_calls, 1);
     const uint64_t* begin = t.begins[l].values.data();
     const uint64_t* values = end->values.data();
+    const uint64_t* children = t.child_sums.data() + l * num_values_;
+    uint64_t* parent =
+        l == 0 ? nullptr : t.child_sums.data() + (l - 1) * num_values_;
     for (size_t i = 0; i < num_values_; ++i) {
-      Add(acc.inclusive[i], values[i] >= begin[i] ? values[i] - begin[i] : 0);
+      const uint64_t delta = values[i] >= begin[i] ? values[i] - begin[i] : 0;
+      Add(acc.inclusive[i], delta);
+      Add(acc.exclusive[i], delta >= children[i] ? delta - children[i] : 0);
+      if (parent != nullptr) parent[i] += delta;
     }
   }
   t.depth.store(level, std::memory_order_relaxed);
@@ -615,8 +639,10 @@ void Recorder::RetireThread(ThreadSlot& slot) {
       r.max_ns = std::max(r.max_ns, a->max_ns.load(std::memory_order_relaxed));
       r.overhead_ns += a->overhead_ns.load(std::memory_order_relaxed);
       r.inclusive.resize(num_values_, 0);
+      r.exclusive.resize(num_values_, 0);
       for (size_t i = 0; i < num_values_; ++i) {
         r.inclusive[i] += a->inclusive[i].load(std::memory_order_relaxed);
+        r.exclusive[i] += a->exclusive[i].load(std::memory_order_relaxed);
       }
       a->Reset(num_values_);
     }
@@ -628,30 +654,40 @@ void Recorder::RetireThread(ThreadSlot& slot) {
   slot.generation = 0;
 }
 
-bool Recorder::Quiesce(std::chrono::nanoseconds timeout) const {
+Quiescence Recorder::Quiesce(std::chrono::nanoseconds timeout) const {
   const ThreadSlot* self = t_slot;
-  const bool self_inside =
-      self != nullptr && self->hazard.load(std::memory_order_relaxed) == this;
+  if (t_busy != 0 ||
+      (self != nullptr &&
+       self->hazard.load(std::memory_order_relaxed) != nullptr)) {
+    // Called from a signal handler that interrupted the SDK on this thread:
+    // the interrupted boundary may hold any lock of this recorder.
+    return Quiescence::kCallerInside;
+  }
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (const ThreadSlot* s = Slots().all.load(std::memory_order_acquire);
+  for (const ThreadSlot* s = Slots().all.load(std::memory_order_seq_cst);
        s != nullptr; s = s->next_all) {
-    if (s == self) continue;
     while (s->hazard.load(std::memory_order_seq_cst) == this) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
+      if (std::chrono::steady_clock::now() > deadline) {
+        return Quiescence::kTimedOut;
+      }
       std::this_thread::yield();
     }
   }
-  return !self_inside;
+  return Quiescence::kQuiet;
 }
 
 std::vector<Recorder::RegionTotals> Recorder::Collect() const {
+  BusyScope busy;  // a signal handler's region here must not take our locks
   std::vector<PathInfo> paths;
   {
     std::lock_guard<std::mutex> lock(paths_mu_);
     paths = paths_;
   }
   std::vector<RetiredTotals> raw(paths.size());
-  for (RetiredTotals& r : raw) r.inclusive.assign(num_values_, 0);
+  for (RetiredTotals& r : raw) {
+    r.inclusive.assign(num_values_, 0);
+    r.exclusive.assign(num_values_, 0);
+  }
   {
     std::lock_guard<std::mutex> threads_lock(threads_mu_);
     for (size_t p = 0; p < retired_.size() && p < raw.size(); ++p) {
@@ -665,6 +701,7 @@ std::vector<Recorder::RegionTotals> Recorder::Collect() const {
       to.overhead_ns += from.overhead_ns;
       for (size_t i = 0; i < from.inclusive.size(); ++i) {
         to.inclusive[i] += from.inclusive[i];
+        to.exclusive[i] += from.exclusive[i];
       }
     }
     for (const std::unique_ptr<ThreadState>& t : threads_) {
@@ -686,6 +723,7 @@ std::vector<Recorder::RegionTotals> Recorder::Collect() const {
         r.overhead_ns += a->overhead_ns.load(std::memory_order_relaxed);
         for (size_t i = 0; i < num_values_; ++i) {
           r.inclusive[i] += a->inclusive[i].load(std::memory_order_relaxed);
+          r.exclusive[i] += a->exclusive[i].load(std::memory_order_relaxed);
         }
       }
     }
@@ -716,16 +754,20 @@ std::vector<Recorder::RegionTotals> Recorder::Collect() const {
                          static_cast<long double>(t.sampled_calls)));
       }
     }
-    t.exclusive = t.inclusive;
+    // Exact per call without sampling; with it, estimated from the scaled
+    // inclusive counts of the region and its child paths.
+    t.exclusive = options_.sample_every <= 1 ? r.exclusive : t.inclusive;
   }
-  for (size_t p = 0; p < paths.size(); ++p) {
-    const int parent = paths[p].parent;
-    if (parent < 0 || out[p].calls == 0) continue;
-    for (size_t i = 0; i < num_values_; ++i) {
-      uint64_t& e = out[parent].exclusive[i];
-      e = e >= out[p].inclusive[i] ? e - out[p].inclusive[i] : 0;
+  if (options_.sample_every > 1) {
+    for (size_t p = 0; p < paths.size(); ++p) {
+      const int parent = paths[p].parent;
+      if (parent < 0 || out[p].calls == 0) continue;
+      for (size_t i = 0; i < num_values_; ++i) {
+        uint64_t& e = out[parent].exclusive[i];
+        e = e >= out[p].inclusive[i] ? e - out[p].inclusive[i] : 0;
+      }
+      out[parent].estimated |= out[p].estimated;
     }
-    out[parent].estimated |= out[p].estimated;
   }
   std::vector<RegionTotals> result;
   for (RegionTotals& t : out) {
@@ -735,6 +777,7 @@ std::vector<Recorder::RegionTotals> Recorder::Collect() const {
 }
 
 std::vector<std::string> Recorder::OpenRegions() const {
+  BusyScope busy;
   std::vector<std::string> open;
   std::lock_guard<std::mutex> paths_lock(paths_mu_);
   std::lock_guard<std::mutex> threads_lock(threads_mu_);
@@ -752,6 +795,7 @@ std::vector<std::string> Recorder::OpenRegions() const {
 }
 
 void Recorder::AddError(std::string message) {
+  BusyScope busy;
   std::lock_guard<std::mutex> lock(errors_mu_);
   for (auto& [text, count] : errors_) {
     if (text == message) {
@@ -767,6 +811,7 @@ void Recorder::AddError(std::string message) {
 }
 
 std::vector<std::string> Recorder::Errors() const {
+  BusyScope busy;
   std::lock_guard<std::mutex> lock(errors_mu_);
   std::vector<std::string> out;
   for (const auto& [text, count] : errors_) {
@@ -778,6 +823,7 @@ std::vector<std::string> Recorder::Errors() const {
 }  // namespace regions
 
 RegionId InternRegionName(std::string_view name) {
+  regions::BusyScope busy;
   return RegionId{regions::InternName(name)->name.id};
 }
 
@@ -836,16 +882,24 @@ inline void OnActive(regions::Recorder* recorder, int name_id, F boundary) {
 
 }  // namespace
 
-void BeginRegion(regions::Recorder* recorder, int name_id) {
-  OnActive(recorder, name_id,
-           [&](regions::ThreadSlot& slot) { recorder->Begin(slot, name_id); });
+uint64_t BeginRegion(regions::Recorder* recorder, int name_id) {
+  uint64_t generation = 0;
+  OnActive(recorder, name_id, [&](regions::ThreadSlot& slot) {
+    recorder->Begin(slot, name_id);
+    generation = recorder->generation();
+  });
+  return generation;
 }
 
-void EndRegion(regions::Recorder* recorder, int name_id, bool exception) {
+void EndRegion(regions::Recorder* recorder, int name_id, bool exception,
+               uint64_t generation) {
   if (g_active_recorder.load(std::memory_order_acquire) != recorder) {
     return;  // its session stopped: "still open" in that session's report
   }
   OnActive(recorder, name_id, [&](regions::ThreadSlot& slot) {
+    // A region begun on an earlier recorder that had the same address is
+    // not this one's.
+    if (generation != 0 && generation != recorder->generation()) return;
     recorder->End(slot, name_id, exception);
   });
 }

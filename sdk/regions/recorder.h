@@ -61,6 +61,12 @@ struct RecorderOptions {
 
 struct ThreadSlot;
 
+enum class Quiescence {
+  kQuiet,         // no thread is inside a boundary on the recorder
+  kTimedOut,      // a thread stayed inside one for the whole timeout
+  kCallerInside,  // the calling thread is (a signal handler interrupted it)
+};
+
 class Recorder {
  public:
   // `device` is programmed and must outlive the recorder; nullptr counts
@@ -108,10 +114,9 @@ class Recorder {
   void RetireThread(ThreadSlot& slot);
 
   // Waits until no thread is inside a boundary on this recorder (it must
-  // no longer be the active one).  False when `timeout` passed first, or
-  // the calling thread itself is inside one (a signal handler): then the
-  // recorder and its device must be left alone.
-  bool Quiesce(std::chrono::nanoseconds timeout) const;
+  // no longer be the active one).  Anything but kQuiet: the recorder and its
+  // device must be left alone (kCallerInside: not even read).
+  Quiescence Quiesce(std::chrono::nanoseconds timeout) const;
 
  private:
   struct Accumulator;
@@ -156,8 +161,8 @@ class Recorder {
 // Makes `recorder` the active one (regions count on it).
 void Activate(Recorder* recorder);
 // If `recorder` is the active one, no longer: new boundaries do not reach
-// it.  Then waits as Recorder::Quiesce does; false: see there.
-bool Deactivate(Recorder* recorder, std::chrono::nanoseconds timeout);
+// it.  Then waits as Recorder::Quiesce does.
+Quiescence Deactivate(Recorder* recorder, std::chrono::nanoseconds timeout);
 
 // Boundaries that found their recorder deactivated under them, and regions
 // refused because a signal handler interrupted the SDK on the same thread:

@@ -122,6 +122,9 @@ class PerfBackend : public Backend {
   bool Estimated(int entry) const override {
     return device_->estimated(static_cast<size_t>(entry));
   }
+  std::vector<std::string> Warnings() const override {
+    return device_->warnings();
+  }
   absl::Status Stop() override { return device_->Release(); }
 
  private:
@@ -205,6 +208,7 @@ absl::StatusOr<OpenedBackend> OpenBackend(BackendRequest request) {
   }
   if (name == "perf") {
     UNCORE_ASSIGN_OR_RETURN(out.backend, OpenPerf(request.program));
+    out.warnings = out.backend->Warnings();
     return out;
   }
   if (name == "auto") {
@@ -224,6 +228,7 @@ absl::StatusOr<OpenedBackend> OpenBackend(BackendRequest request) {
     if (decision.backend != BackendKind::kOff) {
       out.backend =
           std::move(opened[decision.backend == BackendKind::kPerf ? 0 : 1]);
+      out.warnings = out.backend->Warnings();
       return out;
     }
     out.backend = std::make_unique<OffBackend>();

@@ -55,6 +55,9 @@ class Backend {
   virtual EventScale ScaleOf(int event) const;
   // Whether read-plan entry `entry` was ever scaled from a partial count.
   virtual bool Estimated(int entry) const;
+  // What the report should warn about the programmed events (the perf
+  // backend: counter restrictions the kernel's driver does not know).
+  virtual std::vector<std::string> Warnings() const { return {}; }
   // Releases the device (registers restored).  Safe to call twice.
   virtual absl::Status Stop() = 0;
   virtual sim::SimulatedUncore* simulator() const { return nullptr; }

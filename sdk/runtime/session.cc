@@ -1,5 +1,6 @@
 #include "uncore/session.h"
 
+#include <pthread.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -31,6 +32,7 @@
 #include "sdk/report/output.h"
 #include "sdk/report/report.h"
 #include "sdk/runtime/backends.h"
+#include "sdk/runtime/process_registry.h"
 #include "sdk/runtime/session_testing.h"
 #include "sdk/sim/demo_traffic.h"
 #include "sdk/spec/encoder.h"
@@ -93,6 +95,37 @@ std::mutex& ActiveMutex() {
 }
 
 Session* g_active_session = nullptr;  // guarded by ActiveMutex()
+// A Start between its check and its activation (guarded by ActiveMutex()):
+// a second Start must not open the same counters meanwhile.
+bool g_starting = false;
+
+// fork(): the child finds the lock free and no active session (the parent's
+// is not the child's: docs/concurrency.md).
+void LockActiveBeforeFork() { ActiveMutex().lock(); }
+void UnlockActiveInParent() { ActiveMutex().unlock(); }
+void ForgetActiveInChild() {
+  ActiveMutex().unlock();
+  g_active_session = nullptr;
+  g_starting = false;
+}
+
+// Clears g_starting when a Start returns without activating its session.
+class StartingGuard {
+ public:
+  StartingGuard() = default;
+  ~StartingGuard() {
+    if (!done_) {
+      std::lock_guard<std::mutex> lock(ActiveMutex());
+      g_starting = false;
+    }
+  }
+  StartingGuard(const StartingGuard&) = delete;
+  StartingGuard& operator=(const StartingGuard&) = delete;
+  void Done() { done_ = true; }
+
+ private:
+  bool done_ = false;
+};
 
 }  // namespace
 
@@ -118,6 +151,11 @@ struct Session::Impl {
   // called from a signal handler inside one): the recorder and the device
   // are left alone (never freed, never released).
   bool abandoned = false;
+  // Guards what Stop changes and Collect reads (stopped, open_at_stop,
+  // estimated, frozen_ns_at_stop, dropped, refused, abandoned, warnings) and
+  // the device's release: Collect may run on another thread (the C API,
+  // uncore_write_report) while Stop runs on the signal thread or at exit.
+  mutable std::mutex state_mu;
   std::vector<std::string> warnings;
   std::vector<std::string> setup_errors;
   uint64_t start_unix_ns = 0;
@@ -229,11 +267,22 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
   constexpr const char* kOneAtATime =
       "another uncore::Session is active: Stop it first (one session at a "
       "time; an UNCORE_EVENTS environment session counts too)";
+  static std::once_flag at_fork;
+  std::call_once(at_fork, [] {
+    pthread_atfork(&LockActiveBeforeFork, &UnlockActiveInParent,
+                   &ForgetActiveInChild);
+  });
   // Refuse before opening anything: a second session must not touch the
-  // registers or PMUs the active one counts on.
-  if (Session::Active() != nullptr) {
-    return absl::FailedPreconditionError(kOneAtATime);
+  // registers or PMUs the active (or starting) one counts on.
+  {
+    std::lock_guard<std::mutex> lock(ActiveMutex());
+    if (g_active_session != nullptr || g_starting) {
+      return absl::FailedPreconditionError(kOneAtATime);
+    }
+    g_starting = true;
   }
+  StartingGuard starting;
+  UNCORE_ASSIGN_OR_RETURN(ProcessSessionClaim claim, ClaimProcessSession());
   auto impl = std::make_unique<Impl>();
   impl->start_unix_ns = UnixNowNs();
   impl->start_steady_ns = common::MonotonicNowNs();
@@ -351,6 +400,9 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
       return absl::FailedPreconditionError(kOneAtATime);
     }
     g_active_session = session.get();
+    g_starting = false;
+    starting.Done();
+    claim.Keep(session.get());
     regions::Activate(session->recorder_);
   }
   return session;
@@ -360,32 +412,43 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
 
 absl::Status Session::Stop() {
   Impl& s = *impl_;
-  if (s.stopped) return absl::OkStatus();
-  s.stopped = true;
-  if (s.owner_pid != getpid()) {
-    // A forked child: the session, its report and its counters are the
-    // parent's (regions/recorder.h made the child count nothing).
-    return absl::OkStatus();
-  }
   {
-    std::lock_guard<std::mutex> lock(ActiveMutex());
-    if (g_active_session == this) g_active_session = nullptr;
-  }
-  s.stop_steady_ns = common::MonotonicNowNs();
-  if (s.recorder_view != nullptr) {
-    // No new boundary reaches the recorder; those under way finish.
-    s.abandoned = !regions::Deactivate(s.recorder_view, kQuiesceTimeout);
-    s.dropped = regions::DroppedBoundaries() - s.dropped_at_start;
-    s.refused = regions::RefusedReentrantRegions() - s.refused_at_start;
-    if (!s.abandoned) s.open_at_stop = s.recorder_view->OpenRegions();
-  }
-  if (s.backend != nullptr) {
-    if (const devices::Device* device = s.backend->device()) {
-      s.frozen_ns_at_stop = device->frozen_ns();
+    std::lock_guard<std::mutex> lock(s.state_mu);
+    if (s.stopped) return absl::OkStatus();
+    if (s.owner_pid != getpid()) {
+      // A forked child: the session, its report and its counters are the
+      // parent's (regions/recorder.h made the child count nothing).
+      s.stopped = true;
+      return absl::OkStatus();
     }
-    s.estimated.clear();
-    for (size_t i = 0; i < s.plan.size(); ++i) {
-      s.estimated.push_back(s.backend->Estimated(static_cast<int>(i)));
+    s.stop_steady_ns = common::MonotonicNowNs();
+    regions::Quiescence quiet = regions::Quiescence::kQuiet;
+    if (s.recorder_view != nullptr) {
+      // No new boundary reaches the recorder; those under way finish.
+      quiet = regions::Deactivate(s.recorder_view, kQuiesceTimeout);
+      s.abandoned = quiet != regions::Quiescence::kQuiet;
+      s.dropped = regions::DroppedBoundaries() - s.dropped_at_start;
+      s.refused = regions::RefusedReentrantRegions() - s.refused_at_start;
+      if (!s.abandoned) s.open_at_stop = s.recorder_view->OpenRegions();
+    }
+    if (s.backend != nullptr) {
+      if (const devices::Device* device = s.backend->device()) {
+        s.frozen_ns_at_stop = device->frozen_ns();
+      }
+      s.estimated.clear();
+      for (size_t i = 0; i < s.plan.size(); ++i) {
+        s.estimated.push_back(s.backend->Estimated(static_cast<int>(i)));
+      }
+    }
+    s.stopped = true;
+    if (quiet == regions::Quiescence::kCallerInside) {
+      // Stop ran in a signal handler that interrupted a region boundary on
+      // this thread: that boundary may hold the recorder's locks, so even
+      // collecting the results could deadlock.
+      return absl::FailedPreconditionError(
+          "the session was stopped from a signal handler that interrupted a "
+          "region boundary on the same thread: no report was written and "
+          "the counters were left as they are");
     }
   }
   // The report first, then the device's release: the report must be on
@@ -395,14 +458,22 @@ absl::Status Session::Stop() {
     written = report::WriteReport(Collect(), s.output_path);
   }
   absl::Status status;
-  if (s.abandoned) {
-    status = absl::DeadlineExceededError(fmt::format(
-        "a thread stayed inside a region boundary for more than {} s after "
-        "the session stopped (or Stop ran inside one, from a signal "
-        "handler): the device was left as it is, not released",
-        kQuiesceTimeout.count()));
-  } else if (s.backend != nullptr) {
-    status = s.backend->Stop();
+  {
+    std::lock_guard<std::mutex> lock(s.state_mu);
+    if (s.abandoned) {
+      status = absl::DeadlineExceededError(fmt::format(
+          "a thread stayed inside a region boundary for more than {} s after "
+          "the session stopped: the device was left as it is, not released",
+          kQuiesceTimeout.count()));
+    } else if (s.backend != nullptr) {
+      status = s.backend->Stop();
+    }
+  }
+  runtime::ReleaseProcessSession(this);
+  {
+    // Only now may another session start on the same counters.
+    std::lock_guard<std::mutex> lock(ActiveMutex());
+    if (g_active_session == this) g_active_session = nullptr;
   }
   return status.ok() ? written : status;
 }
@@ -433,6 +504,7 @@ void Session::AdvanceSimulation() {
 namespace runtime {
 
 void SessionAccess::AddWarning(Session& session, std::string warning) {
+  std::lock_guard<std::mutex> lock(session.impl_->state_mu);
   session.impl_->warnings.push_back(std::move(warning));
 }
 
@@ -462,6 +534,7 @@ sim::DemoTrafficModel* DemoTrafficOf(const Session& session) {
 
 Results Session::Collect() const {
   const Impl& s = *impl_;
+  std::lock_guard<std::mutex> lock(s.state_mu);
   Results r;
   r.run.backend = std::string(backend_);
   r.run.host = s.host;

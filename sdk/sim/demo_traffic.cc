@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "sdk/common/quiet_thread.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/platforms/ivytown/event_catalog.h"
 
@@ -245,7 +246,7 @@ void DemoTrafficModel::Start(std::chrono::milliseconds period) {
     last_ = std::chrono::steady_clock::now();
     last_error_ = absl::OkStatus();
   }
-  thread_ = std::thread([this, period] {
+  thread_ = common::StartQuietThread([this, period] {
     std::unique_lock<std::mutex> lock(thread_mu_);
     while (!stop_) {
       wake_.wait_for(lock, period, [this] { return stop_; });

@@ -19,19 +19,23 @@
 //      counter has its own rst (Table 2-75).
 //  S3. A box freeze and the global freeze stop the fixed counters too (L639
 //      "eachboxwilldisable(or'freeze')allofitscounters").
-//  S4. inv with thresh 0 has no effect: the manual defines invert only as a
-//      change of the threshold test (L2757 "occ_invert-Changesthe.thresh
-//      testcondition").  PCU occ_invert/occ_edge act as inv/edge (the PCU has
-//      no inv; notes/decisions.md #9).
+//  S4. No box has inv: bit 23 is reserved in every counter control
+//      (decisions.md #12) and is dropped on write like any reserved bit.
+//      PCU occ_invert/occ_edge act as an invert of the threshold test and an
+//      edge detect (L2757 "occ_invert-Changesthe.threshtestcondition"), and
+//      only on an occupancy event, i.e. while occ_sel (15:14) is non-zero
+//      (decisions.md #36); occ_invert with thresh 0 has no effect.
 //  S5. The edge detector sees every cycle (frozen or not, enabled or not);
 //      only the increment is gated.  Writing a counter control resets it.
-//  S6. BOX_STATUS.ov is set on every wrap (L855 "Ifanoverflowisdetected
-//      fromthecorresponding...register,it'soverflowbitwillbeset").  The
-//      GLOBAL_STATUS bit is set when the box sends an overflow message, i.e.
-//      when the counter's ov_en is 1 (L631-633), or, for a box with no
-//      ov_en field at all (CBo, decisions.md #1), on every wrap: ov_c[14-0]
-//      (L795) could not be set otherwise.  Only ov_en=1 freezes the socket.
-//      The IRP has no GLOBAL_STATUS bit (decisions.md #7).
+//  S6. A wrap sets the counter's BOX_STATUS.ov bit only when its ov_en is 1
+//      (L819, L1575, L2037, L2698, L3094, L3874, L4120: "If an overflow is
+//      detected from a ... counter enabled to communicate its overflow
+//      (.ov_en is set to 1), the overflow bit is set at the box level"),
+//      and the GLOBAL_STATUS bit with it (L631-633).  A box with no ov_en
+//      field sets its bits on every wrap: the IRP's BOX_STATUS (L2460) and
+//      the CBo's ov_c[14-0] (L795) could not be set otherwise
+//      (decisions.md #1, #35).  Only ov_en=1 freezes the socket.  The IRP
+//      has no GLOBAL_STATUS bit (decisions.md #7).
 //  S7. The freeze after an ov_en wrap takes effect after the cycle whose
 //      carry it was: that cycle counts, the next ones do not (the manual's
 //      few cycles of delay, L640, are not modelled).
@@ -116,8 +120,8 @@ bool IsCounter(RegKind k) {
 // Control-field layout of a box type, from its field descriptors.
 
 struct Layout {
-  BitRange event, umask, ext, en, edge, occ_edge, inv, thresh, ov_en, tid_en,
-      rst, q_occ_rst;
+  BitRange event, umask, ext, en, edge, occ_sel, occ_edge, inv, thresh, ov_en,
+      tid_en, rst, q_occ_rst;
   bool has_ov_en = false;
   uint64_t control_readable = 0;  // writable bits that are not WO
   // The box's CLOCKTICKS event (code, ext), if the catalog has one.
@@ -137,10 +141,10 @@ Layout MakeLayout(const BoxDescriptor& box) {
   l.ext = ControlBits(box, "ext");
   l.en = ControlBits(box, "en");
   l.edge = ControlBits(box, "edge");
+  l.occ_sel = ControlBits(box, "occ_sel");
   l.occ_edge = ControlBits(box, "occ_edge");
-  // S4: the PCU's occ_invert plays inv's part.
-  l.inv = ControlBits(box, "inv");
-  if (l.inv.empty()) l.inv = ControlBits(box, "occ_invert");
+  // S4: the PCU's occ_invert is the only invert.
+  l.inv = ControlBits(box, "occ_invert");
   l.thresh = ControlBits(box, "thresh");
   l.ov_en = ControlBits(box, "ov_en");
   l.has_ov_en = !l.ov_en.empty();
@@ -999,10 +1003,14 @@ int BitOrNone(int8_t bit) { return bit < 0 ? -1 : static_cast<uint8_t>(bit); }
 template <typename SocketT>
 void RecordOverflow(SocketT& s, const BoxDescriptor& box, InstanceState& in,
                     int instance, int counter, bool ov_en, bool box_has_ov_en) {
+  // S6: a counter "enabled to communicate its overflow (.ov_en is set to
+  // 1)" sets its box-level bit (L1575) and reports to the U-Box (L631-633);
+  // a box without ov_en (CBo, IRP) always does.  The fixed counters have
+  // their own ov_en (L894, Table 2-75).
+  const bool reports = ov_en || (counter >= 0 && !box_has_ov_en);
+  if (!reports) return;
   int global_bit = BitOrNone(box.instances[instance].global_status_bit);
   if (counter >= 0) {
-    // L1627 "ov3:0RW1C0Ifanoverflowisdetectedfromthecorresponding
-    // HA_PCI_PMON_CTRregister,it'soverflowbitwillbeset".
     if (box.box_status_offset) {
       in.box_status |= uint64_t{1} << box.counter_status_bits[counter];
     }
@@ -1015,12 +1023,7 @@ void RecordOverflow(SocketT& s, const BoxDescriptor& box, InstanceState& in,
       global_bit = BitOrNone(x.global_status_bit);
     }
   }
-  // L631-633 "theboxwiththeoverflowingcountermustbeallowedtobroadcast
-  // anoverflowmessage(the.ov_en ...)...theboxsendingtheoverflowwillbe
-  // recordedintheUBox"; a box without ov_en (CBo) always reports (S6).
-  if (global_bit >= 0 && (ov_en || !box_has_ov_en)) {
-    s.global_status |= uint64_t{1} << global_bit;
-  }
+  if (global_bit >= 0) s.global_status |= uint64_t{1} << global_bit;
   // L638 "Uponreceiptofanoverflowmessagefromanybox,theUBoxwillassert
   // theglobalfreezesignal" (S7: from the next cycle on).
   if (ov_en) s.frozen = true;
@@ -1047,9 +1050,12 @@ void SimulatedUncore::Run(Socket& s, std::span<const Target> targets,
       p.instance = t.instance;
       p.counter = c;
       p.enabled = l.en.Extract(ctl) != 0;
-      // L867 edge_det; PCU occ_edge (S4).
-      p.edge = l.edge.Extract(ctl) != 0 || l.occ_edge.Extract(ctl) != 0;
-      p.inv = l.inv.Extract(ctl) != 0;
+      // L867 edge_det; PCU occ_edge and occ_invert on occupancy events only
+      // (S4).
+      const bool occupancy = l.occ_sel.Extract(ctl) != 0;
+      p.edge = l.edge.Extract(ctl) != 0 ||
+               (occupancy && l.occ_edge.Extract(ctl) != 0);
+      p.inv = occupancy && l.inv.Extract(ctl) != 0;
       p.thresh = l.thresh.Extract(ctl);
       p.ov_en = l.ov_en.Extract(ctl) != 0;
       p.mask = box.counter_mask();

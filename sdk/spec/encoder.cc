@@ -128,6 +128,22 @@ absl::StatusOr<Encoding> EncodeEvent(const EventSpec& spec) {
         "{}: filter_tid only applies when tid_en is set; add tid_en", name));
   }
 
+  // notes/decisions.md #36: the PCU's occ_invert and occ_edge act on the
+  // occupancy events only (occ_sel != 0); elsewhere they would be ignored.
+  if (const FieldDescriptor* occ_sel = box.FindField("occ_sel");
+      occ_sel != nullptr && occ_sel->bits.Extract(control) == 0) {
+    for (std::string_view occ : {"occ_invert", "occ_edge"}) {
+      if (spec.Modifier(occ).value_or(0) != 0) {
+        return absl::InvalidArgumentError(fmt::format(
+            "{}: {} acts only on the PCU's occupancy events (occ_sel != 0: "
+            "POWER_STATE_OCCUPANCY.CORES_C0, CORES_C3 or CORES_C6) and would "
+            "be ignored here; use edge for edge detection (this event has no "
+            "invert)",
+            name, occ));
+      }
+    }
+  }
+
   enc.control = control;
   enc.counter_mask = spec.event != nullptr
                          ? spec.event->counter_mask

@@ -165,6 +165,38 @@ std::vector<std::string> ModifierNames(const BoxDescriptor& box) {
   return names;
 }
 
+// Why `inv` is refused (notes/decisions.md #12), and what to do instead.
+std::string NoInvert(const EventSpec& spec) {
+  const BoxDescriptor& box = *spec.box;
+  const std::string event =
+      spec.event != nullptr ? std::string(spec.event->name) : "EVENT";
+  // The box's clock: its CLOCKTICKS event, or its fixed counter (U-Box).
+  std::string clock = box.fixed_counter ? std::string(box.fixed_counter->name)
+                                        : std::string("CLOCKTICKS");
+  for (const EventDescriptor& e : ivytown::EventsOf(box.type)) {
+    if (e.name.ends_with("CLOCKTICKS") && !e.has_umasks()) {
+      clock = std::string(e.name);
+      break;
+    }
+  }
+  std::string instead = fmt::format(
+      "to count the cycles in which {} stays below N, count {}/{} and "
+      "{}/{}:thresh=N and subtract the second from the first",
+      event, box.name, clock, box.name, event);
+  if (box.FindField("occ_invert") != nullptr) {
+    instead = fmt::format(
+        "the PCU's own invert is occ_invert, for the occupancy events "
+        "(POWER_STATE_OCCUPANCY, occ_sel != 0); otherwise {}",
+        instead);
+  }
+  return fmt::format(
+      "'inv' cannot be used on IvyTown's {}: bit 23 of its counter control "
+      "is reserved (the manual's field table: \"SW must write to 0, else "
+      "behavior is undefined\"), and Linux's ivbep driver drops it too, so "
+      "the SDK never sets it; {}",
+      box.manual_name, instead);
+}
+
 std::string FormatInstances(const InstanceSet& set) {
   std::vector<std::string> parts;
   size_t i = 0;
@@ -565,6 +597,9 @@ class Parser {
         continue;
       }
       const FieldDescriptor* field = FindFieldIgnoreCase(box, name);
+      if (field == nullptr && common::EqualsIgnoreCase(name, "inv")) {
+        return cur_.Error(at, NoInvert(*spec));
+      }
       if (field == nullptr || field->use == FieldUse::kEvent) {
         return cur_.Error(
             at, fmt::format("{} has no modifier '{}'{}", box.name, name,
@@ -685,9 +720,16 @@ class Parser {
     add_needed(event.filters);
     for (const UmaskDescriptor* u : spec.umasks) add_needed(u->filters);
     if (!needed.empty()) {
+      // A needed field is set when a modifier covers any of its bits: the
+      // QPI's whole-register match0 ... mask1 are set by their sub-fields
+      // (match_opc, mask_rds, ...) too.
       bool any = false;
-      for (std::string_view f : needed) {
-        any = any || spec.Modifier(f).has_value();
+      for (std::string_view name : needed) {
+        const FieldDescriptor& f = *spec.box->FindField(name);
+        for (const FieldSetting& m : spec.modifiers) {
+          any = any || (m.field->reg == f.reg && m.field->filter == f.filter &&
+                        (m.field->bits.mask() & f.bits.mask()) != 0);
+        }
       }
       if (!any) {
         std::vector<std::string> names(needed.begin(), needed.end());

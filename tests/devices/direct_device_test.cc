@@ -310,6 +310,45 @@ TEST(DirectDeviceTest, ManualExampleQpiSampleIntervalFreezesOnOverflow) {
   ASSERT_TRUE(dev.Release().ok());
 }
 
+// decisions.md #34: L684 asks for q_occ_rst in each HA control register that
+// measures an occupancy count; other events are written without it.
+TEST(DirectDeviceTest, HaOccupancyControlsAreWrittenWithQOccRst) {
+  SimulatedUncore sim(1);
+  DirectDevice dev(&sim, sim.topology(), NoExtender());
+  ASSERT_TRUE(
+      dev.Program(Req({"ha[0]/BT_OCCUPANCY.LOCAL", "ha[0]/REQUESTS.READS"}))
+          .ok());
+  const uint64_t q_occ_rst = uint64_t{1} << 16;
+  int controls = 0;
+  for (const RegisterWrite& w : dev.program_writes()) {
+    if (w.why.rfind("b/c: event [0]", 0) == 0) {
+      ++controls;
+      EXPECT_EQ(w.value & q_occ_rst, q_occ_rst) << w.name;
+      EXPECT_NE(w.why.find("q_occ_rst"), std::string::npos) << w.why;
+    }
+    if (w.why.rfind("b/c: event [1]", 0) == 0) {
+      ++controls;
+      EXPECT_EQ(w.value & q_occ_rst, 0u) << w.name;
+    }
+  }
+  EXPECT_EQ(controls, 2);
+  ASSERT_TRUE(dev.Release().ok());
+}
+
+// decisions.md #37: UCLK is 44 or 48 bits; a preload cannot be placed.
+TEST(DirectDeviceTest, UclkCannotBeSampledItsWidthIsDisputed) {
+  SimulatedUncore sim(1);
+  DirectDevice dev(&sim, sim.topology(), NoExtender());
+  ProgramOptions opt;
+  opt.samples.push_back({.event = 0, .interval = 1000});
+  absl::Status s = dev.Program(Req({"ubox/UCLK"}), opt);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(common::StatusMessage(s), HasSubstr("both 44 and 48 bits wide"));
+  // DCLK (48 bits, agreed) can.
+  ASSERT_TRUE(dev.Program(Req({"imc[0]/DCLK"}), opt).ok());
+  ASSERT_TRUE(dev.Release().ok());
+}
+
 TEST(DirectDeviceTest, SamplingNeedsOvEn) {
   SimulatedUncore sim(1);
   DirectDevice dev(&sim, sim.topology(), NoExtender());

@@ -163,20 +163,22 @@ TEST(LifetimeTest, ARegionOpenWhileItsSessionIsDestroyedEndsHarmlessly) {
     uncore::UncoreRegion open("held");
     phase.store(1);
     while (phase.load() != 2) std::this_thread::yield();
-  });  // ends after the session is gone
+  });  // ends while the next session counts
   while (phase.load() != 1) std::this_thread::yield();
   ASSERT_TRUE(session->Stop().ok());
   const Results r = session->Collect();
   EXPECT_THAT(AllErrors(r), HasSubstr("held (thread"));
   session.reset();
-  phase.store(2);
-  t.join();
-  // A new session starts clean.
+  // The next session may well get the old recorder's address: the old
+  // region's end must not reach it.
   std::unique_ptr<Session> next = StartSim({"imc/CAS_COUNT.RD"});
   ASSERT_NE(next, nullptr);
+  phase.store(2);
+  t.join();
   { UNCORE_REGION("after"); }
   const Results later = next->Collect();
   ASSERT_NE(Find(later, "after"), nullptr);
+  EXPECT_EQ(Find(later, "held"), nullptr);
   EXPECT_EQ(AllErrors(later), "");
 }
 
@@ -341,6 +343,28 @@ TEST(LifetimeTest, SixteenThreadsOnTheSimulatorMissNoCountedEvent) {
   EXPECT_EQ(AllErrors(r), "");
 }
 
+// A device with counters that never move and no thread of its own.
+class StillDevice : public devices::Device {
+ public:
+  std::string_view name() const override { return "still"; }
+  absl::Status Program(const devices::ProgramRequest& request) override {
+    plan_.assign(request.events.size(), devices::CounterPlacement{});
+    return absl::OkStatus();
+  }
+  const std::vector<devices::CounterPlacement>& read_plan() const override {
+    return plan_;
+  }
+  absl::Status TakeSnapshot(devices::Snapshot* out) override {
+    out->valid = true;
+    return absl::OkStatus();
+  }
+  absl::Status Release() override { return absl::OkStatus(); }
+  uint64_t frozen_ns() const override { return 0; }
+
+ private:
+  std::vector<devices::CounterPlacement> plan_;
+};
+
 TEST(LifetimeTest, AForkedChildCountsNothingAndLeavesTheParentAlone) {
   const std::string path =
       testing::TempDir() + "/fork-parent-" + std::to_string(getpid()) + ".json";
@@ -361,8 +385,26 @@ TEST(LifetimeTest, AForkedChildCountsNothingAndLeavesTheParentAlone) {
     // parent's session writes nothing and releases nothing.
     bool ok = internal::g_active_recorder.load() == nullptr;
     { UNCORE_REGION("child"); }
+    ok = ok && Session::Active() == nullptr;
     ok = ok && session->Stop().ok();
     session.reset();
+    // The child may start a session of its own (on a device without a
+    // background thread: ThreadSanitizer does not allow new threads after a
+    // multi-threaded fork).
+    SessionOptions o;
+    o.events = {"cbo[0]/CLOCKTICKS"};
+    absl::StatusOr<std::unique_ptr<Session>> started_in_child =
+        runtime::StartSessionOnDevice(
+            std::move(o), {std::make_unique<StillDevice>(), "still"});
+    std::unique_ptr<Session> own =
+        started_in_child.ok() ? *std::move(started_in_child) : nullptr;
+    ok = ok && own != nullptr;
+    if (own != nullptr) {
+      { UNCORE_REGION("child's own"); }
+      const Results r = own->Collect();
+      ok = ok && Find(r, "child's own") != nullptr;
+      ok = ok && own->Stop().ok();
+    }
     _exit(ok ? 0 : 1);
   }
   int status = 0;
@@ -392,6 +434,18 @@ void RegionInHandler(int) {
 TEST(LifetimeTest, RegionsInASignalHandlerNeverDeadlockNorStealCalls) {
   std::unique_ptr<Session> session = StartSim({"imc/CAS_COUNT.RD"});
   ASSERT_NE(session, nullptr);
+  // A name's and a region path's first use on a thread allocate, which a
+  // signal handler must not do (docs/concurrency.md): use them once where
+  // the handler will, outside it.
+  RegionInHandler(0);
+  {
+    UNCORE_REGION("loop");
+    RegionInHandler(0);
+    RegionBegin("inner");
+    RegionInHandler(0);
+    RegionEnd("inner");
+  }
+  const uint64_t warm_up_runs = g_handler_runs.load();
   struct sigaction action = {};
   action.sa_handler = &RegionInHandler;
   sigemptyset(&action.sa_mask);
@@ -415,15 +469,15 @@ TEST(LifetimeTest, RegionsInASignalHandlerNeverDeadlockNorStealCalls) {
   const RegionResult* loop = Find(r, "loop");
   const RegionResult* inner = Find(r, "loop/inner");
   ASSERT_TRUE(loop && inner);
-  EXPECT_EQ(loop->calls, uint64_t{kLoop});
-  EXPECT_EQ(inner->calls, uint64_t{kLoop});
+  EXPECT_EQ(loop->calls, uint64_t{kLoop} + 1);
+  EXPECT_EQ(inner->calls, uint64_t{kLoop} + 1);
   // Every handler region is counted or refused, and the refusals are
   // reported.
   uint64_t handler_calls = 0;
   for (const RegionResult& region : r.regions) {
     if (region.name == "handler") handler_calls += region.calls;
   }
-  EXPECT_GT(g_handler_runs.load(), 0u);
+  EXPECT_GT(g_handler_runs.load(), warm_up_runs);
   if (handler_calls < g_handler_runs.load()) {
     EXPECT_THAT(AllErrors(r), HasSubstr("were refused: a signal handler"));
   }
@@ -495,6 +549,91 @@ TEST(LifetimeTest, StartStopCyclesDoNotLeak) {
     EXPECT_LT(after, before + (2u << 20))
         << "resident memory grew by " << (after - before) / 1024 << " kB";
   }
+}
+
+// A device that raises a signal in the middle of every snapshot: the
+// handler's regions interrupt the SDK itself and must be refused, each
+// counted, the interrupted regions untouched.
+std::atomic<uint64_t> g_raised{0};
+void RegionInsideTheSdk(int) { UNCORE_REGION("inside the sdk"); }
+
+class RaisingDevice : public devices::Device {
+ public:
+  std::string_view name() const override { return "raising"; }
+  absl::Status Program(const devices::ProgramRequest& request) override {
+    plan_.assign(request.events.size(), devices::CounterPlacement{});
+    return absl::OkStatus();
+  }
+  const std::vector<devices::CounterPlacement>& read_plan() const override {
+    return plan_;
+  }
+  absl::Status TakeSnapshot(devices::Snapshot* out) override {
+    g_raised.fetch_add(1);
+    raise(SIGUSR1);
+    for (uint64_t& v : out->values) v = ++counter_;
+    out->valid = true;
+    return absl::OkStatus();
+  }
+  absl::Status Release() override { return absl::OkStatus(); }
+  uint64_t frozen_ns() const override { return 0; }
+
+ private:
+  std::vector<devices::CounterPlacement> plan_;
+  uint64_t counter_ = 0;
+};
+
+TEST(LifetimeTest, ARegionInAHandlerThatInterruptsTheSdkIsRefusedAndCounted) {
+  struct sigaction action = {};
+  action.sa_handler = &RegionInsideTheSdk;
+  sigemptyset(&action.sa_mask);
+  struct sigaction old = {};
+  ASSERT_EQ(sigaction(SIGUSR1, &action, &old), 0);
+  SessionOptions o;
+  o.events = {"cbo[0]/CLOCKTICKS"};
+  absl::StatusOr<std::unique_ptr<Session>> s = runtime::StartSessionOnDevice(
+      std::move(o), {std::make_unique<RaisingDevice>(), "raising"});
+  ASSERT_TRUE(s.ok()) << common::StatusMessage(s.status());
+  std::unique_ptr<Session> session = *std::move(s);
+  const uint64_t raised_before = g_raised.load();
+  for (int i = 0; i < 100; ++i) {
+    UNCORE_REGION("interrupted");
+  }
+  const uint64_t raised = g_raised.load() - raised_before;
+  const Results r = session->Collect();
+  sigaction(SIGUSR1, &old, nullptr);
+  ASSERT_NE(Find(r, "interrupted"), nullptr);
+  EXPECT_EQ(Find(r, "interrupted")->calls, 100u);
+  EXPECT_EQ(Find(r, "interrupted")->inclusive[0].total, 100u);
+  EXPECT_EQ(Find(r, "inside the sdk"), nullptr);
+  EXPECT_EQ(raised, 200u);  // one per boundary
+  // Each handler region: its begin refused (its end then does nothing).
+  EXPECT_THAT(AllErrors(r), HasSubstr("200 region boundaries were refused"));
+}
+
+TEST(RegionSemanticsTest, ExclusiveCountsStayExactWhileAParentIsOpen) {
+  std::unique_ptr<Session> session = StartSim({"imc/CAS_COUNT.RD"});
+  ASSERT_NE(session, nullptr);
+  sim::SimulatedUncore* sim = runtime::SimulatorOf(*session);
+  ASSERT_NE(sim, nullptr);
+  for (int step = 0; step < 3; ++step) {
+    RegionBegin("step");
+    ASSERT_TRUE(sim->Inject(0, CasReads(0), 1, 10).ok());  // 10 own
+    {
+      UNCORE_REGION("solve");
+      ASSERT_TRUE(sim->Inject(0, CasReads(0), 1, 100).ok());  // 100
+    }
+    if (step < 2) RegionEnd("step");  // the last step stays open
+  }
+  const Results r = session->Collect();
+  const RegionResult* step = Find(r, "step");
+  const RegionResult* solve = Find(r, "step/solve");
+  ASSERT_TRUE(step && solve);
+  EXPECT_EQ(step->calls, 2u);
+  EXPECT_EQ(solve->calls, 3u);
+  EXPECT_EQ(step->inclusive[0].total, 220u);
+  EXPECT_EQ(step->exclusive[0].total, 20u);
+  EXPECT_EQ(solve->inclusive[0].total, 300u);
+  RegionEnd("step");
 }
 
 TEST(RegionSemanticsTest, ARunTimeNameIsCountedAsItself) {

@@ -33,7 +33,7 @@ constexpr uint64_t kOvEn = uint64_t{1} << 20;
 constexpr uint64_t kExt = uint64_t{1} << 21;
 constexpr uint64_t kEdge = uint64_t{1} << 18;
 constexpr uint64_t kRst = uint64_t{1} << 17;
-constexpr uint64_t kInv = uint64_t{1} << 23;
+constexpr uint64_t kBit23 = uint64_t{1} << 23;  // reserved
 constexpr uint64_t kTidEn = uint64_t{1} << 19;
 constexpr uint64_t kFrz = uint64_t{1} << 8;
 constexpr uint64_t kMustWriteOne = 0x30000;
@@ -372,19 +372,18 @@ TEST(SimulatedUncoreTest, Imc48BitWrapSetsBoxStatusAndOvEnFreezes) {
   const BoxType imc = BoxType::kImc;
   const uint64_t ev = Event(imc, "CAS_COUNT", "RD");
   const Traffic t = TrafficFor(imc, 1, "CAS_COUNT", "RD");
-  // Without ov_en: box status bit i+1 (decisions.md #3), no global bit.
+  // Without ov_en the counter wraps silently: L2037 sets the box's
+  // overflow bit only for a counter "enabled to communicate its overflow
+  // (.ov_en is set to 1)" (S6, decisions.md #35).
   r.Ctl(imc, 1, 0, ev | kEn);
   r.SetCtr(imc, 1, 0, (uint64_t{1} << 48) - 3);
   ASSERT_TRUE(sim.Inject(0, t, 2, 2).ok());
   EXPECT_EQ(r.Ctr(imc, 1, 0), 1u);
-  EXPECT_EQ(r.BoxStatus(imc, 1), 0x2u);
+  EXPECT_EQ(r.BoxStatus(imc, 1), 0u);
   EXPECT_EQ(r.GlobalStatus(), 0u);
   EXPECT_FALSE(sim.GlobalFrozen(0));
-  r.ClearBoxStatus(imc, 1, 0x1);  // the wrong bit: no change
-  EXPECT_EQ(r.BoxStatus(imc, 1), 0x2u);
-  r.ClearBoxStatus(imc, 1, 0x2);
-  EXPECT_EQ(r.BoxStatus(imc, 1), 0u);
-  // With ov_en on counter 3: ov_m0 (bit 20) and the socket freezes.
+  // With ov_en on counter 3: box status bit 3+1 (decisions.md #3), ov_m0
+  // (bit 20), and the socket freezes.
   r.Ctl(imc, 1, 3, ev | kEn | kOvEn);
   r.SetCtr(imc, 1, 3, (uint64_t{1} << 48) - 5);
   ASSERT_TRUE(sim.Inject(0, t, 1, 100).ok());
@@ -393,6 +392,49 @@ TEST(SimulatedUncoreTest, Imc48BitWrapSetsBoxStatusAndOvEnFreezes) {
   EXPECT_EQ(r.BoxStatus(imc, 1), 0x10u);
   EXPECT_EQ(r.GlobalStatus(), uint64_t{1} << 20);
   EXPECT_TRUE(sim.GlobalFrozen(0));
+  r.ClearBoxStatus(imc, 1, 0x2);  // the wrong bit: no change
+  EXPECT_EQ(r.BoxStatus(imc, 1), 0x10u);
+  r.ClearBoxStatus(imc, 1, 0x10);
+  EXPECT_EQ(r.BoxStatus(imc, 1), 0u);
+}
+
+TEST(SimulatedUncoreTest, OverflowBitNeedsOvEnExceptOnTheIrp) {
+  // Every box with ov_en and a CLOCKTICKS event: a wrap without ov_en
+  // leaves BOX_STATUS alone; with it, the counter's bit is set.
+  int boxes = 0;
+  for (const BoxDescriptor& box : ivytown::AllBoxes()) {
+    if (!box.box_status_offset || box.FindField("ov_en") == nullptr) continue;
+    std::optional<uint64_t> clockticks;
+    for (const ivytown::EventDescriptor& e : ivytown::EventsOf(box.type)) {
+      if (e.name.ends_with("CLOCKTICKS") && !e.has_umasks()) {
+        clockticks = e.code | (e.extended ? kExt : 0);
+      }
+    }
+    if (!clockticks) continue;
+    SCOPED_TRACE(box.name);
+    ++boxes;
+    for (const uint64_t ov_en : {uint64_t{0}, kOvEn}) {
+      SimulatedUncore sim;
+      Regs r(&sim, 0);
+      r.SetCtr(box.type, 0, 0, box.counter_mask());
+      r.Ctl(box.type, 0, 0, *clockticks | kEn | ov_en);
+      sim.Tick(0, 3);
+      EXPECT_EQ(r.BoxStatus(box.type, 0),
+                ov_en != 0 ? uint64_t{1} << box.counter_status_bits[0] : 0u);
+    }
+  }
+  EXPECT_EQ(boxes, 6);  // HA, iMC, PCU, QPI, R2PCIe, R3QPI
+  // The IRP has a BOX_STATUS but no ov_en (L2478): its bit is set on
+  // every wrap (L2460), and it has no GLOBAL_STATUS bit (decisions.md #7).
+  SimulatedUncore sim;
+  Regs r(&sim, 0);
+  const BoxType irp = BoxType::kIrp;
+  r.Ctl(irp, 0, 1, Event(irp, "CLOCKTICKS", "") | kEn);
+  r.SetCtr(irp, 0, 1, ivytown::Box(irp).counter_mask() - 1);
+  sim.Tick(0, 5);
+  EXPECT_EQ(r.Ctr(irp, 0, 1), 3u);
+  EXPECT_EQ(r.BoxStatus(irp, 0), 0x2u);
+  EXPECT_EQ(r.GlobalStatus(), 0u);
 }
 
 TEST(SimulatedUncoreTest, ManualQpiSamplingExampleFreezesTheSocket) {
@@ -445,14 +487,14 @@ TEST(SimulatedUncoreTest, ThresholdAndEdgeOnTorOccupancy) {
   };
   const uint64_t ev = Event(BoxType::kCbo, "TOR_OCCUPANCY", "ALL");
   for (const Case& c : {
-           Case{0, 12},                        // sum
-           Case{Thresh(2), 4},                 // 3, 5, 2, 2
-           Case{Thresh(2) | kEdge, 2},         // rises at 1 and 5
-           Case{Thresh(2) | kInv, 3},          // 0, 0, 0
-           Case{Thresh(4), 1},                 // 5
-           Case{kEdge, 2},                     // v != 0 rises
-           Case{kInv, 12},                     // inv without thresh: S4
-           Case{Thresh(1) | kInv | kEdge, 2},  // v < 1 rises at 0 and 3
+           Case{0, 12},                 // sum
+           Case{Thresh(2), 4},          // 3, 5, 2, 2
+           Case{Thresh(2) | kEdge, 2},  // rises at 1 and 5
+           Case{Thresh(4), 1},          // 5
+           Case{kEdge, 2},              // v != 0 rises
+           // Bit 23 is reserved (decisions.md #12): dropped, no invert.
+           Case{Thresh(2) | kBit23, 4},
+           Case{kBit23, 12},
        }) {
     SimulatedUncore sim;
     Regs r(&sim, 0);
@@ -463,6 +505,16 @@ TEST(SimulatedUncoreTest, ThresholdAndEdgeOnTorOccupancy) {
                     .ok());
     EXPECT_EQ(r.Ctr(BoxType::kCbo, 0, 0), c.expected)
         << "modifiers " << std::hex << c.modifiers;
+  }
+}
+
+TEST(SimulatedUncoreTest, ReservedBit23IsNotStoredInAnyCounterControl) {
+  SimulatedUncore sim;
+  Regs r(&sim, 0);
+  for (const BoxDescriptor& box : ivytown::AllBoxes()) {
+    r.Ctl(box.type, 0, 0, kEn | Thresh(1) | kBit23);
+    EXPECT_EQ(r.Read(box.type, 0, box.control_offsets[0]) & kBit23, 0u)
+        << box.name;
   }
 }
 
@@ -518,6 +570,29 @@ TEST(SimulatedUncoreTest, PcuOccInvertAndOccEdgeActLikeInvAndEdge) {
   EXPECT_EQ(r.Ctr(pcu, 0, 0), 4u);
   EXPECT_EQ(r.Ctr(pcu, 0, 1), 2u);
   EXPECT_EQ(r.Ctr(pcu, 0, 2), 2u);
+}
+
+// decisions.md #36: occ_invert and occ_edge belong to the occupancy events
+// (occ_sel != 0); on any other PCU event they change nothing.
+TEST(SimulatedUncoreTest, PcuOccInvertAndOccEdgeIgnoreOtherEvents) {
+  SimulatedUncore sim;
+  Regs r(&sim, 0);
+  const BoxType pcu = BoxType::kPcu;
+  const uint64_t ev = Event(pcu, "FREQ_MAX_POWER_CYCLES", "");
+  const uint64_t occ_invert = uint64_t{1} << 30;
+  const uint64_t occ_edge = uint64_t{1} << 31;
+  r.Ctl(pcu, 0, 0, ev | kEn | Thresh(1));
+  r.Ctl(pcu, 0, 1, ev | kEn | Thresh(1) | occ_invert);
+  r.Ctl(pcu, 0, 2, ev | kEn | Thresh(1) | occ_edge);
+  r.Ctl(pcu, 0, 3, ev | kEn | Thresh(1) | kEdge);
+  const std::vector<uint64_t> limited = {1, 1, 0, 1, 1, 0};
+  ASSERT_TRUE(
+      sim.Inject(0, TrafficFor(pcu, 0, "FREQ_MAX_POWER_CYCLES", ""), limited)
+          .ok());
+  EXPECT_EQ(r.Ctr(pcu, 0, 0), 4u);
+  EXPECT_EQ(r.Ctr(pcu, 0, 1), 4u);  // not the 2 cycles below 1
+  EXPECT_EQ(r.Ctr(pcu, 0, 2), 4u);  // not the 2 rising edges
+  EXPECT_EQ(r.Ctr(pcu, 0, 3), 2u);  // the event's own edge detect works
 }
 
 // ---------------------------------------------------------------------------
@@ -750,7 +825,7 @@ TEST(SimulatedUncoreTest, ReservedAndWriteOnlyBitsReadZero) {
   SimulatedUncore sim;
   Regs r(&sim, 0);
   r.Ctl(BoxType::kCbo, 0, 0, 0xFFFFFFFF);
-  EXPECT_EQ(r.Read(BoxType::kCbo, 0, 0x10), 0xFFCEFFFFu & ~kRst);
+  EXPECT_EQ(r.Read(BoxType::kCbo, 0, 0x10), 0xFF4EFFFFu & ~kRst);
   r.Ctl(BoxType::kUbox, 0, 1, ~uint64_t{0});
   EXPECT_EQ(r.Read(BoxType::kUbox, 0, 0x11), 0x1F56FFFFu & ~kRst);
   r.Ctl(BoxType::kHa, 0, 0, 0xFFFFFFFF);  // rst 17 and q_occ_rst 16 are WO

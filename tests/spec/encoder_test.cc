@@ -12,6 +12,7 @@ namespace uncore::spec {
 namespace {
 
 using ivytown::BoxType;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 Encoding MustEncode(std::string_view text) {
@@ -76,12 +77,12 @@ TEST(EncoderTest, PcuBandFilter) {
   EXPECT_EQ(enc.control & 0xff, 0x0bu);
 }
 
-TEST(EncoderTest, ThresholdEdgeAndInvert) {
+TEST(EncoderTest, ThresholdAndEdge) {
   Encoding enc = MustEncode("imc/event=0x04,umask=0x03,thresh=1,edge=1/");
   EXPECT_EQ(enc.control, 0x01440304u);
-  Encoding inv = MustEncode("cbo/COUNTER0_OCCUPANCY:thresh=1,inv");
-  EXPECT_EQ((inv.control >> 23) & 1, 1u);
-  EXPECT_EQ(inv.control >> 24, 1u);
+  Encoding occ = MustEncode("cbo/COUNTER0_OCCUPANCY:thresh=1,edge");
+  EXPECT_EQ((occ.control >> 23) & 1, 0u);  // reserved (decisions.md #12)
+  EXPECT_EQ(occ.control >> 24, 1u);
   EXPECT_THAT(EncodeError("imc/CAS_COUNT.RD:edge"), HasSubstr("thresh=1"));
 }
 
@@ -101,6 +102,28 @@ TEST(EncoderTest, QpiWholeRegisterAndSubfieldsMustAgree) {
   EXPECT_THAT(
       EncodeError("qpi/CTO_COUNT:match0=0x1c00,match_mc=0x1,mask0=0x1e00"),
       HasSubstr("disagrees"));
+}
+
+TEST(EncoderTest, QpiSubFieldsAloneProgramMatchAndMask) {
+  Encoding enc = MustEncode("qpi/CTO_COUNT:match_opc=0x1,mask_opc=0xf");
+  ASSERT_EQ(enc.filters.size(), 2u);
+  EXPECT_EQ(enc.filters[0].filter, 0);  // PKT_MATCH0: OPC is 8:5
+  EXPECT_EQ(enc.filters[0].value, 0x20u);
+  EXPECT_EQ(enc.filters[0].mask, 0x1e0u);
+  EXPECT_EQ(enc.filters[1].filter, 2);  // PKT_MASK0
+  EXPECT_EQ(enc.filters[1].value, 0x1e0u);
+}
+
+// decisions.md #36: occ_invert/occ_edge only act on occupancy events.
+TEST(EncoderTest, PcuOccModifiersNeedAnOccupancyEvent) {
+  Encoding occ = MustEncode(
+      "pcu/POWER_STATE_OCCUPANCY.CORES_C0:thresh=5,occ_invert,occ_edge");
+  EXPECT_EQ(occ.control >> 30, 0x3u);
+  EXPECT_THAT(EncodeError("pcu/FREQ_MAX_POWER_CYCLES:thresh=1,occ_invert"),
+              AllOf(HasSubstr("occ_invert acts only on the PCU's occupancy"),
+                    HasSubstr("POWER_STATE_OCCUPANCY")));
+  EXPECT_THAT(EncodeError("pcu/event=0x5,occ_edge=1,thresh=1/"),
+              HasSubstr("occ_edge acts only"));
 }
 
 TEST(EncoderTest, ReservedFilterBitsAreRefused) {
@@ -148,7 +171,7 @@ TEST(EncoderTest, GenericPerfIsNotEncodedHere) {
 }
 
 TEST(EncoderTest, ControlNeverSetsReservedBits) {
-  for (const char* text : {"cbo/COUNTER0_OCCUPANCY:thresh=0xff,inv,edge",
+  for (const char* text : {"cbo/COUNTER0_OCCUPANCY:thresh=0xff,edge",
                            "ubox/LOCK_CYCLES:thresh=0x1f,edge",
                            "qpi/TxL_FLITS_G0.DATA:thresh=0xff,edge",
                            "ha/REQUESTS.READS:thresh=3"}) {

@@ -229,6 +229,45 @@ TEST(EventSpecTest, MissingRequiredFilterIsAnError) {
   const std::string e = ErrorOf("cbo/LLC_LOOKUP.DATA_READ");
   EXPECT_THAT(e, HasSubstr("filter_state"));
   EXPECT_THAT(ErrorOf("cbo/TOR_INSERTS.MISS_OPCODE"), HasSubstr("filter_opc"));
+  EXPECT_THAT(ErrorOf("qpi/CTO_COUNT"), HasSubstr("match0"));
+  // Another field of the same register is not the needed one.
+  EXPECT_THAT(ErrorOf("cbo/LLC_LOOKUP.DATA_READ:tid_en,filter_tid=1"),
+              HasSubstr("filter_state"));
+}
+
+// CTO_COUNT needs its packet match/mask: the QPI sub-fields alone are enough,
+// without a whole-register match0 ... mask1.
+TEST(EventSpecTest, QpiSubFieldsAloneSetTheMatchAndMask) {
+  EventSpec e = MustParse("qpi/CTO_COUNT:match_opc=0x1,mask_opc=0xf");
+  EXPECT_EQ(e.Modifier("match_opc"), 1u);
+  EXPECT_EQ(e.Modifier("mask_opc"), 0xfu);
+  EXPECT_EQ(e.Modifier("match0"), std::nullopt);
+  MustParse("qpi/CTO_COUNT:match_rds=0x1,mask_rds=0xf");
+  MustParse("uncore_qpi_0/event=0x138,match_mc=0xe,mask_mc=0xf/");
+}
+
+// notes/decisions.md #12: bit 23 is reserved in every counter control.
+TEST(EventSpecTest, InvIsRefusedBecauseBit23IsReserved) {
+  const std::string cbo = ErrorOf("cbo/CLOCKTICKS:inv:thresh=1");
+  EXPECT_THAT(cbo, HasSubstr("'inv' cannot be used on IvyTown's C-Box"));
+  EXPECT_THAT(cbo, HasSubstr("bit 23 of its counter control is reserved"));
+  EXPECT_THAT(cbo, HasSubstr("SW must write to 0"));
+  EXPECT_THAT(cbo, HasSubstr("count cbo/CLOCKTICKS and "
+                             "cbo/CLOCKTICKS:thresh=N and subtract"));
+  EXPECT_THAT(cbo, HasSubstr("column 16"));
+  // Every box, in both syntaxes; the clock named is the box's own.
+  EXPECT_THAT(ErrorOf("imc/CAS_COUNT.RD:thresh=1,inv"),
+              HasSubstr("count imc/DCLOCKTICKS and imc/CAS_COUNT:thresh=N"));
+  EXPECT_THAT(ErrorOf("ubox/event=0x42,umask=1,inv=1,thresh=1/"),
+              HasSubstr("count ubox/UCLK and"));
+  EXPECT_THAT(ErrorOf("pcu/POWER_STATE_OCCUPANCY.CORES_C0:thresh=5,inv"),
+              HasSubstr("occ_invert"));
+  for (const char* text :
+       {"ha/REQUESTS.READS:thresh=1,inv", "irp/CLOCKTICKS:inv,thresh=1",
+        "qpi/TxL_FLITS_G0.DATA:inv,thresh=1", "r2pcie/CLOCKTICKS:inv",
+        "r3qpi/CLOCKTICKS:inv", "uncore_cbox_0/event=0x1f,inv=1,thresh=1/"}) {
+    EXPECT_THAT(ErrorOf(text), HasSubstr("bit 23")) << text;
+  }
 }
 
 TEST(EventSpecTest, EngineFieldsCannotBeSet) {

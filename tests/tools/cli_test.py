@@ -142,6 +142,33 @@ class DescribeTest(unittest.TestCase):
         self.assertEqual(bad.returncode, 2)
         self.assertIn("perf backend", bad.stderr)
 
+    def test_describe_says_what_perf_would_lose(self):
+        # decisions.md #32/#33: the kernel's driver programs the PCU band
+        # filter only for FREQ_BAND0..3_CYCLES, and knows no counter
+        # restriction for R2PCIe RxR_OCCUPANCY (manual: counter 0).
+        r = run("describe", "pcu/DEMOTIONS_CORE0:filter_band0=0x3")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("perf       perf would lose filter_band0", r.stdout)
+        d = json.loads(run("describe", "r2pcie/RxR_OCCUPANCY.DRS",
+                           "--json").stdout)
+        self.assertEqual(len(d["perf_caveats"]), 1)
+        self.assertIn("allows only counter 0", d["perf_caveats"][0])
+        d = json.loads(run("describe", "imc/CAS_COUNT.RD", "--json").stdout)
+        self.assertEqual(d["perf_caveats"], [])
+
+    def test_describe_ha_occupancy_names_q_occ_rst(self):
+        r = run("describe", "ha[0]/BT_OCCUPANCY.LOCAL")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("direct     writes the control as 0x00410143, with "
+                      "q_occ_rst", r.stdout)
+        self.assertIn("perf       the manual asks for q_occ_rst", r.stdout)
+
+    def test_inv_is_refused_with_the_reason(self):
+        r = run("describe", "cbo/CLOCKTICKS:inv:thresh=1")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("bit 23 of its counter control is reserved", r.stderr)
+        self.assertIn("cbo/CLOCKTICKS:thresh=N", r.stderr)
+
     def test_bad_spec_fails_with_position_and_suggestion(self):
         r = run("describe", "cbo/LLC_LOKUP.DATA_READ")
         self.assertEqual(r.returncode, 2)

@@ -4,6 +4,8 @@
 
 #include "fmt/format.h"
 #include "sdk/common/text.h"
+#include "sdk/devices/perf/kernel_ivbep.h"
+#include "sdk/platforms/ivytown/event_catalog.h"
 #include "sdk/report/text_table.h"
 
 namespace uncore::cli {
@@ -203,6 +205,18 @@ void DescribeEventText(const spec::EventSpec& spec, const spec::Encoding& enc,
   for (const std::string& note : enc.notes) {
     *out += fmt::format("note       {}\n", note);
   }
+  if (const ivytown::FieldDescriptor* q = box.FindField("q_occ_rst");
+      q != nullptr && spec.event != nullptr && !enc.fixed_counter &&
+      ivytown::NeedsQueueOccupancyReset(*spec.event)) {
+    *out += fmt::format(
+        "direct     writes the control as 0x{:08x}, with q_occ_rst, which "
+        "clears the queue occupancy counter as the manual asks for HA "
+        "occupancy counts\n",
+        q->bits.Insert(enc.control, 1));
+  }
+  for (const std::string& caveat : devices::perf::PerfCaveats(spec, enc)) {
+    *out += fmt::format("perf       {}\n", caveat);
+  }
   *out += enc.fixed_counter
               ? "registers  per instance\n"
               : "registers  per instance; the control value goes to one of the "
@@ -314,6 +328,12 @@ void DescribeEventJson(const spec::EventSpec& spec, const spec::Encoding& enc,
   json->Key("notes");
   json->BeginArray();
   for (const std::string& n : enc.notes) json->String(n);
+  json->EndArray();
+  json->Key("perf_caveats");
+  json->BeginArray();
+  for (const std::string& c : devices::perf::PerfCaveats(spec, enc)) {
+    json->String(c);
+  }
   json->EndArray();
   json->EndObject();
 }

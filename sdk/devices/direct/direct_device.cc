@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "fmt/format.h"
 #include "sdk/common/clock.h"
+#include "sdk/common/quiet_thread.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
 
@@ -477,7 +478,7 @@ void DirectDevice::StartExtender() {
     extender_stop_ = false;
     extender_status_ = absl::OkStatus();
   }
-  extender_ = std::thread([this] { ExtenderLoop(); });
+  extender_ = common::StartQuietThread([this] { ExtenderLoop(); });
 }
 
 void DirectDevice::StopExtender() {

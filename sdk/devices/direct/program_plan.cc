@@ -12,6 +12,7 @@
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
 #include "sdk/devices/direct/counter_assignment.h"
+#include "sdk/platforms/ivytown/event_catalog.h"
 #include "sdk/spec/encoder.h"
 
 namespace uncore::devices::direct {
@@ -149,6 +150,13 @@ absl::Status PlanInstance(const std::vector<EventInfo>& events,
     c.event = general[i];
     c.counter = (*assigned)[i];
     c.control = info.enc.control;
+    // decisions.md #34: L684 "when measuring an Occupancy count, it will be
+    // necessary to set the .q_occ_rst bit to 1 in each control register".
+    if (const ivytown::FieldDescriptor* q = box.FindField("q_occ_rst");
+        q != nullptr && info.spec->event != nullptr &&
+        ivytown::NeedsQueueOccupancyReset(*info.spec->event)) {
+      c.control = q->bits.Insert(c.control, 1);
+    }
     c.width = box.counter_width;
     if (info.interval) {
       c.sampled = true;
@@ -266,6 +274,12 @@ int StatusBit(int8_t bit) { return bit < 0 ? -1 : static_cast<uint8_t>(bit); }
 
 std::string GlobalName(int socket, std::string_view reg) {
   return fmt::format("U_MSR_PMON_GLOBAL_{} (socket {})", reg, socket);
+}
+
+// Whether `control` sets the box's q_occ_rst (HA occupancy, #34).
+bool QueueOccupancyReset(const BoxDescriptor& box, uint64_t control) {
+  const ivytown::FieldDescriptor* q = box.FindField("q_occ_rst");
+  return q != nullptr && q->bits.Extract(control) != 0;
 }
 
 }  // namespace
@@ -386,6 +400,19 @@ absl::StatusOr<ProgramPlan> BuildProgramPlan(
     }
     const uint8_t width =
         info.enc.fixed_counter ? box.fixed_counter->width : box.counter_width;
+    // decisions.md #37: with the width unknown (44 or 48 bits), a preload of
+    // 2^44 - interval on 48-bit hardware would overflow 2^48 - 2^44 events
+    // late, i.e. never in practice.
+    if (info.enc.fixed_counter ? box.fixed_counter->width_disputed
+                               : box.counter_width_disputed) {
+      return absl::InvalidArgumentError(fmt::format(
+          "'{}' cannot be sampled: the manual gives its counter as both 44 "
+          "and 48 bits wide, so the 2^width - interval preload cannot be "
+          "placed (on 48-bit hardware a 44-bit preload overflows 2^48 - 2^44 "
+          "events late); sample another event, such as imc/DCLK or a box's "
+          "CLOCKTICKS",
+          info.spec->text));
+    }
     if (s.interval == 0 ||
         (width < 64 && s.interval > (uint64_t{1} << width))) {
       return absl::InvalidArgumentError(
@@ -540,9 +567,13 @@ std::vector<RegisterWrite> ProgramWrites(const ProgramPlan& plan,
                                 inst.box->fixed_counter->manual_control_name,
                                 inst.InstanceName())
                   : inst.RegisterName(fmt::format("CTL{}", c.counter)),
-            fmt::format("b/c: event [{}]{}{}", c.event,
+            fmt::format("b/c: event [{}]{}{}{}", c.event,
                         fixed ? ", fixed counter en" : ", en + event select",
-                        c.sampled ? " + ov_en (sampling)" : ""),
+                        c.sampled ? " + ov_en (sampling)" : "",
+                        QueueOccupancyReset(*inst.box, c.control)
+                            ? " + q_occ_rst (clears the queue occupancy "
+                              "counter, as the manual asks for HA occupancy)"
+                            : ""),
             g);
       }
     }

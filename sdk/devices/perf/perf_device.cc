@@ -24,6 +24,7 @@
 #include "sdk/common/clock.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
+#include "sdk/devices/perf/kernel_ivbep.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/spec/encoder.h"
 
@@ -116,6 +117,14 @@ absl::StatusOr<PerfConfig> KernelConfig(const spec::EventSpec& e,
         "event (its event mask for {} is 0x{:x}); count it with the direct "
         "backend (UNCORE_BACKEND=direct)",
         e.text, dropped, common::Join(fields, ", "), k.name, k.event_mask));
+  }
+  if (const std::vector<std::string> lost = DroppedFilters(e, c.config);
+      !lost.empty()) {
+    return absl::InvalidArgumentError(fmt::format(
+        "{}: Linux's ivbep driver would count this event without {}, so "
+        "perf cannot count it as asked; count it with the direct backend "
+        "(UNCORE_BACKEND=direct)",
+        e.text, common::Join(lost, " and ")));
   }
   for (const spec::FilterValue& f : enc.filters) {
     if (f.value == 0) continue;
@@ -261,6 +270,11 @@ absl::StatusOr<std::vector<PerfCounter>> PlanPerfCounters(
       c.instance = i;
       c.box_counters = std::min<int>(k.counters, spec.box->num_counters) +
                        (spec.box->fixed_counter ? 1 : 0);
+      if (!enc.fixed_counter) {
+        c.manual_counter_mask = enc.counter_mask;
+        c.kernel_counter_mask =
+            KernelCounterMask(spec.box->type, c.config.config, k.counters);
+      }
       add_on_sockets(c);
     }
   }
@@ -365,6 +379,8 @@ absl::Status PerfDevice::Program(const ProgramRequest& request) {
   }
   UNCORE_ASSIGN_OR_RETURN(std::vector<PerfCounter> counters,
                           PlanPerfCounters(request, pmus_));
+  UNCORE_ASSIGN_OR_RETURN(std::vector<std::string> warnings,
+                          ReviewKernelPlacement(request, counters));
   if (counters.empty()) {
     return absl::InvalidArgumentError(
         "no counter to open: no event was requested, or none is on the "
@@ -444,6 +460,7 @@ absl::Status PerfDevice::Program(const ProgramRequest& request) {
   enabled_at_ns_ = common::MonotonicNowNs();
   groups_ = std::move(groups);
   counters_ = std::move(counters);
+  warnings_ = std::move(warnings);
   read_plan_.clear();
   for (size_t i = 0; i < counters_.size(); ++i) {
     const PerfCounter& c = counters_[i];

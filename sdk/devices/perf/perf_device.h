@@ -18,9 +18,13 @@
 //
 // IvyTown events are encoded as the kernel's ivbep driver expects: config is
 // the counter control value without the enable bit (bits outside the
-// driver's event mask are refused: it drops them, inv among them), config1
-// and config2 carry the CBo filters (FILTER0 | FILTER1 << 32), the PCU band
-// filter, and QPI match and mask.  Fixed counters are event 0xff.
+// driver's event mask are refused: it drops them), config1 and config2 carry
+// the CBo filters (FILTER0 | FILTER1 << 32), the PCU band filter, and QPI
+// match and mask.  Fixed counters are event 0xff.  A filter the driver would
+// not program for the event is refused, and so is a group the driver would
+// schedule onto a counter the manual forbids; a counter restriction the
+// driver does not know but that the group honours is a warning
+// (kernel_ivbep.h, warnings()).
 //
 // Errors say what to do: EACCES/EPERM name perf_event_paranoid's value and
 // CAP_PERFMON; EINVAL/ENOENT name the PMU and the config and list the
@@ -62,6 +66,10 @@ struct PerfCounter {
   double scale = 1.0;  // from an alias's .scale
   std::string unit;
   int box_counters = 0;  // counters of the PMU (0: unknown)
+  // IvyTown general-counter events (0 otherwise): the counters the manual
+  // allows, and those the kernel's driver may schedule it on.
+  uint8_t manual_counter_mask = 0;
+  uint8_t kernel_counter_mask = 0;
 };
 
 // Resolves the events of `request` into counters (pure; no perf call).
@@ -93,6 +101,9 @@ class PerfDevice : public Device {
   uint64_t frozen_ns() const override { return 0; }
 
   const PmuCatalog& pmus() const { return pmus_; }
+  // What the report should say about the programmed events: counter
+  // restrictions the kernel's driver does not know (kernel_ivbep.h).
+  const std::vector<std::string>& warnings() const { return warnings_; }
   // Per read-plan entry: the counter behind it.
   const std::vector<PerfCounter>& counters() const { return counters_; }
   // Whether entry `i` was ever scaled from a partial (multiplexed) count.
@@ -115,6 +126,7 @@ class PerfDevice : public Device {
   std::vector<PerfCounter> counters_;
   std::vector<Group> groups_;
   std::unique_ptr<std::atomic<bool>[]> estimated_;
+  std::vector<std::string> warnings_;
   // CLOCK_MONOTONIC when the groups were enabled: a snapshot's timestamp
   // is this plus the first group's enabled time as read.
   uint64_t enabled_at_ns_ = 0;

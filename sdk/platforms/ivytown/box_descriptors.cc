@@ -91,11 +91,15 @@ constexpr FieldDescriptor kExtField =
     Ctl("ext", "ev_sel_ext", Bit(21), FieldUse::kEvent);
 constexpr FieldDescriptor kEnField =
     Ctl("en", "en", Bit(22), FieldUse::kEngine);
-// DECISION: #12 invert at bit 23 (notes/field-names.md).  Every extracted CTL
-// table says L995 "rsv23RV0Reserved;SWmustwriteto0", yet the event text asks
-// for it: L1204 "threshold,invertandedgedetect", L2248 "usedwithInvert".
-constexpr FieldDescriptor kInvField =
-    Ctl("inv", "invert", Bit(23), FieldUse::kModifier, /*is_flag=*/true);
+// DECISION: #12 no `inv` anywhere.  Every counter-control field table marks
+// bit 23 reserved: L858 (U-Box), L995 (CBo) "rsv23RV0Reserved;SWmustwriteto0
+// elsebehaviorisundefined", L1639 (HA), L2103 (iMC), L2475 (IRP), L3164
+// (QPI), L3934 (R2PCIe), L4188 (R3QPI); the PCU's table is missing and its
+// invert is occ_invert (#9).  The kernel's ivbep event masks drop bit 23 too.
+// No field covers it, so the writable masks exclude it and the spec parser
+// refuses `inv` with the reason.  The event text that still mentions invert
+// (L1204, L2248) matches the previous generation, whose bit 23 the kernel's
+// SNB-EP masks keep.
 constexpr FieldDescriptor kThresh8Field =
     Ctl("thresh", "thresh", Bits(31, 24), FieldUse::kModifier);
 // U-Box (L857 "thresh28:24RW0Thresholdusedincountercomparison") and PCU.
@@ -129,9 +133,10 @@ constexpr FixedCounterDescriptor kUclk{
     // RW-V048-bitperformanceeventcounter".  Bits 63:44 are reserved, and a
     // modular delta at 44 bits is exact on 44- or 48-bit hardware.
     .width = 44,
-    .en = Bit(22),     // L892 "en22RW-V0LocalCounterEnable"
-    .ov_en = Bit(20),  // L894
-    .rst = {},         // L898 "rsv19:0": no reset bit
+    .width_disputed = true,  // DECISION: #37 no sampling on UCLK
+    .en = Bit(22),           // L892 "en22RW-V0LocalCounterEnable"
+    .ov_en = Bit(20),        // L894
+    .rst = {},               // L898 "rsv19:0": no reset bit
     // DECISION: #5 no box-status bit.  L855 "ov1:0 ... fromthecorresponding
     // UBOXPMONregister" has two bits for CTR1:0; L895-897 say the fixed
     // counter sets "U_MSR_PMON_BOX_STATUS.ov" and "GLOBAL_STATUS.ov_u_fixed".
@@ -155,7 +160,7 @@ constexpr FieldDescriptor kCboFields[] = {
     kEventField, kUmaskField, kRstField, kEdgeField,
     // L998 "tid_en19RW-V0TIDFilterEnable".  L997: 21:20 rsv, so no ov_en.
     Ctl("tid_en", "tid_en", Bit(19), FieldUse::kModifier, /*is_flag=*/true),
-    kEnField, kInvField, kThresh8Field,
+    kEnField, kThresh8Field,
     // L1039 "tid4:000[4]Non-threadrelateddata[3:1]Core-ID[0]Thread1/0".
     Flt("filter_tid", "FILTER0.tid", kCboFilter0, Bits(4, 0)),
     // DECISION: #18 state is 22:17 (6 bits).  L1031 "state22:17RW0Selectstate"
@@ -223,8 +228,8 @@ constexpr BoxControlLayout kBoxControlPlain{
 // Fields of the iMC, R2PCIe and R3QPI counter controls (Tables 2-74, 2-175,
 // 2-192): the common layout with ov_en and no q_occ_rst.
 constexpr FieldDescriptor kCommonPciFields[] = {
-    kEventField, kUmaskField, kRstField, kEdgeField,
-    kOvEnField,  kEnField,    kInvField, kThresh8Field,
+    kEventField, kUmaskField, kRstField,     kEdgeField,
+    kOvEnField,  kEnField,    kThresh8Field,
 };
 
 // ---------------------------------------------------------------------------
@@ -241,7 +246,6 @@ constexpr FieldDescriptor kHaFields[] = {
     kEdgeField,
     kOvEnField,
     kEnField,
-    kInvField,
     kThresh8Field,
     // L1673 "lo_addr31:6RWS0 ... [31:6]", "hi_addr13:0RWS0 ... [45:32]",
     // "opc5:0RWS0Matchtoincomingopcode".
@@ -322,8 +326,7 @@ constexpr std::string_view kIrpAliases[] = {"uncore_irp"};
 
 // L2478 "rsv21:20RV0Reserved": no ov_en.
 constexpr FieldDescriptor kIrpFields[] = {
-    kEventField, kUmaskField, kRstField,     kEdgeField,
-    kEnField,    kInvField,   kThresh8Field,
+    kEventField, kUmaskField, kRstField, kEdgeField, kEnField, kThresh8Field,
 };
 
 // DECISION: #7 no GLOBAL_STATUS bit for the IRP: Table 2-3 (L777-801) has none
@@ -408,7 +411,6 @@ constexpr FieldDescriptor kQpiFields[] = {
     kOvEnField,
     kExtField,
     kEnField,
-    kInvField,
     kThresh8Field,
     Flt("match0", "PKT_MATCH0", kQpiMatch0, Bits(31, 0)),
     Flt("match_rnid4", "PKT_MATCH0.RNID_4", kQpiMatch0, Bit(31)),
@@ -545,7 +547,7 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         .counter_width = 44,  // L985 "dataregistersare44bwide"
         .control_offsets = {0x10, 0x11, 0x12, 0x13},
         .counter_offsets = {0x16, 0x17, 0x18, 0x19},
-        .control_writable_mask = 0xFFCEFFFF,
+        .control_writable_mask = 0xFF4EFFFF,
         .box_control_offset = 0x04,
         // DECISION: #1 no CBo BOX_STATUS.  Table 2-12 (L962-970) lists every
         // CBo MSR and has none, no field table exists, and the CBo CTL has no
@@ -575,7 +577,7 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         .counter_width = 48,  // L1630 "dataregistersare48-bitwide"
         .control_offsets = kPciControls,
         .counter_offsets = kPciCounters,
-        .control_writable_mask = 0xFFD7FFFF,
+        .control_writable_mask = 0xFF57FFFF,
         .box_control_offset = 0xF4,
         .box_status_offset = 0xF8,
         .box_control = kBoxControlMustWriteOne,
@@ -598,7 +600,7 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         .counter_width = 48,  // L2091 "dataregistersare48-bitwide"
         .control_offsets = kPciControls,
         .counter_offsets = kPciCounters,
-        .control_writable_mask = 0xFFD6FFFF,
+        .control_writable_mask = 0xFF56FFFF,
         .box_control_offset = 0xF4,
         .box_status_offset = 0xF8,
         .box_control = kBoxControlMustWriteOne,
@@ -623,11 +625,12 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         // event_count43:0RW-V044-bitperformanceeventcounter".  The register
         // table wins, and a modular delta at 44 bits is exact on either.
         .counter_width = 44,
+        .counter_width_disputed = true,  // DECISION: #37
         // L2430/L2453: IRP0 CTL0/1 D8/DC, IRP1 CTL0/1 E0/E4; IRP0 CTR0/1
         // A0/B0, IRP1 CTR0/1 B8/C0 (irregular; Table 1-3 L590 agrees).
         .control_offsets = {0xD8, 0xDC, 0xE0, 0xE4},
         .counter_offsets = {0xA0, 0xB0, 0xB8, 0xC0},
-        .control_writable_mask = 0xFFC6FFFF,
+        .control_writable_mask = 0xFF46FFFF,
         .box_control_offset = 0xF4,
         .box_status_offset = 0xF8,
         .box_control = kBoxControlMustWriteOne,
@@ -676,7 +679,7 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         .counter_width = 48,  // L3148 "dataregistersare48bwide"
         .control_offsets = kPciControls,
         .counter_offsets = kPciCounters,
-        .control_writable_mask = 0xFFF6FFFF,
+        .control_writable_mask = 0xFF76FFFF,
         .box_control_offset = 0xF4,
         .box_status_offset = 0xF8,
         .box_control = kBoxControlMustWriteOne,
@@ -699,7 +702,7 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         .counter_width = 44,  // L3923 "dataregistersare44-bitwide"
         .control_offsets = kPciControls,
         .counter_offsets = kPciCounters,
-        .control_writable_mask = 0xFFD6FFFF,
+        .control_writable_mask = 0xFF56FFFF,
         .box_control_offset = 0xF4,
         .box_status_offset = 0xF8,
         .box_control = kBoxControlPlain,
@@ -722,7 +725,7 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         .counter_width = 44,
         .control_offsets = {0xD8, 0xDC, 0xE0},
         .counter_offsets = {0xA0, 0xA8, 0xB0},
-        .control_writable_mask = 0xFFD6FFFF,
+        .control_writable_mask = 0xFF56FFFF,
         .box_control_offset = 0xF4,
         .box_status_offset = 0xF8,
         .box_control = kBoxControlPlain,

@@ -144,6 +144,9 @@ struct FixedCounterDescriptor {
   uint32_t control_offset = 0;
   uint32_t counter_offset = 0;  // PCI: low dword; high dword at +4
   uint8_t width = 0;
+  // The manual gives two widths (notes/decisions.md #37): `width` is the
+  // safe one for deltas, but a sampling preload cannot be placed exactly.
+  bool width_disputed = false;
   BitRange en{};
   BitRange ov_en{};
   BitRange rst{};              // empty when the counter has no reset bit
@@ -168,6 +171,8 @@ struct BoxDescriptor {
   // General-purpose counters.
   uint8_t num_counters = 0;
   uint8_t counter_width = 0;  // 44 or 48
+  // The manual gives two widths (notes/decisions.md #37).
+  bool counter_width_disputed = false;
   // MSR: offsets added to the instance base.  PCI: config offsets; counter
   // data registers are read as two 32-bit halves, low dword at the offset.
   std::array<uint32_t, kMaxCounters> control_offsets{};

@@ -69,4 +69,8 @@ const EventDescriptor* FindEventByCode(BoxType box, uint8_t code,
   return &*it;
 }
 
+bool NeedsQueueOccupancyReset(const EventDescriptor& event) {
+  return event.box == BoxType::kHa && event.name.ends_with("OCCUPANCY");
+}
+
 }  // namespace uncore::ivytown

@@ -73,6 +73,11 @@ const EventDescriptor* FindEvent(BoxType box, std::string_view name);
 const EventDescriptor* FindEventByCode(BoxType box, uint8_t code,
                                        bool extended);
 
+// Whether the event is an HA occupancy count (TxR_AD/AK/BL_OCCUPANCY,
+// BT_OCCUPANCY), whose counter control the manual asks to write with
+// q_occ_rst set (L684; notes/decisions.md #34).
+bool NeedsQueueOccupancyReset(const EventDescriptor& event);
+
 }  // namespace uncore::ivytown
 
 #endif  // UNCORE_SDK_PLATFORMS_IVYTOWN_EVENT_CATALOG_H_

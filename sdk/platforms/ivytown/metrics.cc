@@ -914,9 +914,10 @@ constexpr MetricDescriptor kMetrics[] = {
     {.name = "DRS_DataC_M_FROM_QPI",
      .box = BoxType::kQpi,
      .description =
-         "Received DRS DataC responses that grant the line in M state, "
-         "in bytes.",
-     .expression = "{qpi/CTO_COUNT:match0=0x1C00,mask0=0x1FE0,match_rds=0x8,"
+         "Received DRS DataC responses that grant the line in F state, in "
+         "bytes (the manual's name says M; its description and formula say "
+         "F: DRS_M_FROM_QPI counts M).",
+     .expression = "{qpi/CTO_COUNT:match0=0x1C00,mask0=0x1FE0,match_rds=0x1,"
                    "mask_rds=0xF} * 64",
      .unit = "bytes",
      .rate_per_second = true,
@@ -925,10 +926,10 @@ constexpr MetricDescriptor kMetrics[] = {
          "Q_Py_PCI_PMON_PKT_z_MASK0[12:0]=0x1FE0},"
          "Q_Py_PCI_PMON_PKT_z_MATCH1[19:16]=0x1,"
          "Q_Py_PCI_PMON_PKT_z_MASK1[19:16]=0xF}) * 64",
-     .fix = "Matches RDS=0x8 (Modified, Table 2-133) as the name says; the "
-            "manual matched 0x1 (Forwarding) and called it DataC_F. The "
-            "manual's braces close early; the match fields are one group. "
-            "Now equal to DRS_M_FROM_QPI: only plain DataC carries M.",
+     .fix = "The manual's braces close early; the match fields are one "
+            "group. RDS=0x1 (Forwarding, Table 2-133) is kept, as the "
+            "manual's description (\"DataC_F packets\") and formula say; "
+            "only the name says M (notes/decisions.md #31).",
      .manual_line = "L3319"},
     {.name = "DRS_FULL_CACHELINE_MSGS_FROM_QPI",
      .box = BoxType::kQpi,

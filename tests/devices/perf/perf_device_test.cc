@@ -132,9 +132,9 @@ TEST(PerfEncodingTest, IvyTownEventsOnTheKernelPmus) {
        {0x0335, uint64_t{0x182} << 52, 0}},
       {"pcu/FREQ_BAND0_CYCLES:filter_band0=20", "uncore_pcu", {0x0b, 20, 0}},
       {"qpi[1]/TxL_FLITS_G1.SNP", "uncore_qpi_1", {0x200100, 0, 0}},
-      {"qpi[0]/TxL_FLITS_G0.DATA:match0=0x8,mask0=0x8,match_rds=0x3",
+      {"qpi[0]/CTO_COUNT:match0=0x8,mask0=0x8,match_rds=0x3",
        "uncore_qpi_0",
-       {0x0200, (uint64_t{3} << 48) | 0x8, 0x8}},
+       {0x200038, (uint64_t{3} << 48) | 0x8, 0x8}},
       {"imc[0]/DCLK", "uncore_imc_0", {0xff, 0, 0}},
       {"ubox/UCLK", "uncore_ubox", {0xff, 0, 0}},
       {"cbo[1]/COUNTER0_OCCUPANCY:thresh=1,edge",
@@ -222,12 +222,12 @@ TEST(PerfEncodingTest, ClearErrors) {
                     HasSubstr("uncore PMUs here: uncore_cbox_0")));
   EXPECT_THAT(error({"r3qpi[2]/CLOCKTICKS"}, Ivt2s()),
               HasSubstr("the kernel's driver registers 2 r3qpi PMUs"));
-  EXPECT_THAT(error({"imc/CAS_COUNT.RD:thresh=1,inv"}, Ivt2s()),
-              AllOf(HasSubstr("drop bits 0x800000 (inv)"),
+  EXPECT_THAT(error({"pcu/DELAYED_C_STATE_ABORT_CORE0"}, Ivt2s()),
+              AllOf(HasSubstr("drop bits 0x200000 (ext)"),
                     HasSubstr("direct backend")));
   EXPECT_THAT(error({"ha/ADDR_OPC_MATCH.OPC:filter_opc=0x1"}, Ivt2s()),
               HasSubstr("exposes no filter register"));
-  EXPECT_THAT(error({"qpi[2]/TxL_FLITS_G0.DATA:match0=0x8"}, Ivt2s()),
+  EXPECT_THAT(error({"qpi[2]/CTO_COUNT:match0=0x8,mask0=0x8"}, Ivt2s()),
               HasSubstr("no match/mask device for QPI port 2"));
   EXPECT_THAT(
       error({"msx/tsc/"}, Ivt2s()),

@@ -1,9 +1,10 @@
 /* A C program built against the installed Uncore SDK with nothing but
- * `cc c_consumer.c $(pkg-config --cflags --libs uncore-sdk)`.  Run with
- * UNCORE_EVENTS=imc[0]/CAS_COUNT.RD UNCORE_BACKEND=sim: the session the
- * environment describes must start when the program loads (the static
- * library's anchor in the .pc's Libs), and the LIKWID markers must count
- * into it and return 0. */
+ * `cc c_consumer.c $(pkg-config --cflags --libs uncore-sdk)` (or
+ * uncore-sdk-static).  Run with UNCORE_EVENTS=imc[0]/CAS_COUNT.RD
+ * UNCORE_BACKEND=sim: the session the environment describes must start when
+ * the program loads (the shared library starts it as it loads; the static
+ * one is kept by the anchor in the .pc's Libs), and the LIKWID markers must
+ * count into it and return 0. */
 #define LIKWID_PERFMON
 #include <stdio.h>
 #include <uncore/likwid_marker.h>

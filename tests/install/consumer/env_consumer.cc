@@ -1,8 +1,10 @@
-// A C++ program that only annotates a region, built with pkg-config: run
-// with UNCORE_EVENTS set, the session must start when it loads.  Nothing
-// here refers to the library's environment-session object; only the .pc's
-// `-Wl,--undefined=uncore_environment_session_anchor` keeps it in a static
-// link.
+// A C++ program that only annotates a region, built with CMake and with
+// pkg-config, against the shared and the static library: run with
+// UNCORE_EVENTS set, the session must start when it loads.  Nothing here
+// refers to the library's environment-session object: the shared library
+// starts it when it is loaded; in a static link only the
+// `-Wl,--undefined=uncore_environment_session_anchor` that uncore::sdk_static
+// and uncore-sdk-static.pc carry keeps it.
 #include <uncore/region.h>
 #include <uncore/session.h>
 

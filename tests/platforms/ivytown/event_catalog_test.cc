@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
 
@@ -346,6 +347,25 @@ TEST(EventCatalogTest, FieldsAreKnownToTheBoxDescriptors) {
       }
     }
   }
+}
+
+}  // namespace
+}  // namespace uncore::ivytown
+
+namespace uncore::ivytown {
+namespace {
+
+// decisions.md #34: the HA occupancy counts get q_occ_rst.
+TEST(EventCatalogTest, HaOccupancyEventsNeedTheQueueOccupancyReset) {
+  std::vector<std::string_view> names;
+  for (const EventDescriptor& e : AllEvents()) {
+    if (NeedsQueueOccupancyReset(e)) names.push_back(e.name);
+  }
+  EXPECT_THAT(names, ::testing::UnorderedElementsAre(
+                         "TxR_AD_OCCUPANCY", "TxR_AK_OCCUPANCY",
+                         "TxR_BL_OCCUPANCY", "BT_OCCUPANCY"));
+  EXPECT_FALSE(
+      NeedsQueueOccupancyReset(*FindEvent(BoxType::kCbo, "TOR_OCCUPANCY")));
 }
 
 }  // namespace

@@ -319,9 +319,13 @@ TEST(MetricsTest, GoldenExpressions) {
   // Corrections.
   EXPECT_EQ(Get("PCT_CYC_FREQ_THERMAL_LTD").expression,
             "{pcu/FREQ_MAX_LIMIT_THERMAL_CYCLES} / {pcu/CLOCKTICKS} * 100");
+  // decisions.md #31: F (RDS 0x1) as the manual's description and formula
+  // say; the M count is DRS_M_FROM_QPI, a different metric.
   EXPECT_EQ(Get("DRS_DataC_M_FROM_QPI").expression,
-            "{qpi/CTO_COUNT:match0=0x1C00,mask0=0x1FE0,match_rds=0x8,"
+            "{qpi/CTO_COUNT:match0=0x1C00,mask0=0x1FE0,match_rds=0x1,"
             "mask_rds=0xF} * 64");
+  EXPECT_NE(Get("DRS_DataC_M_FROM_QPI").expression,
+            Get("DRS_M_FROM_QPI").expression);
   EXPECT_EQ(Get("DATA_FROM_QPI_TO_LLC").expression,
             "{qpi/DIRECT2CORE.SUCCESS_RBT_HIT} * 64");
   EXPECT_EQ(Get("INGRESS_REJ_V_INS").expression,
