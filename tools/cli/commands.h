@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace uncore::cli {
@@ -21,7 +22,9 @@ inline constexpr int kExitUsage = 2;
 struct ListOptions {
   std::string pattern;  // a box name or a substring of BOX/EVENT.UMASK
   bool json = false;
-  bool metrics = false;  // the derived metrics instead of the events
+  bool metrics = false;    // the derived metrics instead of the events
+  std::string platform;    // --platform NAME (UNCORE_PLATFORM); "": IvyTown
+  bool platforms = false;  // --platforms: the platforms instead
 };
 int RunList(const ListOptions& options, std::FILE* out, std::FILE* err);
 
@@ -29,9 +32,24 @@ int RunList(const ListOptions& options, std::FILE* out, std::FILE* err);
 struct DescribeOptions {
   std::string spec;
   bool json = false;
-  bool registers = false;  // the direct backend's ordered register writes
+  bool registers = false;      // the direct backend's ordered register writes
+  std::string platform;        // --platform NAME (UNCORE_PLATFORM); "": IvyTown
+  std::string sysfs = "/sys";  // where describe --platform looks for PMUs
 };
 int RunDescribe(const DescribeOptions& options, std::FILE* out, std::FILE* err);
+
+// The perf-only platforms generated from vendor data (platform_command.cc):
+// `uncore list --platforms`, `uncore list --platform NAME [PATTERN] [--json]
+// [--metrics]` and `uncore describe --platform NAME SPEC [--json]`.
+// IvyTown (ivytown, ivbep) stays with RunList / RunDescribe.
+bool IsIvyTownPlatform(std::string_view name);
+// `platform` with UNCORE_PLATFORM filled in when it is empty.
+std::string PlatformOrEnvironment(const std::string& platform);
+int RunListPlatforms(const ListOptions& options, std::FILE* out,
+                     std::FILE* err);
+int RunListPlatform(const ListOptions& options, std::FILE* out, std::FILE* err);
+int RunDescribePlatform(const DescribeOptions& options, std::FILE* out,
+                        std::FILE* err);
 
 // uncore stat -e SPECS [-M METRICS] [-I MS] [...] -- COMMAND [ARGS...]:
 // counts while COMMAND runs; the report and interval lines go to `err` (a

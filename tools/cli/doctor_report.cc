@@ -8,10 +8,12 @@
 
 #include "fmt/format.h"
 #include "sdk/common/json.h"
+#include "sdk/common/text.h"
 #include "sdk/devices/perf/perf_probe.h"
 #include "sdk/registers/msr_access_probe.h"
 #include "sdk/report/report.h"
 #include "sdk/runtime/backend_policy.h"
+#include "sdk/spec/platform_catalog.h"
 #include "tools/cli/doctor_checks.h"
 
 namespace uncore::cli {
@@ -97,6 +99,30 @@ void WriteDecision(const runtime::AutoDecision& d, common::JsonWriter* json) {
   json->EndArray();
 }
 
+// The generated perf-only platforms (docs/platforms.md) matching the CPU.
+std::vector<std::string> GeneratedPlatforms(const machine::CpuIdentity& cpu) {
+  std::vector<std::string> out;
+  for (const perfmon::Platform* p :
+       spec::PlatformsForModel(cpu.vendor, cpu.family, cpu.model)) {
+    out.emplace_back(p->name);
+  }
+  return out;
+}
+
+std::string PlatformText(const Machine& m) {
+  if (m.is_ivytown()) return "ivytown (built in: every backend)";
+  const std::vector<std::string> names =
+      m.cpu ? GeneratedPlatforms(*m.cpu) : std::vector<std::string>();
+  if (names.empty()) {
+    return "none of the supported ones (uncore list --platforms)";
+  }
+  return fmt::format(
+      "{}{} (generated from vendor data: uncore list --platform {}; "
+      "counting through sessions is not wired up yet)",
+      common::Join(names, " or "), names.size() > 1 ? ", by stepping" : "",
+      names.front());
+}
+
 std::string FormatJson(const Machine& m, const devices::perf::PerfProbe& pf,
                        const DirectFacts& df, const BackendReport& perf,
                        const BackendReport& direct, const BackendReport& sim,
@@ -131,6 +157,9 @@ std::string FormatJson(const Machine& m, const devices::perf::PerfProbe& pf,
   json.Bool(m.is_ivytown());
   json.Key("hypervisor");
   json.Bool(m.hypervisor());
+  json.Key("platforms");  // the generated perf-only platforms that match
+  json.StringArray(m.cpu ? GeneratedPlatforms(*m.cpu)
+                         : std::vector<std::string>());
   json.EndObject();
   json.Key("kernel");
   json.String(m.privileges.kernel);
@@ -229,6 +258,7 @@ std::string FormatText(const Machine& m, const BackendReport& perf,
   text += fmt::format("cpu         {}{}{}\n", m.CpuText(),
                       m.hypervisor() ? ", virtual machine" : "",
                       m.is_ivytown() ? ": IvyTown" : ": not IvyTown");
+  text += fmt::format("platform    {}\n", PlatformText(m));
   text += fmt::format("kernel      {}\n", m.privileges.kernel);
   text += fmt::format("privileges  {}\n", PrivilegesText(m.privileges));
   for (const BackendReport* r : {&perf, &direct, &sim}) {

@@ -50,8 +50,9 @@ const std::map<std::string, std::string, std::less<>>& Synopses() {
                                              std::less<>>{
       {"uncore",
        "usage: uncore COMMAND [ARGS]   (uncore COMMAND --help for details)\n"
-       "       uncore list [PATTERN] [--json] [--metrics]\n"
-       "       uncore describe SPEC [--json] [--registers]\n"
+       "       uncore list [PATTERN] [--json] [--metrics] [--platform NAME]\n"
+       "       uncore list --platforms\n"
+       "       uncore describe SPEC [--json] [--registers] [--platform NAME]\n"
        "       uncore stat -e SPEC[,SPEC...] [-M METRIC[,METRIC...]] [-I MS]\n"
        "                   [--backend B] [--sockets LIST] [-o OUTPUT]\n"
        "                   [--multiplex] [--force] -- COMMAND [ARGS...]\n"
@@ -59,8 +60,12 @@ const std::map<std::string, std::string, std::less<>>& Synopses() {
        "                     [--dev-cpu DIR] [--paranoid FILE]\n"
        "                     [--proc-status FILE]\n"
        "       uncore help [COMMAND]\n"},
-      {"list", "usage: uncore list [PATTERN] [--json] [--metrics]\n"},
-      {"describe", "usage: uncore describe SPEC [--json] [--registers]\n"},
+      {"list",
+       "usage: uncore list [PATTERN] [--json] [--metrics] [--platform NAME]\n"
+       "       uncore list --platforms\n"},
+      {"describe",
+       "usage: uncore describe SPEC [--json] [--registers] [--platform NAME]\n"
+       "                       [--sysfs DIR]\n"},
       {"stat",
        "usage: uncore stat [-e SPEC[,SPEC...]] [-M METRIC[,METRIC...]] "
        "[-I MS]\n"
@@ -277,6 +282,11 @@ int Main(std::vector<std::string> args) {
   list_app->add_flag("--json", list.json, "one JSON array");
   list_app->add_flag("--metrics", list.metrics,
                      "the derived metrics instead of the events");
+  list_app->add_option("--platform", list.platform,
+                       "a platform from `uncore list --platforms` "
+                       "(default: UNCORE_PLATFORM, else IvyTown)");
+  list_app->add_flag("--platforms", list.platforms,
+                     "the supported platforms instead of the events");
 
   DescribeOptions describe;
   CLI::App* describe_app = app.add_subcommand(
@@ -289,6 +299,12 @@ int Main(std::vector<std::string> args) {
                    "metric (metric/MEM_BW_TOTAL)")
       ->required();
   describe_app->add_flag("--json", describe.json, "JSON instead of text");
+  describe_app->add_option("--platform", describe.platform,
+                           "a platform from `uncore list --platforms` "
+                           "(default: UNCORE_PLATFORM, else IvyTown)");
+  describe_app->add_option("--sysfs", describe.sysfs,
+                           "with --platform: where to look for the PMUs "
+                           "(default /sys)");
   describe_app->add_flag("--registers", describe.registers,
                          "the direct backend's exact ordered write sequence "
                          "(step, register, location, value, why) on a "
@@ -445,12 +461,21 @@ int Main(std::vector<std::string> args) {
     if (std::optional<std::string> error = Leftover(*list_app, list.pattern)) {
       return UsageError("list", *error);
     }
+    list.platform = PlatformOrEnvironment(list.platform);
+    if (list.platforms) return RunListPlatforms(list, stdout, stderr);
+    if (!list.platform.empty() && !IsIvyTownPlatform(list.platform)) {
+      return RunListPlatform(list, stdout, stderr);
+    }
     return RunList(list, stdout, stderr);
   }
   if (describe_app->parsed()) {
     if (std::optional<std::string> error =
             Leftover(*describe_app, describe.spec)) {
       return UsageError("describe", *error);
+    }
+    describe.platform = PlatformOrEnvironment(describe.platform);
+    if (!describe.platform.empty() && !IsIvyTownPlatform(describe.platform)) {
+      return RunDescribePlatform(describe, stdout, stderr);
     }
     return RunDescribe(describe, stdout, stderr);
   }
