@@ -416,18 +416,15 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
     s.dropped_at_start = regions::DroppedBoundaries();
     s.refused_at_start = regions::RefusedReentrantRegions();
   }
+  // The process-wide registration passes to the session (before the
+  // session lock: fork handlers take the registry's lock, then this one).
+  claim.Keep(session.get());
   {
     std::lock_guard<std::mutex> lock(ActiveMutex());
-    if (g_active_session != nullptr) {
-      // Lost a race with another Start: release quietly, with no report.
-      s.options.output.clear();
-      s.output_path.clear();
-      return absl::FailedPreconditionError(kOneAtATime);
-    }
+    // g_starting kept every other Start out since the check above.
     g_active_session = session.get();
     g_starting = false;
     starting.Done();
-    claim.Keep(session.get());
     regions::Activate(session->recorder_);
   }
   return session;

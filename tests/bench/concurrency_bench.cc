@@ -55,6 +55,7 @@
 #include "sdk/registers/register_space.h"
 #include "sdk/sim/simulated_uncore.h"
 #include "sdk/spec/event_spec.h"
+#include "tests/testing/fake_device.h"
 #include "uncore/region.h"
 #include "uncore/uncore_c.h"
 
@@ -290,30 +291,7 @@ UNCORE_PAIRS(perftsc_lock, Target::kPerfTsc, Mode::kEach);
 
 // An in-memory device with 8 counters: snapshots cost almost nothing, so the
 // differences between forms are the name lookups.
-class MemoryDevice : public devices::Device {
- public:
-  std::string_view name() const override { return "memory"; }
-  absl::Status Program(const devices::ProgramRequest& request) override {
-    plan_.resize(request.events.size());
-    return absl::OkStatus();
-  }
-  const std::vector<devices::CounterPlacement>& read_plan() const override {
-    return plan_;
-  }
-  absl::Status TakeSnapshot(devices::Snapshot* out) override {
-    ++tick_;
-    for (size_t i = 0; i < plan_.size(); ++i) out->values[i] = tick_ * i;
-    out->timestamp_ns = tick_;
-    out->valid = true;
-    return absl::OkStatus();
-  }
-  absl::Status Release() override { return absl::OkStatus(); }
-  uint64_t frozen_ns() const override { return 0; }
-
- private:
-  std::vector<devices::CounterPlacement> plan_;
-  uint64_t tick_ = 0;
-};
+using test_devices::MemoryDevice;
 
 // A realistic name length: the string forms compare it on every lookup.
 constexpr char kFormName[] = "assemble_matrix";

@@ -27,6 +27,7 @@
 #include "sdk/regions/recorder.h"
 #include "sdk/runtime/session_testing.h"
 #include "sdk/sim/simulated_uncore.h"
+#include "tests/testing/fake_device.h"
 #include "uncore/region.h"
 #include "uncore/session.h"
 #include "uncore/uncore_c.h"
@@ -214,20 +215,9 @@ TEST(LifetimeTest, FinalizeRacesRegionGet) {
 constexpr int kTagged = 16;
 std::atomic<uint64_t> g_tags[kTagged];
 
-class TaggedDevice : public devices::Device {
+class TaggedDevice : public test_devices::FakeDevice {
  public:
-  std::string_view name() const override { return "tagged"; }
-  absl::Status Program(const devices::ProgramRequest& request) override {
-    plan_.assign(request.events.size(), devices::CounterPlacement{});
-    for (size_t e = 0; e < plan_.size(); ++e) {
-      plan_[e].event = static_cast<int>(e);
-      plan_[e].instance = static_cast<int>(e);
-    }
-    return absl::OkStatus();
-  }
-  const std::vector<devices::CounterPlacement>& read_plan() const override {
-    return plan_;
-  }
+  TaggedDevice() : FakeDevice("tagged") {}
   absl::Status TakeSnapshot(devices::Snapshot* out) override {
     taken_.fetch_add(1);
     for (size_t i = 0; i < plan_.size(); ++i) {
@@ -241,12 +231,7 @@ class TaggedDevice : public devices::Device {
     out->valid = true;
     return absl::OkStatus();
   }
-  absl::Status Release() override { return absl::OkStatus(); }
-  uint64_t frozen_ns() const override { return 0; }
   static inline std::atomic<uint64_t> taken_{0};
-
- private:
-  std::vector<devices::CounterPlacement> plan_;
 };
 
 // Sixteen threads cross boundaries together and share snapshots; thread t
@@ -344,25 +329,13 @@ TEST(LifetimeTest, SixteenThreadsOnTheSimulatorMissNoCountedEvent) {
 }
 
 // A device with counters that never move and no thread of its own.
-class StillDevice : public devices::Device {
+class StillDevice : public test_devices::FakeDevice {
  public:
-  std::string_view name() const override { return "still"; }
-  absl::Status Program(const devices::ProgramRequest& request) override {
-    plan_.assign(request.events.size(), devices::CounterPlacement{});
-    return absl::OkStatus();
-  }
-  const std::vector<devices::CounterPlacement>& read_plan() const override {
-    return plan_;
-  }
+  StillDevice() : FakeDevice("still") {}
   absl::Status TakeSnapshot(devices::Snapshot* out) override {
     out->valid = true;
     return absl::OkStatus();
   }
-  absl::Status Release() override { return absl::OkStatus(); }
-  uint64_t frozen_ns() const override { return 0; }
-
- private:
-  std::vector<devices::CounterPlacement> plan_;
 };
 
 TEST(LifetimeTest, AForkedChildCountsNothingAndLeavesTheParentAlone) {
@@ -557,16 +530,9 @@ TEST(LifetimeTest, StartStopCyclesDoNotLeak) {
 std::atomic<uint64_t> g_raised{0};
 void RegionInsideTheSdk(int) { UNCORE_REGION("inside the sdk"); }
 
-class RaisingDevice : public devices::Device {
+class RaisingDevice : public test_devices::FakeDevice {
  public:
-  std::string_view name() const override { return "raising"; }
-  absl::Status Program(const devices::ProgramRequest& request) override {
-    plan_.assign(request.events.size(), devices::CounterPlacement{});
-    return absl::OkStatus();
-  }
-  const std::vector<devices::CounterPlacement>& read_plan() const override {
-    return plan_;
-  }
+  RaisingDevice() : FakeDevice("raising") {}
   absl::Status TakeSnapshot(devices::Snapshot* out) override {
     g_raised.fetch_add(1);
     raise(SIGUSR1);
@@ -574,11 +540,8 @@ class RaisingDevice : public devices::Device {
     out->valid = true;
     return absl::OkStatus();
   }
-  absl::Status Release() override { return absl::OkStatus(); }
-  uint64_t frozen_ns() const override { return 0; }
 
  private:
-  std::vector<devices::CounterPlacement> plan_;
   uint64_t counter_ = 0;
 };
 

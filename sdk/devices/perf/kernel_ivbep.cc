@@ -152,17 +152,6 @@ bool NeedsReset(const spec::EventSpec& spec) {
          ivytown::NeedsQueueOccupancyReset(*spec.event);
 }
 
-uint64_t EngineBits(const ivytown::BoxDescriptor& box) {
-  uint64_t bits = 0;
-  for (const ivytown::FieldDescriptor& f : box.fields) {
-    if (f.reg == ivytown::FieldRegister::kControl &&
-        f.use == ivytown::FieldUse::kEngine) {
-      bits |= f.bits.mask();
-    }
-  }
-  return bits;
-}
-
 }  // namespace
 
 std::vector<std::string> DroppedFilters(const spec::EventSpec& spec,
@@ -324,6 +313,17 @@ absl::StatusOr<std::vector<std::string>> ReviewKernelPlacement(
     }
   }
   return warnings;
+}
+
+uint64_t EngineBits(const ivytown::BoxDescriptor& box) {
+  uint64_t bits = 0;
+  for (const ivytown::FieldDescriptor& f : box.fields) {
+    if (f.reg == ivytown::FieldRegister::kControl &&
+        f.use == ivytown::FieldUse::kEngine) {
+      bits |= f.bits.mask();
+    }
+  }
+  return bits;
 }
 
 std::string CounterMaskText(uint8_t mask) {

@@ -66,6 +66,10 @@ absl::StatusOr<std::vector<std::string>> ReviewKernelPlacement(
 // "0-1", "0,2": a counter mask as a list.
 std::string CounterMaskText(uint8_t mask);
 
+// The counter-control bits the kernel's driver sets itself (enable, reset),
+// which an event's perf config must leave out.
+uint64_t EngineBits(const ivytown::BoxDescriptor& box);
+
 // What `uncore describe` and the perf backend tell about `spec` on perf:
 // dropped filters (refused) and a counter restriction the driver does not
 // know (placement checked per group).  Empty when perf counts it as asked.

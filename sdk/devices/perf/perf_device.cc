@@ -77,17 +77,6 @@ std::string KernelPmuName(const KernelBox& k, int instance) {
                       : fmt::format("uncore_{}_{}", k.name, instance);
 }
 
-uint64_t EngineBits(const ivytown::BoxDescriptor& box) {
-  uint64_t bits = 0;
-  for (const ivytown::FieldDescriptor& f : box.fields) {
-    if (f.reg == ivytown::FieldRegister::kControl &&
-        f.use == ivytown::FieldUse::kEngine) {
-      bits |= f.bits.mask();
-    }
-  }
-  return bits;
-}
-
 std::string UncorePmuList(const PmuCatalog& pmus) {
   const std::vector<std::string> names = pmus.NamesStartingWith("uncore_");
   return names.empty() ? std::string("none") : common::Join(names, ", ");
