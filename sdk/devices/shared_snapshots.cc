@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "absl/status/status.h"
 #include "sdk/common/clock.h"
@@ -83,17 +84,24 @@ absl::Status SharedSnapshots::Lead(uint64_t sequence, Snapshot* out) {
   // released a moment to reach their next boundary and join this one: a
   // quarter of the last snapshot's duration, so the wait costs little and
   // pays where reading the counters is slow (the msr driver, IPIs).
+  // Only contended snapshots are timed: one thread alone pays no clock
+  // reads here.
   const uint64_t shared_now = shared_.load(std::memory_order_relaxed);
-  if (shared_now != shared_at_last_lead_) {
-    const uint64_t until = common::MonotonicNowNs() + last_duration_ns_ / 4;
-    while (common::MonotonicNowNs() < until) CpuRelax();
-  }
+  const bool contended = shared_now != shared_at_last_lead_;
   shared_at_last_lead_ = shared_now;
+  uint64_t start = 0;
+  if (contended) {
+    start = common::MonotonicNowNs();
+    const uint64_t until = start + last_duration_ns_ / 4;
+    while (start < until) {
+      CpuRelax();
+      start = common::MonotonicNowNs();
+    }
+  }
   // From here on, a thread that arrives cannot join: the reading begins.
   reading_.store(sequence, std::memory_order_seq_cst);
-  const uint64_t start = common::MonotonicNowNs();
   absl::Status status = device_->TakeSnapshot(out);
-  last_duration_ns_ = common::MonotonicNowNs() - start;
+  if (contended) last_duration_ns_ = common::MonotonicNowNs() - start;
   taken_.fetch_add(1, std::memory_order_relaxed);
   const bool valid = status.ok() && out->valid;
   if (!valid) {
@@ -139,9 +147,15 @@ void SharedSnapshots::WaitFor(uint64_t target) const {
   // microseconds (the msr driver, perf reads of another CPU): spin through
   // the short ones, then sleep (a futex) so that the thread taking the
   // snapshot gets the CPU when threads outnumber cores.
-  for (int spin = 0; spin < 256; ++spin) {
+  for (int spin = 0; spin < 64; ++spin) {
     if (sequence_.load(std::memory_order_acquire) >= target) return;
     CpuRelax();
+  }
+  // Then let another thread of this CPU run a little (the one taking the
+  // snapshot, when threads outnumber cores), before sleeping.
+  for (int turn = 0; turn < 4; ++turn) {
+    if (sequence_.load(std::memory_order_acquire) >= target) return;
+    std::this_thread::yield();
   }
   waiters_.fetch_add(1, std::memory_order_seq_cst);
   for (;;) {
