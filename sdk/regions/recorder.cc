@@ -465,7 +465,7 @@ Recorder::Accumulator& Recorder::AccumulatorOf(ThreadState& t, int path) {
   return *t.accumulators[path];
 }
 
-absl::Status Recorder::Snapshot(devices::Snapshot* out) {
+absl::Status Recorder::ReadCounters(devices::Snapshot* out) {
   absl::Status s = snapshots_->Take(out);
   if (s.ok() && !out->valid) {
     s = absl::DataLossError("the snapshot is marked invalid");
@@ -498,7 +498,7 @@ void Recorder::Begin(ThreadSlot& slot, int name_id) {
   f.counted = false;
   uint64_t t1 = t0;
   if (sampled) {
-    absl::Status s = Snapshot(&t.begins[depth]);
+    absl::Status s = ReadCounters(&t.begins[depth]);
     t1 = common::MonotonicNowNs();
     f.counted = s.ok();
     if (!s.ok()) {
@@ -590,7 +590,7 @@ void Recorder::End(ThreadSlot& slot, int name_id, bool exception) {
   uint64_t t1 = t0;
   const devices::Snapshot* end = nullptr;
   if (need_snapshot) {
-    absl::Status s = Snapshot(&t.end);
+    absl::Status s = ReadCounters(&t.end);
     t1 = common::MonotonicNowNs();
     if (s.ok()) {
       end = &t.end;
@@ -816,7 +816,7 @@ void Recorder::CloseOpenRegions() {
   uint64_t t0 = common::MonotonicNowNs();
   uint64_t t1 = t0;
   if (snapshots_ != nullptr) {
-    have_end = Snapshot(&end).ok();
+    have_end = ReadCounters(&end).ok();
     t1 = common::MonotonicNowNs();
   }
   std::lock_guard<std::mutex> lock(threads_mu_);

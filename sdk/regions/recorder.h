@@ -138,7 +138,9 @@ class Recorder {
   int PathOf(ThreadState& t, int parent, int name_id);
   int SlowPathOf(ThreadState& t, int parent, int name_id);
   Accumulator& AccumulatorOf(ThreadState& t, int path);
-  absl::Status Snapshot(devices::Snapshot* out);
+  // A snapshot through the shared-snapshot protocol; an invalid one is an
+  // error.
+  absl::Status ReadCounters(devices::Snapshot* out);
   // Closes the regions at levels [level, depth) of `t`, innermost first,
   // at `now_ns`; `end` is the end snapshot (nullptr: none was taken).
   void CloseFrom(ThreadState& t, int level, uint64_t now_ns,

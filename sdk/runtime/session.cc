@@ -141,8 +141,7 @@ struct Session::Impl {
   std::vector<Metric> metrics;
   std::unique_ptr<runtime::Backend> backend;
   std::unique_ptr<regions::Recorder> recorder;
-  regions::Recorder* recorder_view = nullptr;  // recorder.get()
-  pid_t owner_pid = 0;                         // the process that started it
+  pid_t owner_pid = 0;  // the process that started it
   // Process-wide counts when the session started (regions/recorder.h).
   uint64_t dropped_at_start = 0;
   uint64_t refused_at_start = 0;
@@ -411,8 +410,7 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
     recorder_options.sample_every = std::max(1, s.options.sample_every);
     s.recorder = std::make_unique<regions::Recorder>(s.backend->device(),
                                                      recorder_options);
-    s.recorder_view = s.recorder.get();
-    session->recorder_ = s.recorder_view;
+    session->recorder_ = s.recorder.get();
     s.dropped_at_start = regions::DroppedBoundaries();
     s.refused_at_start = regions::RefusedReentrantRegions();
   }
@@ -445,17 +443,17 @@ absl::Status Session::Stop() {
     }
     s.stop_steady_ns = common::MonotonicNowNs();
     regions::Quiescence quiet = regions::Quiescence::kQuiet;
-    if (s.recorder_view != nullptr) {
+    if (s.recorder != nullptr) {
       // No new boundary reaches the recorder; those under way finish.
-      quiet = regions::Deactivate(s.recorder_view, kQuiesceTimeout);
+      quiet = regions::Deactivate(s.recorder.get(), kQuiesceTimeout);
       s.abandoned = quiet != regions::Quiescence::kQuiet;
       s.dropped = regions::DroppedBoundaries() - s.dropped_at_start;
       s.refused = regions::RefusedReentrantRegions() - s.refused_at_start;
       if (!s.abandoned) {
         // Regions still open (an interrupted run): listed, then counted up
         // to now as open calls.
-        s.open_at_stop = s.recorder_view->OpenRegions();
-        s.recorder_view->CloseOpenRegions();
+        s.open_at_stop = s.recorder->OpenRegions();
+        s.recorder->CloseOpenRegions();
       }
     }
     if (s.backend != nullptr) {
@@ -581,7 +579,7 @@ Results Session::Collect() const {
   r.run.simulated = s.backend != nullptr && s.backend->simulated();
   const devices::Device* device =
       s.backend == nullptr ? nullptr : s.backend->device();
-  if (s.recorder_view == nullptr) {
+  if (s.recorder == nullptr) {
     r.run.sockets = s.options.sockets;
     return r;
   }
@@ -605,7 +603,7 @@ Results Session::Collect() const {
     return s.backend->Estimated(static_cast<int>(entry));
   };
 
-  r.run.errors = s.recorder_view->Errors();
+  r.run.errors = s.recorder->Errors();
   for (const std::string& open : s.open_at_stop) {
     r.run.errors.push_back(fmt::format(
         "region {} was still open when the session stopped: counted up to "
@@ -642,7 +640,7 @@ Results Session::Collect() const {
         "estimated (~)",
         s.options.sample_every));
   }
-  for (regions::Recorder::RegionTotals& t : s.recorder_view->Collect()) {
+  for (regions::Recorder::RegionTotals& t : s.recorder->Collect()) {
     RegionResult region;
     region.name = std::move(t.name);
     region.path = std::move(t.path);
