@@ -339,8 +339,41 @@ struct Recorder::RetiredTotals {
   uint64_t max_ns = 0;
   uint64_t overhead_ns = 0;
   uint64_t open_calls = 0;
-  std::vector<uint64_t> inclusive;
+  std::vector<uint64_t> inclusive;  // empty until something is added
   std::vector<uint64_t> exclusive;
+
+  // Adds a thread's accumulator of `n` values (relaxed loads: its owner
+  // may still be counting).
+  void Add(const Accumulator& a, size_t n) {
+    calls += a.calls.load(std::memory_order_relaxed);
+    sampled_calls += a.sampled_calls.load(std::memory_order_relaxed);
+    wall_ns += a.wall_ns.load(std::memory_order_relaxed);
+    min_ns = std::min(min_ns, a.min_ns.load(std::memory_order_relaxed));
+    max_ns = std::max(max_ns, a.max_ns.load(std::memory_order_relaxed));
+    overhead_ns += a.overhead_ns.load(std::memory_order_relaxed);
+    open_calls += a.open_calls.load(std::memory_order_relaxed);
+    inclusive.resize(n, 0);
+    exclusive.resize(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      inclusive[i] += a.inclusive[i].load(std::memory_order_relaxed);
+      exclusive[i] += a.exclusive[i].load(std::memory_order_relaxed);
+    }
+  }
+  void Add(const RetiredTotals& other) {
+    calls += other.calls;
+    sampled_calls += other.sampled_calls;
+    wall_ns += other.wall_ns;
+    min_ns = std::min(min_ns, other.min_ns);
+    max_ns = std::max(max_ns, other.max_ns);
+    overhead_ns += other.overhead_ns;
+    open_calls += other.open_calls;
+    inclusive.resize(std::max(inclusive.size(), other.inclusive.size()), 0);
+    exclusive.resize(inclusive.size(), 0);
+    for (size_t i = 0; i < other.inclusive.size(); ++i) {
+      inclusive[i] += other.inclusive[i];
+      exclusive[i] += other.exclusive[i];
+    }
+  }
 };
 
 struct Recorder::ThreadState {
@@ -634,20 +667,7 @@ void Recorder::RetireThread(ThreadSlot& slot) {
     for (size_t p = 0; p < t->accumulators.size(); ++p) {
       Accumulator* a = t->accumulators[p].get();
       if (a == nullptr) continue;
-      RetiredTotals& r = retired_[p];
-      r.calls += a->calls.load(std::memory_order_relaxed);
-      r.sampled_calls += a->sampled_calls.load(std::memory_order_relaxed);
-      r.wall_ns += a->wall_ns.load(std::memory_order_relaxed);
-      r.min_ns = std::min(r.min_ns, a->min_ns.load(std::memory_order_relaxed));
-      r.max_ns = std::max(r.max_ns, a->max_ns.load(std::memory_order_relaxed));
-      r.overhead_ns += a->overhead_ns.load(std::memory_order_relaxed);
-      r.open_calls += a->open_calls.load(std::memory_order_relaxed);
-      r.inclusive.resize(num_values_, 0);
-      r.exclusive.resize(num_values_, 0);
-      for (size_t i = 0; i < num_values_; ++i) {
-        r.inclusive[i] += a->inclusive[i].load(std::memory_order_relaxed);
-        r.exclusive[i] += a->exclusive[i].load(std::memory_order_relaxed);
-      }
+      retired_[p].Add(*a, num_values_);
       a->Reset(num_values_);
     }
     t->depth.store(0, std::memory_order_relaxed);
@@ -695,42 +715,14 @@ std::vector<Recorder::RegionTotals> Recorder::Collect() const {
   {
     std::lock_guard<std::mutex> threads_lock(threads_mu_);
     for (size_t p = 0; p < retired_.size() && p < raw.size(); ++p) {
-      const RetiredTotals& from = retired_[p];
-      RetiredTotals& to = raw[p];
-      to.calls += from.calls;
-      to.sampled_calls += from.sampled_calls;
-      to.wall_ns += from.wall_ns;
-      to.min_ns = std::min(to.min_ns, from.min_ns);
-      to.max_ns = std::max(to.max_ns, from.max_ns);
-      to.overhead_ns += from.overhead_ns;
-      to.open_calls += from.open_calls;
-      for (size_t i = 0; i < from.inclusive.size(); ++i) {
-        to.inclusive[i] += from.inclusive[i];
-        to.exclusive[i] += from.exclusive[i];
-      }
+      raw[p].Add(retired_[p]);
     }
     for (const std::unique_ptr<ThreadState>& t : threads_) {
       std::lock_guard<std::mutex> lock(t->mu);
       const size_t n = std::min(t->accumulators.size(), paths.size());
       for (size_t p = 0; p < n; ++p) {
         const Accumulator* a = t->accumulators[p].get();
-        if (a == nullptr) continue;
-        const uint64_t calls = a->calls.load(std::memory_order_relaxed);
-        if (calls == 0) continue;
-        RetiredTotals& r = raw[p];
-        r.calls += calls;
-        r.sampled_calls += a->sampled_calls.load(std::memory_order_relaxed);
-        r.wall_ns += a->wall_ns.load(std::memory_order_relaxed);
-        r.min_ns =
-            std::min(r.min_ns, a->min_ns.load(std::memory_order_relaxed));
-        r.max_ns =
-            std::max(r.max_ns, a->max_ns.load(std::memory_order_relaxed));
-        r.overhead_ns += a->overhead_ns.load(std::memory_order_relaxed);
-        r.open_calls += a->open_calls.load(std::memory_order_relaxed);
-        for (size_t i = 0; i < num_values_; ++i) {
-          r.inclusive[i] += a->inclusive[i].load(std::memory_order_relaxed);
-          r.exclusive[i] += a->exclusive[i].load(std::memory_order_relaxed);
-        }
+        if (a != nullptr) raw[p].Add(*a, num_values_);
       }
     }
   }
