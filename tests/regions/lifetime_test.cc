@@ -322,7 +322,13 @@ TEST(LifetimeTest, SixteenThreadsOnTheSimulatorMissNoCountedEvent) {
   const uint64_t injected = uint64_t{kThreads} * kCalls * kPerCall;
   const uint64_t counted = all->inclusive[0].total;
   EXPECT_LE(counted, injected);
-  EXPECT_GT(counted, injected / 2);
+  EXPECT_GT(counted, 0u);
+  // How much falls into freeze windows depends on scheduling: under a
+  // sanitizer, snapshots are slow and back to back, and more than half of
+  // the traffic can land in them (10,983 of 22,400 counted under TSan).
+  if (!kSanitized) {
+    EXPECT_GT(counted, injected / 2);
+  }
   EXPECT_EQ(work->calls, uint64_t{kThreads} * kCalls);
   EXPECT_GE(work->inclusive[0].total, counted);
   EXPECT_EQ(AllErrors(r), "");
