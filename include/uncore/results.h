@@ -94,6 +94,9 @@ struct RegionResult {
 
 struct RunInfo {
   std::string backend;     // "direct", "perf", "sim", "off"
+  // Whose events the session named: "ivytown" (the hand-made model), or a
+  // platform generated from vendor data ("sapphirerapids", "amdzen4", ...).
+  std::string platform;
   bool simulated = false;  // every count is made up by the simulator
   std::string host;
   std::string cpu;  // "GenuineIntel family 6 model 0x3e"
@@ -101,6 +104,10 @@ struct RunInfo {
   uint64_t start_unix_ns = 0;
   uint64_t duration_ns = 0;
   uint64_t frozen_ns = 0;  // time the counters were held frozen (direct)
+  // What one snapshot costs: read() calls of perf counter groups (one per
+  // PMU instance that carries an event, per socket), or counter registers
+  // read (direct, sim).  0 when nothing is counted.
+  int reads_per_snapshot = 0;
   std::vector<std::string> errors;    // misuse, failed snapshots, ...
   std::vector<std::string> warnings;  // e.g. "no session: regions not measured"
 };

@@ -14,7 +14,10 @@
 //   (*session)->Stop();                // writes `output`; restores registers
 //
 // Or set UNCORE_EVENTS (docs/environment.md) and the program starts a
-// session when it loads and writes the report when it exits.  Backends:
+// session when it loads and writes the report when it exits.  Names are
+// IvyTown's, or those of the CPU's platform when the SDK knows it from vendor
+// data (Skylake-SP to Granite Rapids, AMD Zen 2-5: README "Platforms").
+// Backends:
 // `direct` (IvyTown registers; root), `perf` (the kernel's PMUs), `sim` (a
 // simulated socket; every report says SIMULATED), `off`, and `auto` (perf,
 // then direct, else off with a warning; never sim).  README "Backends and
@@ -61,6 +64,17 @@ struct SessionOptions {
   // Metric names or specs: "MEM_BW_TOTAL", "metric/PCT_...:x=3".
   std::vector<std::string> metrics;
   std::string backend = "auto";
+  // Whose event and metric names these are (UNCORE_PLATFORM;
+  // docs/platforms.md): "" decides from the CPU (IvyTown on `sim`);
+  // "ivytown", or a platform generated from vendor data ("skylakex",
+  // "sapphirerapids", "graniterapids", "amdzen4", ... `uncore list
+  // --platforms`), counted through perf.  On hardware the CPU decides: a
+  // platform other than the CPU's is an error.
+  std::string platform;
+  // Generated platforms on perf: the SDK's MEM_BW_* metrics count with the
+  // kernel's free-running memory counters (uncore_imc_free_running_N) where
+  // they exist, and program nothing (UNCORE_FREE_RUNNING=0: CAS events).
+  bool use_free_running = true;
   std::vector<int> sockets;  // empty: every socket
   // Where Stop writes the report: "" nowhere, "-" a table on stderr,
   // "FILE.json", "FILE.csv", any other FILE a table.  Placeholders %p (pid),

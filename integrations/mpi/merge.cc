@@ -274,6 +274,7 @@ std::string EncodeRank(const RankRecord& record) {
   w.Bool(record.measured);
   const Results& r = record.results;
   w.Str(r.run.backend);
+  w.Str(r.run.platform);
   w.Bool(r.run.simulated);
   w.Str(r.run.host);
   w.Str(r.run.cpu);
@@ -342,6 +343,7 @@ absl::StatusOr<RankRecord> DecodeRank(std::string_view bytes) {
   record.measured = r.Bool();
   Results& res = record.results;
   res.run.backend = r.Str();
+  res.run.platform = r.Str();
   res.run.simulated = r.Bool();
   res.run.host = r.Str();
   res.run.cpu = r.Str();
@@ -409,6 +411,7 @@ MergedReport Merge(const std::vector<RankRecord>& ranks) {
   }
   if (first != nullptr) {
     m.backend = first->results.run.backend;
+    m.platform = first->results.run.platform;
     m.simulated = first->results.run.simulated;
     m.cpu = first->results.run.cpu;
     m.events = first->results.events;
@@ -594,8 +597,9 @@ std::string FormatMergedJson(const MergedReport& m) {
   o += "  \"schema_version\": 1,\n  \"kind\": \"mpi\",\n";
   o += fmt::format("  \"ranks\": {},\n  \"nodes\": {},\n", m.ranks,
                    m.nodes.size());
-  o += fmt::format("  \"backend\": {},\n  \"simulated\": {},\n",
-                   JsonString(m.backend), m.simulated);
+  o += fmt::format(
+      "  \"backend\": {},\n  \"platform\": {},\n  \"simulated\": {},\n",
+      JsonString(m.backend), JsonString(m.platform), m.simulated);
   o += fmt::format("  \"cpu\": {},\n", JsonString(m.cpu));
   o += fmt::format("  \"start_unix_ns\": {},\n  \"duration_ns\": {},\n",
                    m.start_unix_ns, m.duration_ns);
@@ -726,9 +730,11 @@ std::string FormatMergedCsv(const MergedReport& m) {
 
 std::string FormatMergedTable(const MergedReport& m) {
   std::string o = fmt::format(
-      "uncore MPI report: {} rank{} on {} node{}, backend {}, CPU {}\n",
+      "uncore MPI report: {} rank{} on {} node{}, platform {}, backend {}, "
+      "CPU {}\n",
       m.ranks, m.ranks == 1 ? "" : "s", m.nodes.size(),
-      m.nodes.size() == 1 ? "" : "s", m.backend, m.cpu);
+      m.nodes.size() == 1 ? "" : "s", m.platform.empty() ? "-" : m.platform,
+      m.backend, m.cpu);
   for (size_t n = 0; n < m.nodes.size(); ++n) {
     std::string sockets;
     for (const MergedNode::Socket& s : m.nodes[n].sockets) {

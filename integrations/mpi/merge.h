@@ -106,6 +106,7 @@ struct MergedNode {
 struct MergedReport {
   int ranks = 0;
   std::string backend;
+  std::string platform;  // whose event names (RunInfo::platform)
   bool simulated = false;
   std::string cpu;
   uint64_t start_unix_ns = 0;

@@ -83,6 +83,11 @@ class Device {
   // devices): such snapshots are never shared between threads
   // (shared_snapshots.h).  Uncore counters belong to a socket: false.
   virtual bool per_thread_snapshots() const { return false; }
+  // What one snapshot costs in reads: counter registers (the default), or
+  // perf group read() calls.  Reports say it (RunInfo::reads_per_snapshot).
+  virtual int reads_per_snapshot() const {
+    return static_cast<int>(read_plan().size());
+  }
 };
 
 // (end - begin) modulo 2^width: the count between two raw readings of a

@@ -331,6 +331,10 @@ absl::StatusOr<CpuIdentity> ReadCpuIdentity(std::string_view cpuinfo_path) {
       if (std::optional<uint64_t> v = common::ParseUnsigned(value, 10)) {
         id.model = static_cast<int>(std::min<uint64_t>(*v, 1 << 20));
       }
+    } else if (key == "stepping") {
+      if (std::optional<uint64_t> v = common::ParseUnsigned(value, 10)) {
+        id.stepping = static_cast<int>(std::min<uint64_t>(*v, 1 << 20));
+      }
     } else if (key == "model name" && id.model_name.empty()) {
       id.model_name = std::string(value);
     } else if (key == "flags") {

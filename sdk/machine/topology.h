@@ -58,6 +58,7 @@ struct CpuIdentity {
   std::string vendor;  // "GenuineIntel"; "unknown" when cpuinfo has none
   int family = 0;
   int model = 0;
+  int stepping = -1;        // -1 when cpuinfo does not say
   std::string model_name;   // "Intel(R) Xeon(R) CPU E5-2697 v2 @ 2.70GHz"
   bool hypervisor = false;  // the `hypervisor` flag: a virtual machine
 

@@ -142,6 +142,8 @@ std::string FormatJson(const Results& results) {
   json.Int(Results::kSchemaVersion);
   json.Key("backend");
   json.String(run.backend);
+  json.Key("platform");
+  json.String(run.platform);
   json.Key("simulated");
   json.Bool(run.simulated);
   json.Key("host");
@@ -158,6 +160,8 @@ std::string FormatJson(const Results& results) {
   json.Uint(run.duration_ns);
   json.Key("frozen_ns");
   json.Uint(run.frozen_ns);
+  json.Key("reads_per_snapshot");
+  json.Int(run.reads_per_snapshot);
   json.Key("errors");
   json.StringArray(run.errors);
   json.Key("warnings");

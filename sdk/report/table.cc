@@ -294,9 +294,11 @@ void RenderMessages(std::string_view title,
 std::string FormatTable(const Results& results) {
   const RunInfo& run = results.run;
   std::string out;
-  out += fmt::format("uncore report: backend {}, host {}, CPU {}, sockets {}\n",
-                     ShownOrUnknown(run.backend), ShownOrUnknown(run.host),
-                     ShownOrUnknown(run.cpu), SocketsText(run.sockets));
+  out += fmt::format(
+      "uncore report: platform {}, backend {}, host {}, CPU {}, sockets {}\n",
+      ShownOrUnknown(run.platform), ShownOrUnknown(run.backend),
+      ShownOrUnknown(run.host), ShownOrUnknown(run.cpu),
+      SocketsText(run.sockets));
   out += fmt::format("duration {}, time frozen {}",
                      FormatDuration(run.duration_ns),
                      FormatDuration(run.frozen_ns));
@@ -304,6 +306,9 @@ std::string FormatTable(const Results& results) {
     out += fmt::format(" ({:.2g}% of the run)",
                        100.0 * static_cast<double>(run.frozen_ns) /
                            static_cast<double>(run.duration_ns));
+  }
+  if (run.reads_per_snapshot > 0) {
+    out += fmt::format(", {} reads per snapshot", run.reads_per_snapshot);
   }
   out += "\n";
   out +=

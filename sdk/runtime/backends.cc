@@ -147,9 +147,11 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenDirect(
 }
 
 absl::StatusOr<std::unique_ptr<Backend>> OpenPerf(
-    const devices::ProgramRequest& program) {
+    const devices::ProgramRequest& program, const std::string& sysfs_root) {
+  devices::perf::PerfDevice::Options options;
+  options.sysfs_root = sysfs_root;
   UNCORE_ASSIGN_OR_RETURN(std::unique_ptr<devices::perf::PerfDevice> device,
-                          devices::perf::PerfDevice::Open({}));
+                          devices::perf::PerfDevice::Open(options));
   UNCORE_RETURN_IF_ERROR(device->Program(program));
   return std::unique_ptr<Backend>(
       std::make_unique<PerfBackend>(std::move(device)));
@@ -207,19 +209,25 @@ absl::StatusOr<OpenedBackend> OpenBackend(BackendRequest request) {
     return out;
   }
   if (name == "perf") {
-    UNCORE_ASSIGN_OR_RETURN(out.backend, OpenPerf(request.program));
+    UNCORE_ASSIGN_OR_RETURN(out.backend,
+                            OpenPerf(request.program, request.sysfs_root));
     out.warnings = out.backend->Warnings();
     return out;
   }
   if (name == "auto") {
     // The policy (backend_policy.h) says what to try and what to pick.
     AutoProbes probes;
+    if (!request.direct_refusal.empty()) {
+      probes.direct =
+          BackendProbe::Rejected(Rejection::kUnavailable, request.direct_refusal);
+    }
     std::unique_ptr<Backend> opened[2];
     AutoDecision decision = DecideAutoBackend(probes);
     while (decision.probe_next) {
       const BackendKind kind = *decision.probe_next;
       absl::StatusOr<std::unique_ptr<Backend>> b =
-          kind == BackendKind::kPerf ? OpenPerf(request.program)
+          kind == BackendKind::kPerf
+              ? OpenPerf(request.program, request.sysfs_root)
                                      : OpenDirect(request.program);
       probes.For(kind) = BackendProbe::FromStatus(b.status());
       if (b.ok()) opened[kind == BackendKind::kPerf ? 0 : 1] = *std::move(b);

@@ -69,6 +69,10 @@ struct BackendRequest {
   devices::ProgramRequest program;
   int sim_sockets = 0;
   bool sim_demo_traffic = true;
+  // Where perf finds its PMUs (tests: a recorded tree).
+  std::string sysfs_root = "/sys";
+  // Not empty: `auto` must not try direct, for this reason.
+  std::string direct_refusal;
   // A device given in code (tests, integrations); programmed here.
   std::unique_ptr<devices::Device> device;
   std::string device_name = "custom";

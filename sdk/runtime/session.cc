@@ -24,8 +24,11 @@
 #include "sdk/common/clock.h"
 #include "sdk/common/id_list.h"
 #include "sdk/common/status_macros.h"
+#include "sdk/common/sysfs.h"
 #include "sdk/common/text.h"
 #include "sdk/devices/device.h"
+#include "sdk/devices/perf/perfmon_plan.h"
+#include "sdk/devices/perf/pmu_discovery.h"
 #include "sdk/machine/topology.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/regions/recorder.h"
@@ -34,11 +37,14 @@
 #include "sdk/runtime/backends.h"
 #include "sdk/runtime/node_sharing.h"
 #include "sdk/runtime/process_registry.h"
+#include "sdk/runtime/session_platform.h"
 #include "sdk/runtime/session_testing.h"
 #include "sdk/sim/demo_traffic.h"
 #include "sdk/spec/encoder.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/spec/metric_expression.h"
+#include "sdk/spec/perf_metric.h"
+#include "sdk/spec/platform_catalog.h"
 #include "uncore/uncore_c.h"
 
 namespace uncore {
@@ -57,9 +63,110 @@ std::string HostName() {
   return name;
 }
 
-std::string CpuName() {
-  absl::StatusOr<machine::CpuIdentity> id = machine::ReadCpuIdentity();
-  return id.ok() ? id->ToString() : "unknown";
+// `pmu/terms/` as the kernel writes it (a trailing slash): any PMU, its
+// terms resolved by the perf backend from sysfs (`uncore_imc_0/cas_count_read/`).
+std::optional<spec::EventSpec> KernelSyntaxSpec(std::string_view text) {
+  text = common::StripWhitespace(text);
+  const size_t slash = text.find('/');
+  if (slash == 0 || slash == std::string_view::npos || !text.ends_with('/') ||
+      slash + 1 >= text.size()) {
+    return std::nullopt;
+  }
+  spec::EventSpec e;
+  e.kind = spec::EventSpec::Kind::kGenericPerf;
+  e.text = std::string(text);
+  e.pmu = std::string(text.substr(0, slash));
+  const std::string_view body = text.substr(slash + 1, text.size() - slash - 2);
+  for (std::string_view term : common::Split(body, ',', true)) {
+    const size_t eq = term.find('=');
+    spec::PerfTerm t{std::string(common::StripWhitespace(term.substr(0, eq))),
+                     std::nullopt};
+    if (eq != std::string_view::npos) {
+      std::optional<uint64_t> v =
+          common::ParseUnsigned(common::StripWhitespace(term.substr(eq + 1)));
+      if (!v) return std::nullopt;
+      t.value = *v;
+    }
+    e.perf_terms.push_back(std::move(t));
+  }
+  return e;
+}
+
+// The multiplier from a free-running alias's unit to bytes, or 0.
+double BytesPerUnit(std::string_view unit) {
+  if (unit == "MiB") return 1024.0 * 1024.0;
+  if (unit == "MB") return 1e6;
+  if (unit == "B" || unit == "bytes") return 1;
+  return 0;
+}
+
+// MEM_BW_READS / _WRITES / _TOTAL on the kernel's free-running memory
+// counters (uncore_imc_free_running_N: `read` and `write` aliases with a
+// scale and a unit), or nullopt when this machine has none.
+std::optional<spec::CompiledMetric> FreeRunningBandwidth(
+    std::string_view metric, const devices::perf::PmuCatalog& pmus,
+    std::string* used) {
+  const bool reads = metric == "MEM_BW_READS" || metric == "MEM_BW_TOTAL";
+  const bool writes = metric == "MEM_BW_WRITES" || metric == "MEM_BW_TOTAL";
+  if (!reads && !writes) return std::nullopt;
+  const std::vector<const devices::perf::Pmu*> free_running =
+      devices::perf::FreeRunningPmus(pmus, "uncore_imc");
+  if (free_running.empty()) return std::nullopt;
+  double bytes = 0;
+  for (const devices::perf::Pmu* pmu : free_running) {
+    for (std::string_view alias : {"read", "write"}) {
+      const devices::perf::EventAlias* a = pmu->FindAlias(alias);
+      const double b = a == nullptr ? 0 : BytesPerUnit(a->unit);
+      if (b == 0 || (bytes != 0 && b != bytes)) return std::nullopt;
+      bytes = b;
+    }
+  }
+  using Node = spec::CompiledMetric::Node;
+  spec::CompiledMetric m;
+  m.name = std::string(metric);
+  m.unit = "bytes";
+  m.per_second = true;
+  std::vector<std::string> parts;
+  for (std::string_view alias : {"read", "write"}) {
+    if ((alias == "read" && !reads) || (alias == "write" && !writes)) continue;
+    spec::EventSpec e;
+    e.kind = spec::EventSpec::Kind::kGenericPerf;
+    e.pmu = "uncore_imc_free_running";
+    e.text = fmt::format("uncore_imc_free_running/{}/", alias);
+    e.perf_terms.push_back({std::string(alias), std::nullopt});
+    Node n;
+    n.op = Node::Op::kEvent;
+    n.index = static_cast<int>(m.events.size());
+    m.nodes.push_back(n);
+    if (m.events.size() == 1) {
+      Node sum;
+      sum.op = Node::Op::kAdd;
+      sum.lhs = 0;
+      sum.rhs = 1;
+      m.nodes.push_back(sum);
+    }
+    parts.push_back(e.text);
+    m.events.push_back(std::move(e));
+  }
+  Node scale;
+  scale.op = Node::Op::kConstant;
+  scale.constant = bytes;
+  m.nodes.push_back(scale);
+  Node mul;
+  mul.op = Node::Op::kMul;
+  mul.lhs = static_cast<int>(m.nodes.size() - 2);
+  mul.rhs = static_cast<int>(m.nodes.size() - 1);
+  m.nodes.push_back(mul);
+  m.root = static_cast<int>(m.nodes.size() - 1);
+  m.expression =
+      fmt::format("({}) * {}", common::Join(parts, " + "), bytes);
+  *used = fmt::format(
+      "{} counted by the kernel's free-running memory counters {}..{} ({}): "
+      "no general counter programmed (UNCORE_FREE_RUNNING=0 counts CAS "
+      "events instead)",
+      metric, free_running.front()->name, free_running.back()->name,
+      common::Join(parts, ", "));
+  return m;
 }
 
 // "0,2-3" -> {0, 2, 3}: the rules of common::ParseIdList, the same as
@@ -83,7 +190,7 @@ std::string EncodingText(const spec::EventSpec& e) {
 
 // A metric reported per second of region time ("bytes" -> "bytes/s").
 bool IsRate(const spec::CompiledMetric& m) {
-  return m.metric != nullptr && m.metric->rate_per_second;
+  return m.per_second;
 }
 
 // How long Stop waits for boundaries under way on other threads (a
@@ -137,7 +244,12 @@ struct Session::Impl {
   struct Metric {
     spec::CompiledMetric compiled;
     std::vector<int> event_index;  // per compiled.events: session event
+    // A generated platform's composite or metric: compiled again once the
+    // counters are planned (#num_packages, source_count).
+    std::optional<spec::Resolution> resolution;
   };
+  std::string platform;  // RunInfo::platform
+  int reads_per_snapshot = 0;
   std::vector<Metric> metrics;
   std::unique_ptr<runtime::Backend> backend;
   std::unique_ptr<regions::Recorder> recorder;
@@ -241,6 +353,14 @@ absl::StatusOr<SessionOptions> Session::OptionsFromEnvironment() {
     }
     o.sample_every = every;
   }
+  if (std::optional<std::string> p = env("UNCORE_PLATFORM")) {
+    o.platform = std::string(common::StripWhitespace(*p));
+  }
+  if (std::optional<std::string> f = env("UNCORE_FREE_RUNNING")) {
+    const std::string_view v = common::StripWhitespace(*f);
+    o.use_free_running = !(v == "0" || common::EqualsIgnoreCase(v, "false") ||
+                           common::EqualsIgnoreCase(v, "no"));
+  }
   o.force = flag("UNCORE_FORCE");
   o.allow_multiplexing = flag("UNCORE_MULTIPLEX");
   return o;
@@ -261,8 +381,48 @@ absl::StatusOr<std::unique_ptr<Session>> StartSessionOnDevice(
   return SessionAccess::Start(std::move(options), std::move(device));
 }
 
+absl::StatusOr<std::unique_ptr<Session>> StartSessionOnMachine(
+    SessionOptions options, MachineFiles files) {
+  return SessionAccess::Start(std::move(options), {}, std::move(files));
+}
+
+// A generated platform's formulas again, with the planned counters:
+// #num_packages is the sockets counted, source_count(EVENT) the PMU
+// instances per socket that count it.
+void SessionAccess::CompileForPlan(Session::Impl& s) {
+  std::vector<int> sockets;
+  for (const devices::CounterPlacement& p : s.plan) sockets.push_back(p.socket);
+  std::sort(sockets.begin(), sockets.end());
+  sockets.erase(std::unique(sockets.begin(), sockets.end()), sockets.end());
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  for (Session::Impl::Metric& m : s.metrics) {
+    if (!m.resolution.has_value()) continue;
+    spec::PerfMetricContext context;
+    context.num_packages = std::max<int>(1, static_cast<int>(sockets.size()));
+    context.num_cores = static_cast<int>(std::max(1L, cores));
+    context.source_count = [&](size_t i) {
+      const int event = m.event_index[i];
+      int entries = 0;
+      for (const devices::CounterPlacement& p : s.plan) {
+        entries += p.event == event ? 1 : 0;
+      }
+      return std::max(1, entries / context.num_packages);
+    };
+    absl::StatusOr<spec::CompiledMetric> compiled =
+        spec::CompileResolution(*m.resolution, context);
+    if (compiled.ok()) {
+      m.compiled = *std::move(compiled);
+    } else {
+      s.warnings.push_back(fmt::format(
+          "metric {}: evaluated with one package and one source per event: "
+          "{}",
+          m.compiled.name, common::StatusMessage(compiled.status())));
+    }
+  }
+}
+
 absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
-    SessionOptions options, InjectedDevice injected) {
+    SessionOptions options, InjectedDevice injected, MachineFiles files) {
   using Impl = Session::Impl;
   constexpr const char* kOneAtATime =
       "another uncore::Session is active: Stop it first (one session at a "
@@ -287,7 +447,16 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
   impl->start_unix_ns = UnixNowNs();
   impl->start_steady_ns = common::MonotonicNowNs();
   impl->host = HostName();
-  impl->cpu = CpuName();
+  const absl::StatusOr<machine::CpuIdentity> cpu =
+      machine::ReadCpuIdentity(files.cpuinfo);
+  impl->cpu = cpu.ok() ? cpu->ToString() : "unknown";
+  const std::string backend_name =
+      common::ToLower(options.backend.empty() ? "auto" : options.backend);
+  UNCORE_ASSIGN_OR_RETURN(
+      const SessionPlatform platform,
+      ChooseSessionPlatform(options.platform, backend_name,
+                            injected.device == nullptr, cpu));
+  impl->platform = platform.name;
 
   // Events and metrics, deduplicated by their canonical spelling.
   auto add_event = [&](const spec::EventSpec& e, std::string_view text,
@@ -310,30 +479,93 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
   auto add_metric = [&](spec::CompiledMetric compiled) {
     Impl::Metric m;
     for (const spec::EventSpec& e : compiled.events) {
-      m.event_index.push_back(add_event(e, e.Canonical(), true));
+      // A generated platform's events by their vendor names.
+      const bool named =
+          e.kind == spec::EventSpec::Kind::kGenericPerf && !e.text.empty();
+      m.event_index.push_back(add_event(e, named ? e.text : e.Canonical(), true));
     }
     m.compiled = std::move(compiled);
     impl->metrics.push_back(std::move(m));
   };
-  for (const std::string& text : options.events) {
-    absl::StatusOr<spec::Spec> s = spec::ParseSpec(text);
-    if (!s.ok()) return s.status();
-    if (s->is_metric()) {
-      UNCORE_ASSIGN_OR_RETURN(
-          spec::CompiledMetric m,
-          spec::CompileMetric(std::get<spec::MetricSpec>(s->value)));
-      add_metric(std::move(m));
-    } else {
-      const int i = add_event(std::get<spec::EventSpec>(s->value), text, false);
-      impl->event_infos[i].from_metric = false;
+  if (platform.generated != nullptr) {
+    // Names of a generated platform: events, composites (summed) and
+    // metrics, as perf events (docs/platforms.md "Sessions").
+    const perfmon::Platform& p = *platform.generated;
+    std::optional<devices::perf::PmuCatalog> pmus;
+    if (injected.device == nullptr && options.read_counters_from.empty() &&
+        (backend_name == "perf" || backend_name == "auto")) {
+      absl::StatusOr<devices::perf::PmuCatalog> found =
+          devices::perf::DiscoverPmus(files.sysfs_root);
+      if (found.ok()) pmus = *std::move(found);
     }
-  }
-  for (const std::string& text : options.metrics) {
-    UNCORE_ASSIGN_OR_RETURN(spec::MetricSpec metric,
-                            spec::ParseMetricName(text));
-    UNCORE_ASSIGN_OR_RETURN(spec::CompiledMetric m,
-                            spec::CompileMetric(metric));
-    add_metric(std::move(m));
+    auto add_resolution = [&](spec::Resolution r) -> absl::Status {
+      if (r.kind == spec::Resolution::Kind::kEvent) {
+        const std::vector<spec::EventSpec> specs = spec::ToPerfEventSpecs(r);
+        const int i = add_event(specs.front(), r.input, false);
+        impl->event_infos[i].from_metric = false;
+        return absl::OkStatus();
+      }
+      std::string used;
+      std::optional<spec::CompiledMetric> free_running;
+      if (r.metric != nullptr && r.metric->sdk_defined &&
+          options.use_free_running && pmus.has_value()) {
+        free_running = FreeRunningBandwidth(r.name, *pmus, &used);
+      }
+      if (free_running.has_value()) {
+        impl->warnings.push_back(std::move(used));
+        add_metric(*std::move(free_running));
+        return absl::OkStatus();
+      }
+      UNCORE_ASSIGN_OR_RETURN(spec::CompiledMetric m,
+                              spec::CompileResolution(r, {}));
+      add_metric(std::move(m));
+      impl->metrics.back().resolution = std::move(r);
+      return absl::OkStatus();
+    };
+    for (const std::string& text : options.events) {
+      absl::StatusOr<spec::Resolution> r = spec::ResolveOnPlatform(p, text);
+      if (!r.ok()) {
+        // Another PMU in the kernel's syntax (msr/tsc/, power/energy-pkg/,
+        // uncore_imc_0/cas_count_read/): perf resolves it from sysfs.
+        std::optional<spec::EventSpec> raw = KernelSyntaxSpec(text);
+        if (!raw.has_value()) return r.status();
+        impl->event_infos[add_event(*raw, text, false)].from_metric = false;
+        continue;
+      }
+      UNCORE_RETURN_IF_ERROR(add_resolution(*std::move(r)));
+    }
+    for (const std::string& text : options.metrics) {
+      const std::string_view name = common::StripWhitespace(text);
+      UNCORE_ASSIGN_OR_RETURN(
+          spec::Resolution r,
+          spec::ResolveOnPlatform(
+              p, common::StartsWithIgnoreCase(name, "metric/")
+                     ? std::string(name)
+                     : fmt::format("metric/{}", name)));
+      UNCORE_RETURN_IF_ERROR(add_resolution(std::move(r)));
+    }
+  } else {
+    for (const std::string& text : options.events) {
+      absl::StatusOr<spec::Spec> s = spec::ParseSpec(text);
+      if (!s.ok()) return s.status();
+      if (s->is_metric()) {
+        UNCORE_ASSIGN_OR_RETURN(
+            spec::CompiledMetric m,
+            spec::CompileMetric(std::get<spec::MetricSpec>(s->value)));
+        add_metric(std::move(m));
+      } else {
+        const int i =
+            add_event(std::get<spec::EventSpec>(s->value), text, false);
+        impl->event_infos[i].from_metric = false;
+      }
+    }
+    for (const std::string& text : options.metrics) {
+      UNCORE_ASSIGN_OR_RETURN(spec::MetricSpec metric,
+                              spec::ParseMetricName(text));
+      UNCORE_ASSIGN_OR_RETURN(spec::CompiledMetric m,
+                              spec::CompileMetric(metric));
+      add_metric(std::move(m));
+    }
   }
 
   // Where the report goes: a mistake is an error now, not a lost report at
@@ -348,8 +580,18 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
 
   // The backend.
   runtime::BackendRequest request;
-  request.name =
-      common::ToLower(options.backend.empty() ? "auto" : options.backend);
+  request.name = backend_name;
+  request.sysfs_root = files.sysfs_root;
+  if (platform.generated != nullptr) {
+    if (request.name == "direct") {
+      return absl::InvalidArgumentError(fmt::format(
+          "the direct backend programs IvyTown's own registers; platform {} "
+          "({}) counts through perf: UNCORE_BACKEND=perf or auto",
+          platform.name, platform.generated->title));
+    }
+    request.direct_refusal = fmt::format(
+        "platform {} counts through perf only", platform.name);
+  }
   request.program.events = impl->events;
   request.program.sockets = options.sockets;
   request.program.force = options.force;
@@ -386,7 +628,7 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
                               options.share_counters_as, canonical));
   }
   impl->backend = std::move(opened.backend);
-  impl->warnings = std::move(opened.warnings);
+  for (std::string& w : opened.warnings) impl->warnings.push_back(std::move(w));
   impl->options = std::move(options);
 
   std::unique_ptr<Session> session(new Session(std::move(impl)));
@@ -394,6 +636,7 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
   session->backend_ = s.backend->name();
   if (devices::Device* device = s.backend->device()) {
     s.plan = device->read_plan();
+    s.reads_per_snapshot = device->reads_per_snapshot();
     for (size_t i = 0; i < s.plan.size(); ++i) {
       s.instance_names.push_back(s.backend->InstanceName(i, s.plan[i]));
     }
@@ -403,6 +646,7 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
       s.event_infos[i].unit = scale.unit;
       if (!scale.encoding.empty()) s.event_infos[i].encoding = scale.encoding;
     }
+    CompileForPlan(s);
   }
   s.owner_pid = getpid();
   if (session->backend_ != "off") {
@@ -547,6 +791,19 @@ sim::DemoTrafficModel* SessionAccess::DemoTraffic(const Session& session) {
   return s.backend == nullptr ? nullptr : s.backend->demo_traffic();
 }
 
+std::vector<spec::CompiledMetric> SessionAccess::CompiledMetrics(
+    const Session& session) {
+  std::vector<spec::CompiledMetric> out;
+  for (const Session::Impl::Metric& m : session.impl_->metrics) {
+    out.push_back(m.compiled);
+  }
+  return out;
+}
+
+std::vector<spec::CompiledMetric> CompiledMetricsOf(const Session& session) {
+  return SessionAccess::CompiledMetrics(session);
+}
+
 sim::SimulatedUncore* SimulatorOf(const Session& session) {
   return SessionAccess::Simulator(session);
 }
@@ -562,6 +819,8 @@ Results Session::Collect() const {
   std::lock_guard<std::mutex> lock(s.state_mu);
   Results r;
   r.run.backend = std::string(backend_);
+  r.run.platform = s.platform;
+  r.run.reads_per_snapshot = s.reads_per_snapshot;
   r.run.host = s.host;
   r.run.cpu = s.cpu;
   r.run.start_unix_ns = s.start_unix_ns;

@@ -9,11 +9,13 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "sdk/devices/device.h"
 #include "sdk/sim/demo_traffic.h"
 #include "sdk/sim/simulated_uncore.h"
+#include "sdk/spec/metric_expression.h"
 #include "uncore/session.h"
 
 namespace uncore::runtime {
@@ -40,9 +42,29 @@ sim::DemoTrafficModel* DemoTrafficOf(const Session& session);
 // that a signal stopped it).  Not safe while another thread collects.
 void AddSessionWarning(Session& session, std::string warning);
 
+// Where a session reads the machine's description: perf's PMUs and the
+// CPUs' packages under `sysfs_root`, the CPU's identity (which decides the
+// platform) in `cpuinfo`.  Tests point them at recorded trees.
+struct MachineFiles {
+  std::string sysfs_root = "/sys";
+  std::string cpuinfo = "/proc/cpuinfo";
+};
+
+// The session's metrics as compiled, in Results::metrics order (`uncore
+// stat -I` evaluates them over each interval).
+std::vector<spec::CompiledMetric> CompiledMetricsOf(const Session& session);
+
+// Session::Start on the machine `files` describe.
+absl::StatusOr<std::unique_ptr<Session>> StartSessionOnMachine(
+    SessionOptions options, MachineFiles files);
+
 struct SessionAccess {
   static absl::StatusOr<std::unique_ptr<Session>> Start(
-      SessionOptions options, InjectedDevice injected);
+      SessionOptions options, InjectedDevice injected,
+      MachineFiles files = {});
+  static void CompileForPlan(Session::Impl& s);
+  static std::vector<spec::CompiledMetric> CompiledMetrics(
+      const Session& session);
   static sim::SimulatedUncore* Simulator(const Session& session);
   static sim::DemoTrafficModel* DemoTraffic(const Session& session);
   static void AddWarning(Session& session, std::string warning);

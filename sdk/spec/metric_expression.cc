@@ -377,6 +377,7 @@ absl::StatusOr<CompiledMetric> CompileMetric(const MetricSpec& spec) {
   out.metric = &m;
   out.name = std::string(m.name);
   out.unit = std::string(m.unit);
+  out.per_second = m.rate_per_second;
   UNCORE_ASSIGN_OR_RETURN(out.expression,
                           SubstituteParams(m.expression, &m, spec.params));
   ExpressionCompiler compiler(&out);

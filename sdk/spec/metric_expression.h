@@ -55,6 +55,10 @@ class CompiledMetric {
   std::string name;        // the metric's name, or the expression
   std::string unit;        // from the descriptor ("" for ad hoc)
   std::string expression;  // with parameters substituted
+  // The value is divided by the region's seconds for reports (a bandwidth
+  // in bytes becomes bytes/s): the descriptor's rate_per_second, or the
+  // SDK's cross-platform MEM_BW_* on a generated platform.
+  bool per_second = false;
   std::vector<EventSpec> events;
   std::vector<Node> nodes;
   int root = -1;

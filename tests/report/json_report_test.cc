@@ -32,9 +32,12 @@ TEST(JsonReportTest, ParsesBackWithEveryField) {
   ASSERT_TRUE(root.is_object());
   EXPECT_THAT(
       JsonKeys(root),
-      ElementsAre("schema_version", "backend", "simulated", "host", "cpu",
-                  "sockets", "start_unix_ns", "duration_ns", "frozen_ns",
-                  "errors", "warnings", "events", "metrics", "regions"));
+      ElementsAre("schema_version", "backend", "platform", "simulated", "host",
+                  "cpu", "sockets", "start_unix_ns", "duration_ns",
+                  "frozen_ns", "reads_per_snapshot", "errors", "warnings",
+                  "events", "metrics", "regions"));
+  EXPECT_EQ(JsonString(root.at("platform")), "ivytown");
+  EXPECT_EQ(JsonUint(root.at("reads_per_snapshot")), 6u);
   EXPECT_EQ(JsonUint(root.at("schema_version")),
             static_cast<uint64_t>(Results::kSchemaVersion));
   EXPECT_EQ(JsonString(root.at("backend")), "sim");

@@ -53,6 +53,8 @@ Results MakeResults(bool simulated) {
   run.start_unix_ns = 1'700'000'000'000'000'000;
   run.duration_ns = 2'500'000'000;
   run.frozen_ns = 12'345;
+  run.platform = "ivytown";
+  run.reads_per_snapshot = 6;
   run.errors = {"region \"io\" closed on another thread"};
   run.warnings = {
       "multiplexing: cbo/LLC_VICTIMS.M_STATE counted 50% of the "

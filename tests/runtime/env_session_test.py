@@ -270,7 +270,7 @@ class OutputTest(TempDirTest):
         p.send_signal(signal.SIGTERM)
         _, stderr = p.communicate(timeout=60)
         self.assertEqual(p.returncode, -signal.SIGTERM, stderr)
-        self.assertIn("uncore report: backend sim", stderr)
+        self.assertIn("uncore report: platform ivytown, backend sim", stderr)
         self.assertIn("interrupted by SIGTERM", stderr)
 
     def test_ignored_signal_stays_ignored(self):

@@ -61,6 +61,8 @@ struct StatOptions {
   std::vector<std::string> metrics;  // metric names, with or without metric/
   uint64_t interval_ms = 0;          // 0: no interval lines
   std::string backend = "auto";      // one of runtime::kBackendNames
+  // --platform / UNCORE_PLATFORM ("" decides from the CPU): whose names.
+  std::string platform;
   std::vector<int> sockets;          // empty: every socket
   std::string output = "-";
   bool multiplex = false;

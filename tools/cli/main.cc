@@ -173,6 +173,7 @@ struct RawStat {
   std::vector<std::string> metrics;
   std::string interval;
   std::string backend = "auto";
+  std::string platform;
   std::string sockets;
   std::string output = "-";
   bool multiplex = false;
@@ -208,6 +209,7 @@ std::optional<std::string> FinishStat(const CLI::App& stat, const RawStat& raw,
     }
     o->interval_ms = *ms;
   }
+  o->platform = PlatformOrEnvironment(raw.platform);
   o->backend = common::ToLower(common::StripWhitespace(raw.backend));
   if (std::find(std::begin(runtime::kBackendNames),
                 std::end(runtime::kBackendNames),
@@ -337,6 +339,11 @@ int Main(std::vector<std::string> args) {
                    "auto (default: perf, then direct, else off with a "
                    "warning), perf, direct, sim (SIMULATED counts), off")
       ->type_name("B");
+  stat_app
+      ->add_option("--platform", raw_stat.platform,
+                   "whose event names (default: UNCORE_PLATFORM, else the "
+                   "CPU's; `uncore list --platforms`)")
+      ->type_name("NAME");
   stat_app
       ->add_option("--sockets", raw_stat.sockets,
                    "0, 0,1 or 0-3,8 (default: every socket)")

@@ -48,9 +48,12 @@
 #include "sdk/report/output.h"
 #include "sdk/report/report.h"
 #include "sdk/report/text_table.h"
+#include "sdk/runtime/session_platform.h"
+#include "sdk/runtime/session_testing.h"
 #include "sdk/spec/encoder.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/spec/metric_expression.h"
+#include "sdk/spec/platform_catalog.h"
 #include "tools/cli/commands.h"
 #include "uncore/region.h"
 #include "uncore/results.h"
@@ -69,11 +72,34 @@ int UsageError(std::FILE* err, std::string_view message) {
   return kExitUsage;
 }
 
-// Parses and encodes every spec, and compiles the metrics in the order the
-// session does (metric specs among the events first, then -M), so that
-// interval lines can evaluate them.  An error message on failure.
-std::optional<std::string> ValidateSpecs(
-    const StatOptions& o, std::vector<spec::CompiledMetric>* metrics) {
+// Resolves every name on the platform the session will choose (the same
+// rules: runtime/session_platform.h), so that a misspelt name is a usage
+// error before anything runs.  An error message on failure.
+std::optional<std::string> ValidateSpecs(const StatOptions& o) {
+  absl::StatusOr<runtime::SessionPlatform> platform =
+      runtime::ChooseSessionPlatform(o.platform, o.backend,
+                                     /*on_hardware=*/true,
+                                     machine::ReadCpuIdentity());
+  if (!platform.ok()) return common::StatusMessage(platform.status());
+  if (platform->generated != nullptr) {
+    const perfmon::Platform& p = *platform->generated;
+    for (const std::string& text : o.events) {
+      absl::StatusOr<spec::Resolution> r = spec::ResolveOnPlatform(p, text);
+      // Another PMU in the kernel's syntax: perf checks it when it opens.
+      if (!r.ok() && !common::StripWhitespace(text).ends_with('/')) {
+        return common::StatusMessage(r.status());
+      }
+    }
+    for (const std::string& text : o.metrics) {
+      const std::string_view name = common::StripWhitespace(text);
+      absl::StatusOr<spec::Resolution> r = spec::ResolveOnPlatform(
+          p, common::StartsWithIgnoreCase(name, "metric/")
+                 ? std::string(name)
+                 : fmt::format("metric/{}", name));
+      if (!r.ok()) return common::StatusMessage(r.status());
+    }
+    return std::nullopt;
+  }
   for (const std::string& text : o.events) {
     absl::StatusOr<spec::Spec> s = spec::ParseSpec(text);
     if (!s.ok()) return common::StatusMessage(s.status());
@@ -81,7 +107,6 @@ std::optional<std::string> ValidateSpecs(
       absl::StatusOr<spec::CompiledMetric> m =
           spec::CompileMetric(std::get<spec::MetricSpec>(s->value));
       if (!m.ok()) return common::StatusMessage(m.status());
-      metrics->push_back(*std::move(m));
       continue;
     }
     const spec::EventSpec& e = std::get<spec::EventSpec>(s->value);
@@ -95,7 +120,6 @@ std::optional<std::string> ValidateSpecs(
     if (!metric.ok()) return common::StatusMessage(metric.status());
     absl::StatusOr<spec::CompiledMetric> m = spec::CompileMetric(*metric);
     if (!m.ok()) return common::StatusMessage(m.status());
-    metrics->push_back(*std::move(m));
   }
   return std::nullopt;
 }
@@ -204,7 +228,7 @@ class IntervalPrinter {
                        r.events[index].scale);
     }
     double v = c.Evaluate(values, seconds);
-    if (c.metric != nullptr && c.metric->rate_per_second) v /= seconds;
+    if (c.per_second) v /= seconds;
     if (!std::isfinite(v)) return std::nullopt;
     return v;
   }
@@ -332,8 +356,7 @@ int RunStat(const StatOptions& stat_options, std::FILE* /*out*/,
                       "nothing to count: give events with -e (uncore list) or "
                       "metrics with -M (uncore list --metrics)");
   }
-  std::vector<spec::CompiledMetric> metrics;
-  if (std::optional<std::string> error = ValidateSpecs(o, &metrics)) {
+  if (std::optional<std::string> error = ValidateSpecs(o)) {
     fmt::print(err, "uncore stat: {}\n", *error);
     return kExitUsage;
   }
@@ -363,6 +386,7 @@ int RunStat(const StatOptions& stat_options, std::FILE* /*out*/,
   options.output = "";  // written below, to `err` for "-"
   options.force = o.force;
   options.allow_multiplexing = o.multiplex;
+  options.platform = o.platform;
   absl::StatusOr<std::unique_ptr<Session>> started =
       Session::Start(std::move(options));
   if (!started.ok()) {
@@ -397,7 +421,7 @@ int RunStat(const StatOptions& stat_options, std::FILE* /*out*/,
   signals.IgnoreInterrupts();
   const uint64_t start_ns = common::MonotonicNowNs();
   IntervalPrinter printer(session.get(), name + "/" + kIntervalRegion,
-                          std::move(metrics), start_ns, err);
+                          runtime::CompiledMetricsOf(*session), start_ns, err);
   RegionBegin(command_region);
   if (o.interval_ms > 0) RegionBegin(interval_region);
   const pid_t pid = fork();

@@ -172,6 +172,7 @@ absl::StatusOr<std::vector<PerfCounter>> PlanPerfCounters(
     const spec::EventSpec& spec = request.events[e];
     PerfCounter c;
     c.event = static_cast<int>(e);
+    c.spec = spec.text;
     if (spec.kind == spec::EventSpec::Kind::kGenericPerf) {
       // `uncore_imc/...` means every uncore_imc_N, as with perf.
       std::vector<const Pmu*> targets;
@@ -319,8 +320,9 @@ absl::Status PerfDevice::OpenCounter(const PerfCounter& c, int group_fd,
     return absl::OkStatus();
   }
   const int err = errno;
-  const std::string what = fmt::format("perf_event_open of {} ({}) on CPU {}",
-                                       c.pmu->name, c.config.ToString(), c.cpu);
+  const std::string what =
+      fmt::format("perf_event_open of {} on {} ({}) on CPU {}", c.spec,
+                  c.pmu->name, c.config.ToString(), c.cpu);
   switch (err) {
     case EACCES:
     case EPERM: {

@@ -57,6 +57,7 @@ namespace uncore::devices::perf {
 // One counter to open: an event on one PMU instance on one socket.
 struct PerfCounter {
   int event = 0;  // index into ProgramRequest::events
+  std::string spec;  // the event as the request wrote it, for messages
   int socket = 0;
   int cpu = 0;
   const Pmu* pmu = nullptr;
@@ -109,6 +110,10 @@ class PerfDevice : public Device {
   // Whether entry `i` was ever scaled from a partial (multiplexed) count.
   bool estimated(size_t i) const;
   size_t num_groups() const { return groups_.size(); }
+  // One read() per group.
+  int reads_per_snapshot() const override {
+    return static_cast<int>(groups_.size());
+  }
 
  private:
   struct Group {

@@ -55,7 +55,6 @@ absl::StatusOr<uint64_t> ParseValue(std::string_view text) {
 
 absl::StatusOr<PerfConfig> EncodeOn(const Pmu& pmu, std::string_view terms) {
   std::vector<std::pair<std::string, std::optional<uint64_t>>> fields;
-  PerfConfig raw;
   for (std::string_view term : common::Split(terms, ',', /*skip_empty=*/true)) {
     const size_t eq = term.find('=');
     std::string key(term.substr(0, eq));
@@ -68,22 +67,11 @@ absl::StatusOr<PerfConfig> EncodeOn(const Pmu& pmu, std::string_view terms) {
       }
       value = *v;
     }
-    if (key == "config" || key == "config1" || key == "config2") {
-      uint64_t* word = key == "config"    ? &raw.config
-                       : key == "config1" ? &raw.config1
-                                          : &raw.config2;
-      *word |= value.value_or(0);
-      continue;
-    }
     fields.emplace_back(std::move(key), value);
   }
   absl::StatusOr<Pmu::Encoded> enc = pmu.Encode(fields);
   if (!enc.ok()) return enc.status();
-  PerfConfig out = enc->config;
-  out.config |= raw.config;
-  out.config1 |= raw.config1;
-  out.config2 |= raw.config2;
-  return out;
+  return enc->config;
 }
 
 }  // namespace

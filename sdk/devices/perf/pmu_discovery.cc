@@ -153,6 +153,14 @@ absl::StatusOr<Pmu::Encoded> Pmu::Encode(
       }
       continue;
     }
+    if (value && (term == "config" || term == "config1" || term == "config2")) {
+      // perf's built-in terms: the raw words, ORed into what the fields set.
+      uint64_t* word = term == "config"    ? &out.config.config
+                       : term == "config1" ? &out.config.config1
+                                           : &out.config.config2;
+      *word |= *value;
+      continue;
+    }
     const EventAlias* alias = value ? nullptr : FindAlias(term);
     if (alias == nullptr) {
       std::vector<std::string> known;

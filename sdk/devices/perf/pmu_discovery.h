@@ -74,7 +74,8 @@ struct Pmu {
   const FormatField* FindFormat(std::string_view field) const;
   const EventAlias* FindAlias(std::string_view alias) const;
   // Encodes `terms` (field=value; a term with no value sets 1, or expands
-  // an alias) with this PMU's formats.  `scale`/`unit` come from an alias.
+  // an alias) with this PMU's formats; perf's raw `config=`, `config1=` and
+  // `config2=` are ORed in as given.  `scale`/`unit` come from an alias.
   struct Encoded {
     PerfConfig config;
     double scale = 1.0;

@@ -1,0 +1,85 @@
+#include "sdk/runtime/session_platform.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fmt/format.h"
+#include "sdk/common/status_macros.h"
+#include "sdk/common/text.h"
+#include "sdk/spec/platform_catalog.h"
+
+namespace uncore::runtime {
+namespace {
+
+bool IsIvyTownName(std::string_view name) {
+  return common::EqualsIgnoreCase(name, kIvyTownPlatform) ||
+         common::EqualsIgnoreCase(name, "ivbep");
+}
+
+SessionPlatform Named(std::string_view name) {
+  SessionPlatform out;
+  if (IsIvyTownName(name) || name.empty()) return out;
+  out.generated = spec::FindPlatform(name);
+  if (out.generated != nullptr) out.name = std::string(out.generated->name);
+  return out;
+}
+
+}  // namespace
+
+std::string PlatformOfCpu(const machine::CpuIdentity& cpu) {
+  if (cpu.is_ivytown()) return std::string(kIvyTownPlatform);
+  if (cpu.stepping >= 0) {
+    if (const perfmon::Platform* p = spec::PlatformForCpu(
+            cpu.vendor, cpu.family, cpu.model, cpu.stepping)) {
+      return std::string(p->name);
+    }
+  }
+  // No stepping: the first of the model's platforms (Skylake-SP before
+  // Cascade Lake; their uncore events are the same).
+  std::vector<const perfmon::Platform*> candidates =
+      spec::PlatformsForModel(cpu.vendor, cpu.family, cpu.model);
+  return candidates.empty() ? std::string()
+                            : std::string(candidates.front()->name);
+}
+
+absl::StatusOr<SessionPlatform> ChooseSessionPlatform(
+    std::string_view requested, std::string_view backend, bool on_hardware,
+    const absl::StatusOr<machine::CpuIdentity>& cpu) {
+  requested = common::StripWhitespace(requested);
+  const bool simulated = backend == "sim";
+  const bool counts_hardware =
+      on_hardware && (backend == "auto" || backend == "perf" ||
+                      backend == "direct" || backend.empty());
+  const std::string detected = cpu.ok() ? PlatformOfCpu(*cpu) : std::string();
+  if (requested.empty()) {
+    if (!counts_hardware || detected.empty()) return SessionPlatform{};
+    return Named(detected);
+  }
+  if (!IsIvyTownName(requested) && spec::FindPlatform(requested) == nullptr) {
+    absl::StatusOr<const perfmon::Platform*> lookup =
+        spec::LookupPlatform(requested);
+    return absl::NotFoundError(fmt::format(
+        "UNCORE_PLATFORM: {} (and ivytown, the hand-made IvyTown model)",
+        common::StatusMessage(lookup.status())));
+  }
+  SessionPlatform chosen = Named(requested);
+  if (simulated && chosen.generated != nullptr) {
+    return absl::InvalidArgumentError(fmt::format(
+        "platform {} has no simulator: the sim backend simulates ivytown; "
+        "{} counts through perf (UNCORE_BACKEND=perf) on a {} machine",
+        chosen.name, chosen.name, chosen.generated->title));
+  }
+  if (counts_hardware && !detected.empty() && detected != chosen.name) {
+    return absl::FailedPreconditionError(fmt::format(
+        "UNCORE_PLATFORM={} but this CPU ({}) is {}: on hardware the CPU "
+        "decides; unset UNCORE_PLATFORM (or set it to {}); `uncore describe "
+        "--platform {} SPEC` shows that platform's encodings without counting",
+        requested, cpu->ToString(), detected, detected, requested));
+  }
+  return chosen;
+}
+
+}  // namespace uncore::runtime

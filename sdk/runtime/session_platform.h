@@ -1,0 +1,52 @@
+// Which platform's names a session speaks: IvyTown's hand-made model (every
+// backend), or a platform generated from vendor data (sdk/platforms/perfmon:
+// Skylake-SP .. Granite Rapids, AMD Zen 2-5), counted through perf.
+//
+//   absl::StatusOr<SessionPlatform> p = ChooseSessionPlatform(
+//       options.platform, "auto", /*on_hardware=*/true, ReadCpuIdentity());
+//   if (p->generated != nullptr) { /* resolve names with ResolveOnPlatform */ }
+//
+// The rules (docs/platforms.md "Sessions"):
+//   - SessionOptions::platform / UNCORE_PLATFORM names one (any alias, any
+//     case); `ivytown` (`ivbep`) is the hand-made model.  On hardware
+//     (auto, perf, direct) the CPU decides: naming a platform other than
+//     the detected one is an error.  On `sim` only IvyTown exists.
+//   - Unset: the detected CPU's platform on hardware, IvyTown on `sim`,
+//     `off` and devices given in code, and on CPUs no platform knows.
+//
+// Guarantees: pure; errors say what was asked, what the CPU is, and what
+// to do.
+#ifndef UNCORE_SDK_RUNTIME_SESSION_PLATFORM_H_
+#define UNCORE_SDK_RUNTIME_SESSION_PLATFORM_H_
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "sdk/machine/topology.h"
+#include "sdk/platforms/perfmon/perfmon_tables.h"
+
+namespace uncore::runtime {
+
+inline constexpr std::string_view kIvyTownPlatform = "ivytown";
+
+struct SessionPlatform {
+  std::string name{kIvyTownPlatform};
+  // nullptr: IvyTown's model (sdk/platforms/ivytown).
+  const perfmon::Platform* generated = nullptr;
+};
+
+// The platform of a CPU: ivytown for 06_3E, else the generated platform
+// that matches (stepping decides Skylake-SP from Cascade Lake), else "".
+std::string PlatformOfCpu(const machine::CpuIdentity& cpu);
+
+// `requested`: SessionOptions::platform ("" to decide).  `backend`: the
+// backend name asked for.  `on_hardware`: false for a device given in code.
+// `cpu`: the CPU's identity, or why it could not be read.
+absl::StatusOr<SessionPlatform> ChooseSessionPlatform(
+    std::string_view requested, std::string_view backend, bool on_hardware,
+    const absl::StatusOr<machine::CpuIdentity>& cpu);
+
+}  // namespace uncore::runtime
+
+#endif  // UNCORE_SDK_RUNTIME_SESSION_PLATFORM_H_

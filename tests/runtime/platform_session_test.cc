@@ -1,0 +1,325 @@
+// Sessions on the platforms generated from vendor data: names resolve on
+// the chosen platform, composites are summed, formulas evaluated with the
+// planned counters, free-running memory counters used where the kernel has
+// them, and the report names the platform and what a snapshot costs.
+//
+// Two ways without the hardware: a device given in code (exact values), and
+// perf for real, on a recorded sysfs tree whose "uncore" PMUs are the
+// kernel's `msr` PMU (event 0 is its TSC), so every open, group read and
+// alias scale goes through the kernel.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fmt/format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sdk/common/status_macros.h"
+#include "sdk/runtime/session_platform.h"
+#include "sdk/runtime/session_testing.h"
+#include "tests/testing/fake_device.h"
+#include "uncore/region.h"
+#include "uncore/session.h"
+
+namespace uncore {
+namespace {
+
+using ::testing::HasSubstr;
+
+const EventCounts& CountsOf(const Results& r, const RegionResult& region,
+                            std::string_view spec) {
+  for (size_t i = 0; i < r.events.size(); ++i) {
+    if (r.events[i].spec == spec) return region.inclusive[i];
+  }
+  ADD_FAILURE() << "no event " << spec;
+  static const EventCounts kNone;
+  return kNone;
+}
+
+size_t MetricIndex(const Results& r, std::string_view name) {
+  for (size_t i = 0; i < r.metrics.size(); ++i) {
+    if (r.metrics[i].name == name) return i;
+  }
+  ADD_FAILURE() << "no metric " << name;
+  return 0;
+}
+
+absl::StatusOr<std::unique_ptr<Session>> StartOnMemoryDevice(
+    std::string platform, std::vector<std::string> events,
+    std::vector<std::string> metrics = {}) {
+  SessionOptions o;
+  o.platform = std::move(platform);
+  o.events = std::move(events);
+  o.metrics = std::move(metrics);
+  o.output = "";
+  runtime::InjectedDevice d;
+  d.device = std::make_unique<test_devices::MemoryDevice>();
+  d.name = "memory";
+  return runtime::StartSessionOnDevice(std::move(o), std::move(d));
+}
+
+TEST(PlatformSessionTest, GraniteRapidsSumsItsTwoSchedulers) {
+  absl::StatusOr<std::unique_ptr<Session>> s =
+      StartOnMemoryDevice("gnr", {"imc/CAS_COUNT.RD"}, {"MEM_BW_TOTAL"});
+  ASSERT_TRUE(s.ok()) << s.status();
+  { UNCORE_REGION("phase"); }
+  const Results r = (*s)->Collect();
+  ASSERT_TRUE((*s)->Stop().ok());
+  EXPECT_EQ(r.run.platform, "graniterapids");
+  ASSERT_EQ(r.regions.size(), 1u);
+  const RegionResult& region = r.regions[0];
+  // The composite's parts are the session's events; the name is a sum.
+  const EventCounts& sch0 = CountsOf(r, region, "UNC_M_CAS_COUNT_SCH0.RD");
+  const EventCounts& sch1 = CountsOf(r, region, "UNC_M_CAS_COUNT_SCH1.RD");
+  EXPECT_GT(sch1.total, 0u);
+  const size_t sum = MetricIndex(r, "UNC_M_CAS_COUNT.RD");
+  EXPECT_EQ(r.metrics[sum].expression,
+            "UNC_M_CAS_COUNT_SCH0.RD + UNC_M_CAS_COUNT_SCH1.RD");
+  EXPECT_DOUBLE_EQ(region.metrics[sum].value,
+                   static_cast<double>(sch0.total + sch1.total));
+  // MEM_BW_TOTAL: four CAS events times 64 bytes, per second.
+  const size_t bw = MetricIndex(r, "MEM_BW_TOTAL");
+  EXPECT_EQ(r.metrics[bw].unit, "bytes/s");
+  EXPECT_TRUE(r.metrics[bw].per_second);
+  uint64_t cas = 0;
+  for (const char* e : {"UNC_M_CAS_COUNT_SCH0.RD", "UNC_M_CAS_COUNT_SCH1.RD",
+                        "UNC_M_CAS_COUNT_SCH0.WR", "UNC_M_CAS_COUNT_SCH1.WR"}) {
+    cas += CountsOf(r, region, e).total;
+  }
+  EXPECT_GT(cas, 0u);
+  const double seconds = static_cast<double>(region.wall_ns) * 1e-9;
+  EXPECT_NEAR(region.metrics[bw].value,
+              static_cast<double>(cas) * 64 / seconds,
+              1e-9 * static_cast<double>(cas) * 64 / seconds);
+}
+
+TEST(PlatformSessionTest, VendorFormulasUseThePlannedCounters) {
+  // uncore_frequency divides CHA clockticks by source_count * #num_packages
+  // and by duration_time, then scales by its unit (1GHz).
+  absl::StatusOr<std::unique_ptr<Session>> s = StartOnMemoryDevice(
+      "sapphirerapids", {"cha/CLOCKTICKS"}, {"uncore_frequency"});
+  ASSERT_TRUE(s.ok()) << s.status();
+  { UNCORE_REGION("phase"); }
+  const Results r = (*s)->Collect();
+  ASSERT_TRUE((*s)->Stop().ok());
+  ASSERT_EQ(r.regions.size(), 1u);
+  const RegionResult& region = r.regions[0];
+  const size_t m = MetricIndex(r, "uncore_frequency");
+  EXPECT_EQ(r.metrics[m].unit, "GHz");
+  EXPECT_FALSE(r.metrics[m].per_second);
+  const double ticks =
+      static_cast<double>(CountsOf(r, region, "cha/CLOCKTICKS").total);
+  const double seconds = static_cast<double>(region.wall_ns) * 1e-9;
+  // The device given in code has one entry per event on one socket.
+  EXPECT_NEAR(region.metrics[m].value, ticks / 1e9 / seconds,
+              1e-9 * ticks / 1e9 / seconds);
+}
+
+TEST(PlatformSessionTest, ErrorsNameThePlatform) {
+  absl::StatusOr<std::unique_ptr<Session>> s =
+      StartOnMemoryDevice("spr", {"imc/CAS_COUNT.RDX"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr("sapphirerapids"));
+  EXPECT_THAT(s.status().message(), HasSubstr("CAS_COUNT.RD"));
+  // A metric that also reads core events says so.
+  s = StartOnMemoryDevice("spr", {}, {"llc_data_read_mpi_demand_plus_prefetch"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr("core events"));
+  s = StartOnMemoryDevice("no-such-cpu", {"imc/CAS_COUNT.RD"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr("ivytown"));
+  // The simulator simulates IvyTown only.
+  SessionOptions o;
+  o.platform = "sapphirerapids";
+  o.backend = "sim";
+  o.events = {"imc/CAS_COUNT.RD"};
+  o.output = "";
+  s = Session::Start(std::move(o));
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr("no simulator"));
+}
+
+TEST(PlatformSessionTest, TheCpuDecidesOnHardware) {
+  machine::CpuIdentity spr;
+  spr.vendor = "GenuineIntel";
+  spr.family = 6;
+  spr.model = 0x8f;
+  spr.stepping = 8;
+  EXPECT_EQ(runtime::PlatformOfCpu(spr), "sapphirerapids");
+  absl::StatusOr<runtime::SessionPlatform> p =
+      runtime::ChooseSessionPlatform("", "auto", true, spr);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->name, "sapphirerapids");
+  // IvyTown names on the simulator whatever the CPU.
+  p = runtime::ChooseSessionPlatform("", "sim", true, spr);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->name, "ivytown");
+  EXPECT_EQ(p->generated, nullptr);
+  // Another platform than the CPU's is an error on hardware only.
+  p = runtime::ChooseSessionPlatform("icelakex", "perf", true, spr);
+  ASSERT_FALSE(p.ok());
+  EXPECT_THAT(p.status().message(), HasSubstr("sapphirerapids"));
+  p = runtime::ChooseSessionPlatform("icelakex", "perf", false, spr);
+  EXPECT_TRUE(p.ok());
+  // Skylake-SP and Cascade Lake share a model: the stepping decides.
+  machine::CpuIdentity clx = spr;
+  clx.model = 0x55;
+  clx.stepping = 7;
+  EXPECT_EQ(runtime::PlatformOfCpu(clx), "cascadelakex");
+  clx.stepping = 4;
+  EXPECT_EQ(runtime::PlatformOfCpu(clx), "skylakex");
+  clx.model = 0x3e;
+  EXPECT_EQ(runtime::PlatformOfCpu(clx), "ivytown");
+}
+
+// A recorded machine whose uncore PMUs are the kernel's msr PMU.
+class MsrBackedMachine {
+ public:
+  static std::optional<std::string> MsrType() {
+    std::ifstream in("/sys/bus/event_source/devices/msr/type");
+    std::string type;
+    if (!(in >> type)) return std::nullopt;
+    return type;
+  }
+
+  MsrBackedMachine(const std::string& dir, const std::string& type,
+                   std::string_view cpuinfo)
+      : dir_(dir) {
+    Write("cpuinfo", std::string(cpuinfo));
+    Write("sys/devices/system/cpu/cpu0/topology/physical_package_id", "0");
+    for (const char* pmu : {"uncore_imc_0", "uncore_imc_1",
+                            "uncore_imc_free_running_0"}) {
+      const std::string base =
+          fmt::format("sys/bus/event_source/devices/{}", pmu);
+      Write(base + "/type", type);
+      Write(base + "/cpumask", "0");
+      Write(base + "/format/event", "config:0-7");
+      Write(base + "/format/umask", "config:8-15");
+    }
+    // The kernel's free-running read/write aliases (64 bytes per count, in
+    // MiB), here on event 0: the TSC.
+    for (const char* alias : {"read", "write"}) {
+      const std::string base = fmt::format(
+          "sys/bus/event_source/devices/uncore_imc_free_running_0/events/{}",
+          alias);
+      Write(base, "event=0x00");
+      Write(base + ".scale", "6.103515625e-5");
+      Write(base + ".unit", "MiB");
+    }
+  }
+  runtime::MachineFiles files() const {
+    return {dir_ + "/sys", dir_ + "/cpuinfo"};
+  }
+
+ private:
+  void Write(const std::string& relative, const std::string& text) {
+    const std::string path = dir_ + "/" + relative;
+    for (size_t slash = path.find('/', 1); slash != std::string::npos;
+         slash = path.find('/', slash + 1)) {
+      mkdir(path.substr(0, slash).c_str(), 0755);
+    }
+    std::ofstream(path) << text << "\n";
+  }
+  std::string dir_;
+};
+
+std::string TempDir(std::string_view name) {
+  return fmt::format("{}/platform_session_{}_{}", ::testing::TempDir(),
+                     getpid(), name);
+}
+
+constexpr std::string_view kSkylakeCpuinfo =
+    "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\n"
+    "model\t\t: 85\nstepping\t: 4\n";
+constexpr std::string_view kSapphireCpuinfo =
+    "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\n"
+    "model\t\t: 143\nstepping\t: 8\n";
+
+TEST(PlatformSessionPerfTest, CountsThroughPerfOneGroupReadPerPmu) {
+  const std::optional<std::string> type = MsrBackedMachine::MsrType();
+  if (!type) GTEST_SKIP() << "no msr PMU here";
+  MsrBackedMachine machine(TempDir("skx"), *type, kSkylakeCpuinfo);
+  SessionOptions o;
+  o.events = {"imc/event=0x0/"};
+  o.backend = "perf";
+  o.output = "";
+  absl::StatusOr<std::unique_ptr<Session>> s =
+      runtime::StartSessionOnMachine(std::move(o), machine.files());
+  if (!s.ok() && (absl::IsPermissionDenied(s.status()) ||
+                  absl::IsUnavailable(s.status()))) {
+    GTEST_SKIP() << s.status();
+  }
+  ASSERT_TRUE(s.ok()) << s.status();
+  { UNCORE_REGION("phase"); }
+  const Results r = (*s)->Collect();
+  ASSERT_TRUE((*s)->Stop().ok());
+  EXPECT_EQ(r.run.platform, "skylakex");  // from the recorded cpuinfo
+  EXPECT_EQ(r.run.backend, "perf");
+  // Two PMU instances with one event each, one socket: two group reads.
+  EXPECT_EQ(r.run.reads_per_snapshot, 2);
+  ASSERT_EQ(r.regions.size(), 1u);
+  const EventCounts& c = r.regions[0].inclusive[0];
+  ASSERT_EQ(c.per_instance.size(), 2u);
+  EXPECT_EQ(c.per_instance[0].instance, "uncore_imc_0");
+  EXPECT_EQ(c.per_instance[1].instance, "uncore_imc_1");
+  EXPECT_GT(c.per_instance[0].value, 0u);  // TSC ticks inside the region
+  EXPECT_GT(c.per_instance[1].value, 0u);
+}
+
+TEST(PlatformSessionPerfTest, BandwidthUsesTheFreeRunningCounters) {
+  const std::optional<std::string> type = MsrBackedMachine::MsrType();
+  if (!type) GTEST_SKIP() << "no msr PMU here";
+  MsrBackedMachine machine(TempDir("spr"), *type, kSapphireCpuinfo);
+  SessionOptions o;
+  o.metrics = {"MEM_BW_TOTAL"};
+  o.backend = "perf";
+  o.output = "";
+  absl::StatusOr<std::unique_ptr<Session>> s =
+      runtime::StartSessionOnMachine(std::move(o), machine.files());
+  if (!s.ok() && (absl::IsPermissionDenied(s.status()) ||
+                  absl::IsUnavailable(s.status()))) {
+    GTEST_SKIP() << s.status();
+  }
+  ASSERT_TRUE(s.ok()) << s.status();
+  { UNCORE_REGION("phase"); }
+  const Results r = (*s)->Collect();
+  ASSERT_TRUE((*s)->Stop().ok());
+  EXPECT_EQ(r.run.platform, "sapphirerapids");
+  // The report says which counters were used.
+  ASSERT_FALSE(r.run.warnings.empty());
+  EXPECT_THAT(r.run.warnings[0], HasSubstr("uncore_imc_free_running_0"));
+  ASSERT_EQ(r.events.size(), 2u);
+  EXPECT_EQ(r.events[0].unit, "MiB");
+  ASSERT_EQ(r.regions.size(), 1u);
+  const RegionResult& region = r.regions[0];
+  const double counts = static_cast<double>(region.inclusive[0].total +
+                                            region.inclusive[1].total);
+  EXPECT_GT(counts, 0);
+  // 6.103515625e-5 MiB is 64 bytes a count.
+  const double seconds = static_cast<double>(region.wall_ns) * 1e-9;
+  EXPECT_NEAR(region.metrics[0].value, counts * 64 / seconds,
+              1e-6 * counts * 64 / seconds);
+
+  // UNCORE_FREE_RUNNING=0: the CAS events instead (which these recorded
+  // PMUs cannot count: the TSC PMU refuses their config).
+  SessionOptions cas;
+  cas.metrics = {"MEM_BW_TOTAL"};
+  cas.backend = "perf";
+  cas.output = "";
+  cas.use_free_running = false;
+  s = runtime::StartSessionOnMachine(std::move(cas), machine.files());
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr("UNC_M_CAS_COUNT"));
+}
+
+}  // namespace
+}  // namespace uncore
