@@ -434,11 +434,14 @@ def _hand_event(name, unit, pmu, code, umask=0, terms="", counters="",
 
 
 def _hand_group(entry):
-    """[NAME, code] or [BASE, code, {SUFFIX: umask}] -> [(name, code, umask)]."""
+    """[NAME, code], [NAME, code, "umask"] or [BASE, code, {SUFFIX: umask}]
+    -> [(name, code, umask)]."""
     if len(entry) == 3 and isinstance(entry[2], dict):
         base, code, umasks = entry
         return [("%s_%s" % (base, suffix), int(code, 0), int(umask, 0))
                 for suffix, umask in umasks.items()]
+    if len(entry) == 3:
+        return [(entry[0], int(entry[1], 0), int(entry[2], 0))]
     return [(entry[0], int(entry[1], 0), 0)]
 
 
@@ -448,21 +451,24 @@ def hand_events(boxes, platform):
     for box_name, box in boxes.items():
         unit, pmu = box["unit"], box["pmu"]
         counters = box.get("counters", "")
+        # The events both platforms share, then this platform's own.
+        entries = box["events"] + platform.get("box_events", {}).get(
+            box_name, [])
         if box_name == "bbox":
             # B-Box: each event is tied to one counter, which the kernel's
             # `counter` format field (config:6-7) selects.
-            for name, code, ctr in box["events"]:
+            for name, code, ctr in entries:
                 events.append(_hand_event(name, unit, pmu, int(code, 0),
                                           terms="counter=0x%x" % ctr,
                                           counters=str(ctr)))
             continue
         if box_name == "rbox":
-            for name, code, terms in box["events"]:
+            for name, code, terms in entries:
                 events.append(_hand_event(name, unit, pmu, int(code, 0),
                                           terms=terms, counters=counters))
             continue
         if box_name == "mbox":
-            for name, code in box["events"]:
+            for name, code in entries:
                 events.append(_hand_event(name, unit, pmu, int(code, 0),
                                           counters=counters,
                                           event_term="inc_sel"))
@@ -490,7 +496,7 @@ def hand_events(boxes, platform):
             events.append(_hand_event(name, unit, pmu, int(code, 0),
                                       int(umask, 0), counters="FIXED",
                                       kind="kFixed"))
-        for entry in box["events"]:
+        for entry in entries:
             for name, code, umask in _hand_group(entry):
                 events.append(_hand_event(name, unit, pmu, code, umask,
                                           counters=counters))
