@@ -34,7 +34,11 @@ Derived data (the only decisions that are not a plain copy):
     MEM_BW_TOTAL in bytes: Intel: the events of the platform's
     memory_bandwidth_read / _write metrics times 64; AMD Zen 4/5:
     umc_cas_cmd.rd / .wr times 64; Zen 2/3: the data-fabric DRAM channel
-    beats times 64 (total only: that event does not split reads and writes).
+    beats times 64 (total only: that event does not split reads and writes);
+    hand tables: the reads/writes events their JSON names (LIKWID's MEM
+    groups) times 64;
+  * hand tables: the Xeon 7500 / E7 M-Box FVC events, laid out from the
+    kernel's per-CPU field positions (fvc_layout in the JSON).
 
 Order in AllPlatforms(): the Intel intel-perfmon platforms (by generation),
 then the hand-tabled platforms, then AMD.
