@@ -8,6 +8,11 @@ Sources:
   AMD: the AMD_* tables below, restated by hand from the facts (names, event
     codes, unit masks, rdwrmask) of Linux perf's
     tools/perf/pmu-events/arch/x86/amdzen{2,3,4,5}/ event lists.
+  Hand tables: tools/perfmon_hand/*.json (in the repository): CPUs that
+    intel-perfmon has no uncore file for, restated from LIKWID, the Linux
+    kernel's uncore driver and Intel's guides (xeon7500.json: the Xeon 7500
+    / Nehalem-EX and Xeon E7 / Westmere-EX uncores; its "_about" names the
+    sources, notes/decisions-xeon7500-events.md the choices).
 
 What is taken: names, units, event codes, unit masks, perf's extra terms,
 counters, counter types, deprecation, metric names, formulas and scale units.
@@ -29,7 +34,14 @@ Derived data (the only decisions that are not a plain copy):
     MEM_BW_TOTAL in bytes: Intel: the events of the platform's
     memory_bandwidth_read / _write metrics times 64; AMD Zen 4/5:
     umc_cas_cmd.rd / .wr times 64; Zen 2/3: the data-fabric DRAM channel
-    beats times 64 (total only: that event does not split reads and writes).
+    beats times 64 (total only: that event does not split reads and writes);
+    hand tables: the reads/writes events their JSON names (LIKWID's MEM
+    groups) times 64;
+  * hand tables: the Xeon 7500 / E7 M-Box FVC events, laid out from the
+    kernel's per-CPU field positions (fvc_layout in the JSON).
+
+Order in AllPlatforms(): the Intel intel-perfmon platforms (by generation),
+then the hand-tabled platforms, then AMD.
 
 Usage:
   gen_perfmon_platforms.py [--spec-dir DIR] [--out-dir DIR]   write the tables
@@ -51,6 +63,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_SPEC_DIR = os.path.join(REPO_ROOT, "..", "shared", "spec")
 DEFAULT_OUT_DIR = os.path.join(REPO_ROOT, "sdk", "platforms", "perfmon",
                                "generated")
+HAND_DIR = os.path.join(REPO_ROOT, "tools", "perfmon_hand")
 
 # (name, aliases, title, perfmon directory, file stem), oldest first.
 INTEL_PLATFORMS = [
@@ -408,6 +421,150 @@ def load_amd():
     return platforms
 
 
+# ---- hand tables (tools/perfmon_hand/) ----
+
+# The kernel format term that carries an event's selector, per PMU: "event"
+# except the Xeon 7500 M-Box, which selects with inc_sel (or set_flag_sel
+# with flag_mode=1).
+def _hand_event(name, unit, pmu, code, umask=0, terms="", counters="",
+                kind="kProgrammable", event_term="event"):
+    if not NAME_RE.match(name):
+        raise SpecError("odd hand event name %r" % name)
+    return {
+        "name": name, "unit": unit, "pmu": pmu, "event": code,
+        "umask": umask, "terms": terms, "counters": counters, "kind": kind,
+        "deprecated": False, "event_term": event_term,
+    }
+
+
+def _hand_group(entry):
+    """[NAME, code], [NAME, code, "umask"] or [BASE, code, {SUFFIX: umask}]
+    -> [(name, code, umask)]."""
+    if len(entry) == 3 and isinstance(entry[2], dict):
+        base, code, umasks = entry
+        return [("%s_%s" % (base, suffix), int(code, 0), int(umask, 0))
+                for suffix, umask in umasks.items()]
+    if len(entry) == 3:
+        return [(entry[0], int(entry[1], 0), int(entry[2], 0))]
+    return [(entry[0], int(entry[1], 0), 0)]
+
+
+def hand_events(boxes, platform):
+    """Every event of the hand tables, encoded for `platform`'s kernel PMUs."""
+    events = []
+    for box_name, box in boxes.items():
+        unit, pmu = box["unit"], box["pmu"]
+        counters = box.get("counters", "")
+        # The events both platforms share, then this platform's own.
+        entries = box["events"] + platform.get("box_events", {}).get(
+            box_name, [])
+        if box_name == "bbox":
+            # B-Box: each event is tied to one counter, which the kernel's
+            # `counter` format field (config:6-7) selects.
+            for name, code, ctr in entries:
+                events.append(_hand_event(name, unit, pmu, int(code, 0),
+                                          terms="counter=0x%x" % ctr,
+                                          counters=str(ctr)))
+            continue
+        if box_name == "rbox":
+            for name, code, terms in entries:
+                events.append(_hand_event(name, unit, pmu, int(code, 0),
+                                          terms=terms, counters=counters))
+            continue
+        if box_name == "mbox":
+            for name, code in entries:
+                events.append(_hand_event(name, unit, pmu, int(code, 0),
+                                          counters=counters,
+                                          event_term="inc_sel"))
+            for name, code in box["set_flag_events"]:
+                events.append(_hand_event(name, unit, pmu, int(code, 0),
+                                          terms="flag_mode=0x1",
+                                          counters=counters,
+                                          event_term="set_flag_sel"))
+            # FVC_EVn: slot n (inc_sel first + n) holds a 3-bit sub-event at
+            # bit slot_shift + 3n of the ZDP_CTL_FVC register (the kernel's
+            # fvc term); a B-Box write command adds write_bit.
+            layout = platform["fvc_layout"]
+            first = int(box["fvc_first_inc_sel"], 0)
+            for slot in range(box["fvc_slots"]):
+                shift = layout["slot_shift"] + 3 * slot
+                for sub, value, write in box["fvc_events"]:
+                    fvc = (value << shift) | (layout["write_bit"] if write
+                                              else 0)
+                    events.append(_hand_event(
+                        "FVC_EV%d_%s" % (slot, sub), unit, pmu, first + slot,
+                        terms="fvc=0x%x" % fvc, counters=counters,
+                        event_term="inc_sel"))
+            continue
+        for name, code, umask in box.get("fixed", []):
+            events.append(_hand_event(name, unit, pmu, int(code, 0),
+                                      int(umask, 0), counters="FIXED",
+                                      kind="kFixed"))
+        for entry in entries:
+            for name, code, umask in _hand_group(entry):
+                events.append(_hand_event(name, unit, pmu, code, umask,
+                                          counters=counters))
+    events.sort(key=lambda e: e["name"])
+    for a, b in zip(events, events[1:]):
+        if a["name"].upper() == b["name"].upper():
+            raise SpecError("%s: duplicate event %s" % (platform["name"],
+                                                        a["name"]))
+    return events
+
+
+def hand_metrics(spec, events):
+    """The SDK's MEM_BW_* (bytes) and perf-syntax bandwidth metrics (MB/s)
+    from the reads/writes events of LIKWID's MEM group."""
+    reads, writes = spec["reads"], spec["writes"]
+    names = {e["name"] for e in events}
+    for ev in reads + writes:
+        if ev not in names:
+            raise SpecError("hand metric reads unknown event %s" % ev)
+    out = []
+    for name, evs in (("memory_bandwidth_read", reads),
+                      ("memory_bandwidth_write", writes),
+                      ("memory_bandwidth_total", reads + writes)):
+        out.append({"name": name,
+                    "expr": "((%s) * 64 / 1000000) / duration_time" %
+                            _sum(evs),
+                    "scale_unit": "1MB/s", "uncore": list(evs), "core": [],
+                    "sdk": False})
+    out.append({"name": "llc_miss_ratio",
+                "expr": "LLC_MISSES_ALL / (LLC_HITS_ALL + LLC_MISSES_ALL)",
+                "scale_unit": "100%",
+                "uncore": ["LLC_MISSES_ALL", "LLC_HITS_ALL"], "core": [],
+                "sdk": False})
+    for name, evs in (("MEM_BW_READS", reads), ("MEM_BW_WRITES", writes),
+                      ("MEM_BW_TOTAL", reads + writes)):
+        out.append({"name": name, "expr": "(%s) * 64" % _sum(evs),
+                    "scale_unit": "1B", "uncore": list(evs), "core": [],
+                    "sdk": True})
+    return out
+
+
+def load_hand(hand_dir=HAND_DIR):
+    platforms = []
+    for fname in sorted(os.listdir(hand_dir)):
+        if not fname.endswith(".json"):
+            continue
+        with open(os.path.join(hand_dir, fname), encoding="utf-8") as f:
+            doc = json.load(f)
+        for p in doc["platforms"]:
+            events = hand_events(doc["boxes"], p)
+            platforms.append({
+                "name": p["name"], "aliases": p["aliases"],
+                "title": p["title"],
+                "source": "tools/perfmon_hand/%s (LIKWID, Linux uncore_nhmex, "
+                          "Intel Xeon 7500 uncore guide; facts restated)" %
+                          fname,
+                "cpus": [(v, fam, lo, hi, 0, 15)
+                         for v, fam, lo, hi in p["cpus"]],
+                "events": events, "composites": [],
+                "metrics": hand_metrics(doc["metrics"][p["metrics"]], events),
+            })
+    return platforms
+
+
 # ---- output ----
 
 BANNER = ("// Generated by tools/gen_perfmon_platforms.py: do not edit.\n"
@@ -438,11 +595,14 @@ def render_platform(p):
     w("")
     w("constexpr Event kEvents[] = {")
     for e in p["events"]:
-        w("    {%s, %s, %s, 0x%x, 0x%x, %s, %s, CounterKind::%s, %s}," % (
+        # The selector's term is written only where it is not "event".
+        term = e.get("event_term", "event")
+        w("    {%s, %s, %s, 0x%x, 0x%x, %s, %s, CounterKind::%s, %s%s}," % (
             cpp_str(e["name"]), cpp_str(e["unit"]), cpp_str(e["pmu"]),
             e["event"], e["umask"], cpp_str(e["terms"]),
             cpp_str(e["counters"]), e["kind"],
-            "true" if e["deprecated"] else "false"))
+            "true" if e["deprecated"] else "false",
+            "" if term == "event" else ", " + cpp_str(term)))
     w("};")
     w("")
     if p["composites"]:
@@ -520,7 +680,8 @@ def main(argv):
               file=sys.stderr)
         return 77
     try:
-        platforms = load_intel(args.spec_dir) + load_amd()
+        platforms = (load_intel(args.spec_dir) + load_hand() +
+                     load_amd())
     except (SpecError, OSError, KeyError, ValueError) as e:
         print("gen_perfmon_platforms: %s" % e, file=sys.stderr)
         return 2

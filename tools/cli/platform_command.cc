@@ -90,6 +90,33 @@ bool Selected(const Event& e, std::string_view pattern, bool box_pattern) {
       fmt::format("{}/{} {}", box, spec::ShortName(e.name), e.name), pattern);
 }
 
+// The selected events of one box (PMU prefix), for `uncore list`.
+struct BoxGroup {
+  std::string box;   // cbox
+  std::string pmu;   // uncore_cbox
+  std::string unit;  // the vendor's unit name of its first event: C-Box
+  std::vector<const Event*> events;
+};
+
+std::vector<BoxGroup> BoxGroups(const Platform& p, std::string_view pattern,
+                                bool box_pattern) {
+  std::vector<BoxGroup> out;
+  for (const Event& e : p.events) {
+    if (!Selected(e, pattern, box_pattern)) continue;
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const BoxGroup& g) { return g.pmu == e.pmu; });
+    if (it == out.end()) {
+      out.push_back(BoxGroup{
+          spec::BoxName(e.pmu), std::string(e.pmu), std::string(e.unit), {}});
+      it = out.end() - 1;
+    }
+    it->events.push_back(&e);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const BoxGroup& a, const BoxGroup& b) { return a.box < b.box; });
+  return out;
+}
+
 void WriteEventJson(const Event& e, common::JsonWriter* json) {
   json->BeginObject();
   json->Key("name");
@@ -97,6 +124,8 @@ void WriteEventJson(const Event& e, common::JsonWriter* json) {
   json->Key("short");
   json->String(
       fmt::format("{}/{}", spec::BoxName(e.pmu), spec::ShortName(e.name)));
+  json->Key("box");
+  json->String(spec::BoxName(e.pmu));
   json->Key("unit");
   json->String(e.unit);
   json->Key("pmu");
@@ -244,15 +273,25 @@ int RunListPlatforms(const ListOptions& options, std::FILE* out,
     fmt::print(out, "{}\n", json.Take());
     return kExitOk;
   }
-  fmt::print(out, "{:<16} {:<8} {:<24} {:>6} {:>7}  {}\n", "platform", "alias",
-             "title", "events", "metrics", "CPU identity");
-  fmt::print(out, "{:<16} {:<8} {:<24} {:>6} {:>7}  {}\n", "ivytown", "ivbep",
-             "Ivy Bridge-EP (built in)", "-", "-",
-             "GenuineIntel family 0x6 model 0x3e (uncore list)");
+  // Columns as wide as their widest entry ("xeon7500 nhmex").
+  size_t alias_width = 8;
+  size_t title_width = 24;
   for (const Platform* p : perfmon::AllPlatforms()) {
-    fmt::print(out, "{:<16} {:<8} {:<24} {:>6} {:>7}  {}\n", p->name,
-               p->aliases, p->title, p->events.size(), p->metrics.size(),
-               CpusText(*p));
+    alias_width = std::max(alias_width, p->aliases.size());
+    title_width = std::max(title_width, p->title.size());
+  }
+  auto row = [&](std::string_view name, std::string_view alias,
+                 std::string_view title, std::string_view events,
+                 std::string_view metrics, std::string_view cpus) {
+    fmt::print(out, "{:<16} {:<{}} {:<{}} {:>6} {:>7}  {}\n", name, alias,
+               alias_width, title, title_width, events, metrics, cpus);
+  };
+  row("platform", "alias", "title", "events", "metrics", "CPU identity");
+  row("ivytown", "ivbep", "Ivy Bridge-EP (built in)", "-", "-",
+      "GenuineIntel family 0x6 model 0x3e (uncore list)");
+  for (const Platform* p : perfmon::AllPlatforms()) {
+    row(p->name, p->aliases, p->title, std::to_string(p->events.size()),
+        std::to_string(p->metrics.size()), CpusText(*p));
   }
   fmt::print(out,
              "\nperf-only platforms: tables generated from vendor data "
@@ -329,14 +368,19 @@ int RunListPlatform(const ListOptions& options, std::FILE* out,
                      : fmt::format("  [needs core events: {}]", m.core_events));
     }
   } else {
-    for (const Event& e : p->events) {
-      if (!Selected(e, pattern, box_pattern)) continue;
-      ++shown;
-      fmt::print(
-          out, "{:<52} {:<44} {}/{}/{}\n",
-          fmt::format("{}/{}", spec::BoxName(e.pmu), spec::ShortName(e.name)),
-          e.name, e.pmu, spec::PerfTerms(e),
-          e.deprecated ? "  (deprecated)" : "");
+    // One section per box (PMU), boxes in name order, events in table
+    // order within each.
+    for (const BoxGroup& box : BoxGroups(*p, pattern, box_pattern)) {
+      fmt::print(out, "{}{} ({}, PMU {}): {} event{}\n", shown == 0 ? "" : "\n",
+                 box.box, box.unit, box.pmu, box.events.size(),
+                 box.events.size() == 1 ? "" : "s");
+      for (const Event* e : box.events) {
+        ++shown;
+        fmt::print(out, "  {:<50} {:<44} {}/{}/{}\n",
+                   fmt::format("{}/{}", box.box, spec::ShortName(e->name)),
+                   e->name, e->pmu, spec::PerfTerms(*e),
+                   e->deprecated ? "  (deprecated)" : "");
+      }
     }
     for (const Composite& c : p->composites) {
       if (!pattern.empty() && !common::ContainsIgnoreCase(c.name, pattern)) {

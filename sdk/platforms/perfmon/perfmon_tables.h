@@ -9,6 +9,9 @@
 // intel-perfmon uncore and perf-metric JSON files; AMD: from the facts of
 // Linux perf's amdzen* event lists, restated in the generator) into
 // sdk/platforms/perfmon/generated/; a CTest checks that they are current.
+// CPUs that intel-perfmon has no uncore file for (the Xeon 7500 /
+// Nehalem-EX and Xeon E7 / Westmere-EX) come from hand tables,
+// tools/perfmon_hand/*.json, through the same generator.
 // They hold names, encodings, units, counters and formulas only, never the
 // vendors' description text.  Name lookup lives one layer up, in
 // sdk/spec/platform_catalog.h.
@@ -30,7 +33,9 @@ enum class CounterKind : uint8_t {
   kFreeRunning,   // a free-running counter (no programming)
 };
 
-// One uncore event as perf encodes it: `<pmu>_N/event=..,umask=..,<terms>/`.
+// One uncore event as perf encodes it: `<pmu>_N/event=..,umask=..,<terms>/`
+// (with `event_term` in place of `event` where the PMU names its selector
+// otherwise).
 struct Event {
   std::string_view name;  // vendor spelling: UNC_M_CAS_COUNT.RD, umc_cas_cmd.rd
   std::string_view unit;  // vendor unit: iMC, UPI LL, UMCPMC
@@ -41,6 +46,10 @@ struct Event {
   std::string_view counters;  // "0,1,2,3", "FIXED", "" when not given
   CounterKind kind = CounterKind::kProgrammable;
   bool deprecated = false;
+  // The kernel format term that carries `event`: "event" on every PMU but
+  // the Xeon 7500 M-Box, whose selector is "inc_sel" (or "set_flag_sel",
+  // with flag_mode=1 among `terms`); it has no `event` term at all.
+  std::string_view event_term = "event";
 };
 
 // A name that stands for several events summed, e.g. Granite Rapids'
@@ -88,7 +97,9 @@ struct Platform {
   std::span<const Metric> metrics;
 };
 
-// Every generated platform, in a fixed order (Intel by generation, then AMD).
+// Every generated platform, in a fixed order: Intel's intel-perfmon
+// platforms by generation, then the hand-tabled ones (nehalemex,
+// westmereex), then AMD.
 std::span<const Platform* const> AllPlatforms();
 
 }  // namespace uncore::perfmon

@@ -17,6 +17,8 @@ const Platform& SapphirerapidsPlatform();
 const Platform& EmeraldrapidsPlatform();
 const Platform& GraniterapidsPlatform();
 const Platform& SierraforestPlatform();
+const Platform& NehalemexPlatform();
+const Platform& WestmereexPlatform();
 const Platform& Amdzen2Platform();
 const Platform& Amdzen3Platform();
 const Platform& Amdzen4Platform();
@@ -33,6 +35,8 @@ std::span<const Platform* const> AllPlatforms() {
       &EmeraldrapidsPlatform(),
       &GraniterapidsPlatform(),
       &SierraforestPlatform(),
+      &NehalemexPlatform(),
+      &WestmereexPlatform(),
       &Amdzen2Platform(),
       &Amdzen3Platform(),
       &Amdzen4Platform(),
