@@ -94,6 +94,17 @@ struct Target {
   std::optional<int> instance;
 };
 
+// Whether `key` carries the event select of some event on `pmu`: "event",
+// or e.g. the Xeon 7500 M-Box's "inc_sel" and "set_flag_sel".
+bool IsEventTerm(const Platform& platform, std::string_view pmu,
+                 std::string_view key) {
+  if (key == "event") return true;
+  for (const Event& e : platform.events) {
+    if (e.pmu == pmu && e.event_term == key) return true;
+  }
+  return false;
+}
+
 // "imc", "uncore_imc", "uncore_imc_3", "umc", "amd_umc_0" -> PMU + instance.
 std::optional<Target> ParseTarget(const Platform& platform,
                                   std::string_view text) {
@@ -150,6 +161,7 @@ absl::StatusOr<Resolution> ResolveTerms(const Platform& platform,
                                         std::string_view body,
                                         std::string_view input) {
   std::optional<uint64_t> event;
+  std::string event_key = "event";
   uint64_t umask = 0;
   std::vector<std::string> extra;
   for (std::string_view term : common::Split(body, ',', /*skip_empty=*/true)) {
@@ -162,8 +174,9 @@ absl::StatusOr<Resolution> ResolveTerms(const Platform& platform,
     std::string key = common::ToLower(term.substr(0, eq));
     absl::StatusOr<uint64_t> value = ParseNumber(term.substr(eq + 1), input);
     if (!value.ok()) return value.status();
-    if (key == "event") {
+    if (!event.has_value() && IsEventTerm(platform, target.pmu, key)) {
       event = *value;
+      event_key = key;
     } else if (key == "umask") {
       umask = *value;
     } else {
@@ -181,13 +194,14 @@ absl::StatusOr<Resolution> ResolveTerms(const Platform& platform,
   out.input = std::string(input);
   for (const Event& e : platform.events) {
     if (e.pmu == target.pmu && e.event == *event && e.umask == umask &&
-        common::EqualsIgnoreCase(e.terms, extra_terms)) {
+        common::EqualsIgnoreCase(e.terms, extra_terms) &&
+        e.event_term == event_key) {
       out.name = std::string(e.name);
       out.events.push_back(FromEvent(e, target.instance));
       return out;
     }
   }
-  std::string terms = fmt::format("event={}", Hex(*event));
+  std::string terms = fmt::format("{}={}", event_key, Hex(*event));
   if (umask != 0) terms += fmt::format(",umask={}", Hex(umask));
   if (!extra_terms.empty()) terms += "," + extra_terms;
   out.events.push_back(
@@ -357,7 +371,8 @@ std::string ShortName(std::string_view vendor_name) {
 }
 
 std::string PerfTerms(const perfmon::Event& event) {
-  std::string out = fmt::format("event={}", Hex(event.event));
+  std::string out =
+      fmt::format("{}={}", event.event_term, Hex(event.event));
   if (event.umask != 0) out += fmt::format(",umask={}", Hex(event.umask));
   if (!event.terms.empty()) out += fmt::format(",{}", event.terms);
   return out;
