@@ -125,8 +125,7 @@ std::string NoUncorePmuFix(const Machine& m, const PerfProbe& p) {
   if (m.hypervisor()) {
     return fmt::format(
         "a virtual machine does not get the host's uncore PMUs: run on the "
-        "bare-metal host ({}), or {}",
-        m.is_ivytown() ? "this IvyTown" : "an IvyTown Xeon E5 v2 / E7 v2",
+        "bare-metal host (a CPU of `uncore list --platforms`), or {}",
         kSimHint);
   }
   if (m.cpu && m.cpu->vendor == "GenuineIntel") {

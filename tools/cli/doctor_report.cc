@@ -99,9 +99,16 @@ void WriteDecision(const runtime::AutoDecision& d, common::JsonWriter* json) {
   json->EndArray();
 }
 
-// The generated perf-only platforms (docs/platforms.md) matching the CPU.
+// The generated perf-only platforms (docs/platforms.md) matching the CPU:
+// the one its stepping picks, else every one of its model.
 std::vector<std::string> GeneratedPlatforms(const machine::CpuIdentity& cpu) {
   std::vector<std::string> out;
+  if (cpu.stepping >= 0) {
+    if (const perfmon::Platform* p = spec::PlatformForCpu(
+            cpu.vendor, cpu.family, cpu.model, cpu.stepping)) {
+      return {std::string(p->name)};
+    }
+  }
   for (const perfmon::Platform* p :
        spec::PlatformsForModel(cpu.vendor, cpu.family, cpu.model)) {
     out.emplace_back(p->name);
@@ -117,8 +124,8 @@ std::string PlatformText(const Machine& m) {
     return "none of the supported ones (uncore list --platforms)";
   }
   return fmt::format(
-      "{}{} (generated from vendor data: uncore list --platform {}; "
-      "counting through sessions is not wired up yet)",
+      "{}{} (generated from vendor data: sessions and `uncore stat` use "
+      "its names and count them through perf; uncore list --platform {})",
       common::Join(names, " or "), names.size() > 1 ? ", by stepping" : "",
       names.front());
 }
