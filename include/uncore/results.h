@@ -93,7 +93,7 @@ struct RegionResult {
 };
 
 struct RunInfo {
-  std::string backend;     // "direct", "perf", "sim", "off"
+  std::string backend;  // "direct", "perf", "sim", "off"
   // Whose events the session named: "ivytown" (the hand-made model), or a
   // platform generated from vendor data ("sapphirerapids", "amdzen4", ...).
   std::string platform;

@@ -218,8 +218,8 @@ absl::StatusOr<OpenedBackend> OpenBackend(BackendRequest request) {
     // The policy (backend_policy.h) says what to try and what to pick.
     AutoProbes probes;
     if (!request.direct_refusal.empty()) {
-      probes.direct =
-          BackendProbe::Rejected(Rejection::kUnavailable, request.direct_refusal);
+      probes.direct = BackendProbe::Rejected(Rejection::kUnavailable,
+                                             request.direct_refusal);
     }
     std::unique_ptr<Backend> opened[2];
     AutoDecision decision = DecideAutoBackend(probes);
@@ -228,7 +228,7 @@ absl::StatusOr<OpenedBackend> OpenBackend(BackendRequest request) {
       absl::StatusOr<std::unique_ptr<Backend>> b =
           kind == BackendKind::kPerf
               ? OpenPerf(request.program, request.sysfs_root)
-                                     : OpenDirect(request.program);
+              : OpenDirect(request.program);
       probes.For(kind) = BackendProbe::FromStatus(b.status());
       if (b.ok()) opened[kind == BackendKind::kPerf ? 0 : 1] = *std::move(b);
       decision = DecideAutoBackend(probes);

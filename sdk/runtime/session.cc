@@ -158,8 +158,7 @@ std::optional<spec::CompiledMetric> FreeRunningBandwidth(
   mul.rhs = static_cast<int>(m.nodes.size() - 1);
   m.nodes.push_back(mul);
   m.root = static_cast<int>(m.nodes.size() - 1);
-  m.expression =
-      fmt::format("({}) * {}", common::Join(parts, " + "), bytes);
+  m.expression = fmt::format("({}) * {}", common::Join(parts, " + "), bytes);
   *used = fmt::format(
       "{} counted by the kernel's free-running memory counters {}..{} ({}): "
       "no general counter programmed (UNCORE_FREE_RUNNING=0 counts CAS "
@@ -189,9 +188,7 @@ std::string EncodingText(const spec::EventSpec& e) {
 }
 
 // A metric reported per second of region time ("bytes" -> "bytes/s").
-bool IsRate(const spec::CompiledMetric& m) {
-  return m.per_second;
-}
+bool IsRate(const spec::CompiledMetric& m) { return m.per_second; }
 
 // How long Stop waits for boundaries under way on other threads (a
 // snapshot takes microseconds; a thread may be descheduled for a while).
@@ -482,7 +479,8 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
       // A generated platform's events by their vendor names.
       const bool named =
           e.kind == spec::EventSpec::Kind::kGenericPerf && !e.text.empty();
-      m.event_index.push_back(add_event(e, named ? e.text : e.Canonical(), true));
+      m.event_index.push_back(
+          add_event(e, named ? e.text : e.Canonical(), true));
     }
     m.compiled = std::move(compiled);
     impl->metrics.push_back(std::move(m));
@@ -538,10 +536,10 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
       const std::string_view name = common::StripWhitespace(text);
       UNCORE_ASSIGN_OR_RETURN(
           spec::Resolution r,
-          spec::ResolveOnPlatform(
-              p, common::StartsWithIgnoreCase(name, "metric/")
-                     ? std::string(name)
-                     : fmt::format("metric/{}", name)));
+          spec::ResolveOnPlatform(p,
+                                  common::StartsWithIgnoreCase(name, "metric/")
+                                      ? std::string(name)
+                                      : fmt::format("metric/{}", name)));
       UNCORE_RETURN_IF_ERROR(add_resolution(std::move(r)));
     }
   } else {
@@ -589,8 +587,8 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
           "({}) counts through perf: UNCORE_BACKEND=perf or auto",
           platform.name, platform.generated->title));
     }
-    request.direct_refusal = fmt::format(
-        "platform {} counts through perf only", platform.name);
+    request.direct_refusal =
+        fmt::format("platform {} counts through perf only", platform.name);
   }
   request.program.events = impl->events;
   request.program.sockets = options.sockets;

@@ -60,8 +60,7 @@ absl::StatusOr<std::unique_ptr<Session>> StartSessionOnMachine(
 
 struct SessionAccess {
   static absl::StatusOr<std::unique_ptr<Session>> Start(
-      SessionOptions options, InjectedDevice injected,
-      MachineFiles files = {});
+      SessionOptions options, InjectedDevice injected, MachineFiles files = {});
   static void CompileForPlan(Session::Impl& s);
   static std::vector<spec::CompiledMetric> CompiledMetrics(
       const Session& session);

@@ -39,15 +39,15 @@ std::string EventKey(std::string_view text) {
 }
 
 bool IsOperator(char c) {
-  return c == '(' || c == ')' || c == '+' || c == '-' || c == '*' ||
-         c == '/' || c == ',';
+  return c == '(' || c == ')' || c == '+' || c == '-' || c == '*' || c == '/' ||
+         c == ',';
 }
 
 // A recursive-descent compiler for perf's metric formulas.
 class FormulaCompiler {
  public:
-  FormulaCompiler(const Resolution& resolution, const PerfMetricContext& context,
-                  CompiledMetric* out)
+  FormulaCompiler(const Resolution& resolution,
+                  const PerfMetricContext& context, CompiledMetric* out)
       : resolution_(resolution), context_(context), out_(out) {
     for (std::string_view key :
          common::Split(resolution.metric->uncore_events, ' ', true)) {

@@ -371,8 +371,7 @@ std::string ShortName(std::string_view vendor_name) {
 }
 
 std::string PerfTerms(const perfmon::Event& event) {
-  std::string out =
-      fmt::format("{}={}", event.event_term, Hex(event.event));
+  std::string out = fmt::format("{}={}", event.event_term, Hex(event.event));
   if (event.umask != 0) out += fmt::format(",umask={}", Hex(event.umask));
   if (!event.terms.empty()) out += fmt::format(",{}", event.terms);
   return out;

@@ -97,8 +97,7 @@ TEST(PlatformSessionTest, GraniteRapidsSumsItsTwoSchedulers) {
   }
   EXPECT_GT(cas, 0u);
   const double seconds = static_cast<double>(region.wall_ns) * 1e-9;
-  EXPECT_NEAR(region.metrics[bw].value,
-              static_cast<double>(cas) * 64 / seconds,
+  EXPECT_NEAR(region.metrics[bw].value, static_cast<double>(cas) * 64 / seconds,
               1e-9 * static_cast<double>(cas) * 64 / seconds);
 }
 
@@ -131,7 +130,8 @@ TEST(PlatformSessionTest, ErrorsNameThePlatform) {
   EXPECT_THAT(s.status().message(), HasSubstr("sapphirerapids"));
   EXPECT_THAT(s.status().message(), HasSubstr("CAS_COUNT.RD"));
   // A metric that also reads core events says so.
-  s = StartOnMemoryDevice("spr", {}, {"llc_data_read_mpi_demand_plus_prefetch"});
+  s = StartOnMemoryDevice("spr", {},
+                          {"llc_data_read_mpi_demand_plus_prefetch"});
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.status().message(), HasSubstr("core events"));
   s = StartOnMemoryDevice("no-such-cpu", {"imc/CAS_COUNT.RD"});
@@ -196,8 +196,8 @@ class MsrBackedMachine {
       : dir_(dir) {
     Write("cpuinfo", std::string(cpuinfo));
     Write("sys/devices/system/cpu/cpu0/topology/physical_package_id", "0");
-    for (const char* pmu : {"uncore_imc_0", "uncore_imc_1",
-                            "uncore_imc_free_running_0"}) {
+    for (const char* pmu :
+         {"uncore_imc_0", "uncore_imc_1", "uncore_imc_free_running_0"}) {
       const std::string base =
           fmt::format("sys/bus/event_source/devices/{}", pmu);
       Write(base + "/type", type);

@@ -43,7 +43,8 @@ TEST(PerfMetricTest, MemoryBandwidthReadOnSapphireRapids) {
   EXPECT_EQ(m->events[0].pmu, "uncore_imc");
   EXPECT_EQ(m->unit, "MB/s");
   EXPECT_FALSE(m->per_second);
-  EXPECT_DOUBLE_EQ(m->Evaluate(std::vector<double>{1e6}, 0.5), 1e6 * 64 / 1e6 / 0.5);
+  EXPECT_DOUBLE_EQ(m->Evaluate(std::vector<double>{1e6}, 0.5),
+                   1e6 * 64 / 1e6 / 0.5);
 }
 
 TEST(PerfMetricTest, ConstantsAndSourceCount) {
@@ -56,13 +57,14 @@ TEST(PerfMetricTest, ConstantsAndSourceCount) {
       CompileResolution(Resolve("spr", "uncore_frequency"), context);
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->unit, "GHz");
-  EXPECT_DOUBLE_EQ(m->Evaluate(std::vector<double>{240e9}, 1.0), 240e9 / 120 / 1e9);
+  EXPECT_DOUBLE_EQ(m->Evaluate(std::vector<double>{240e9}, 1.0),
+                   240e9 / 120 / 1e9);
 }
 
 TEST(PerfMetricTest, EventsWithExtraTermsKeepThem) {
   // Skylake-SP's latency metrics read cha@EVENT\,config1\=0x...@.
-  const Resolution r = Resolve(
-      "skx", "llc_data_read_demand_plus_prefetch_miss_latency");
+  const Resolution r =
+      Resolve("skx", "llc_data_read_demand_plus_prefetch_miss_latency");
   absl::StatusOr<CompiledMetric> m = CompileResolution(r, {});
   ASSERT_TRUE(m.ok()) << m.status();
   bool config1 = false;

@@ -63,7 +63,7 @@ struct StatOptions {
   std::string backend = "auto";      // one of runtime::kBackendNames
   // --platform / UNCORE_PLATFORM ("" decides from the CPU): whose names.
   std::string platform;
-  std::vector<int> sockets;          // empty: every socket
+  std::vector<int> sockets;  // empty: every socket
   std::string output = "-";
   bool multiplex = false;
   bool force = false;

@@ -56,7 +56,7 @@ namespace uncore::devices::perf {
 
 // One counter to open: an event on one PMU instance on one socket.
 struct PerfCounter {
-  int event = 0;  // index into ProgramRequest::events
+  int event = 0;     // index into ProgramRequest::events
   std::string spec;  // the event as the request wrote it, for messages
   int socket = 0;
   int cpu = 0;
