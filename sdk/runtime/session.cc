@@ -449,10 +449,20 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
   impl->cpu = cpu.ok() ? cpu->ToString() : "unknown";
   const std::string backend_name =
       common::ToLower(options.backend.empty() ? "auto" : options.backend);
+  // The kernel's PMUs, where a backend may count on them.
+  std::optional<devices::perf::PmuCatalog> pmus;
+  if (injected.device == nullptr && options.read_counters_from.empty() &&
+      (backend_name == "perf" || backend_name == "auto" ||
+       backend_name == "direct")) {
+    absl::StatusOr<devices::perf::PmuCatalog> found =
+        devices::perf::DiscoverPmus(files.sysfs_root);
+    if (found.ok()) pmus = *std::move(found);
+  }
   UNCORE_ASSIGN_OR_RETURN(
       const SessionPlatform platform,
       ChooseSessionPlatform(options.platform, backend_name,
-                            injected.device == nullptr, cpu));
+                            injected.device == nullptr, cpu,
+                            pmus.has_value() ? &*pmus : nullptr));
   impl->platform = platform.name;
 
   // Events and metrics, deduplicated by their canonical spelling.
@@ -489,13 +499,6 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
     // Names of a generated platform: events, composites (summed) and
     // metrics, as perf events (docs/platforms.md "Sessions").
     const perfmon::Platform& p = *platform.generated;
-    std::optional<devices::perf::PmuCatalog> pmus;
-    if (injected.device == nullptr && options.read_counters_from.empty() &&
-        (backend_name == "perf" || backend_name == "auto")) {
-      absl::StatusOr<devices::perf::PmuCatalog> found =
-          devices::perf::DiscoverPmus(files.sysfs_root);
-      if (found.ok()) pmus = *std::move(found);
-    }
     auto add_resolution = [&](spec::Resolution r) -> absl::Status {
       if (r.kind == spec::Resolution::Kind::kEvent) {
         const std::vector<spec::EventSpec> specs = spec::ToPerfEventSpecs(r);

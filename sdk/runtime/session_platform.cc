@@ -29,6 +29,23 @@ SessionPlatform Named(std::string_view name) {
 
 }  // namespace
 
+bool PlatformPmusVisible(const perfmon::Platform& platform,
+                         const devices::perf::PmuCatalog& pmus) {
+  for (const perfmon::Event& e : platform.events) {
+    if (pmus.Find(e.pmu) != nullptr) return true;
+    for (const std::string& name : pmus.NamesStartingWith(
+             std::string(e.pmu) + "_")) {
+      const std::string_view suffix =
+          std::string_view(name).substr(e.pmu.size() + 1);
+      if (!suffix.empty() &&
+          suffix.find_first_not_of("0123456789") == std::string_view::npos) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 std::string PlatformOfCpu(const machine::CpuIdentity& cpu) {
   if (cpu.is_ivytown()) return std::string(kIvyTownPlatform);
   if (cpu.stepping >= 0) {
@@ -47,13 +64,18 @@ std::string PlatformOfCpu(const machine::CpuIdentity& cpu) {
 
 absl::StatusOr<SessionPlatform> ChooseSessionPlatform(
     std::string_view requested, std::string_view backend, bool on_hardware,
-    const absl::StatusOr<machine::CpuIdentity>& cpu) {
+    const absl::StatusOr<machine::CpuIdentity>& cpu,
+    const devices::perf::PmuCatalog* pmus) {
   requested = common::StripWhitespace(requested);
   const bool simulated = backend == "sim";
   const bool counts_hardware =
       on_hardware && (backend == "auto" || backend == "perf" ||
                       backend == "direct" || backend.empty());
-  const std::string detected = cpu.ok() ? PlatformOfCpu(*cpu) : std::string();
+  std::string detected = cpu.ok() ? PlatformOfCpu(*cpu) : std::string();
+  if (const perfmon::Platform* p = spec::FindPlatform(detected);
+      p != nullptr && (pmus == nullptr || !PlatformPmusVisible(*p, *pmus))) {
+    detected.clear();  // nothing here can count its uncore
+  }
   if (requested.empty()) {
     if (!counts_hardware || detected.empty()) return SessionPlatform{};
     return Named(detected);

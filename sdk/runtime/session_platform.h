@@ -10,9 +10,13 @@
 //   - SessionOptions::platform / UNCORE_PLATFORM names one (any alias, any
 //     case); `ivytown` (`ivbep`) is the hand-made model.  On hardware
 //     (auto, perf, direct) the CPU decides: naming a platform other than
-//     the detected one is an error.  On `sim` only IvyTown exists.
-//   - Unset: the detected CPU's platform on hardware, IvyTown on `sim`,
-//     `off` and devices given in code, and on CPUs no platform knows.
+//     the CPU's is an error.  On `sim` only IvyTown exists.
+//   - Unset: the CPU's platform on hardware, IvyTown on `sim`, `off` and
+//     devices given in code, and on CPUs no platform knows.
+//   - A generated platform is the CPU's only where the kernel shows at
+//     least one of its PMUs (a virtual machine, or a kernel without the
+//     driver, shows none): elsewhere nothing can count its uncore, and the
+//     session keeps IvyTown's names (and counts other PMUs, msr/tsc/ ...).
 //
 // Guarantees: pure; errors say what was asked, what the CPU is, and what
 // to do.
@@ -23,6 +27,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "sdk/devices/perf/pmu_discovery.h"
 #include "sdk/machine/topology.h"
 #include "sdk/platforms/perfmon/perfmon_tables.h"
 
@@ -40,12 +45,19 @@ struct SessionPlatform {
 // that matches (stepping decides Skylake-SP from Cascade Lake), else "".
 std::string PlatformOfCpu(const machine::CpuIdentity& cpu);
 
+// Whether `pmus` holds one of `platform`'s PMUs (`uncore_imc`,
+// `uncore_imc_3`, `amd_df`, ...).
+bool PlatformPmusVisible(const perfmon::Platform& platform,
+                         const devices::perf::PmuCatalog& pmus);
+
 // `requested`: SessionOptions::platform ("" to decide).  `backend`: the
 // backend name asked for.  `on_hardware`: false for a device given in code.
-// `cpu`: the CPU's identity, or why it could not be read.
+// `cpu`: the CPU's identity, or why it could not be read.  `pmus`: the
+// kernel's PMUs (nullptr: none could be read).
 absl::StatusOr<SessionPlatform> ChooseSessionPlatform(
     std::string_view requested, std::string_view backend, bool on_hardware,
-    const absl::StatusOr<machine::CpuIdentity>& cpu);
+    const absl::StatusOr<machine::CpuIdentity>& cpu,
+    const devices::perf::PmuCatalog* pmus);
 
 }  // namespace uncore::runtime
 

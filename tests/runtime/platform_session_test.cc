@@ -155,21 +155,34 @@ TEST(PlatformSessionTest, TheCpuDecidesOnHardware) {
   spr.model = 0x8f;
   spr.stepping = 8;
   EXPECT_EQ(runtime::PlatformOfCpu(spr), "sapphirerapids");
+  devices::perf::PmuCatalog with_imc;
+  with_imc.pmus.emplace_back();
+  with_imc.pmus.back().name = "uncore_imc_0";
+  const devices::perf::PmuCatalog without_uncore;
   absl::StatusOr<runtime::SessionPlatform> p =
-      runtime::ChooseSessionPlatform("", "auto", true, spr);
+      runtime::ChooseSessionPlatform("", "auto", true, spr, &with_imc);
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->name, "sapphirerapids");
   // IvyTown names on the simulator whatever the CPU.
-  p = runtime::ChooseSessionPlatform("", "sim", true, spr);
+  p = runtime::ChooseSessionPlatform("", "sim", true, spr, &with_imc);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->name, "ivytown");
   EXPECT_EQ(p->generated, nullptr);
   // Another platform than the CPU's is an error on hardware only.
-  p = runtime::ChooseSessionPlatform("icelakex", "perf", true, spr);
+  p = runtime::ChooseSessionPlatform("icelakex", "perf", true, spr, &with_imc);
   ASSERT_FALSE(p.ok());
   EXPECT_THAT(p.status().message(), HasSubstr("sapphirerapids"));
-  p = runtime::ChooseSessionPlatform("icelakex", "perf", false, spr);
+  p = runtime::ChooseSessionPlatform("icelakex", "perf", false, spr,
+                                     &with_imc);
   EXPECT_TRUE(p.ok());
+  // Where the kernel shows none of the CPU's PMUs (a virtual machine),
+  // nothing counts its uncore: IvyTown's names, and no mismatch.
+  p = runtime::ChooseSessionPlatform("", "auto", true, spr, &without_uncore);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->name, "ivytown");
+  p = runtime::ChooseSessionPlatform("icelakex", "perf", true, spr, nullptr);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->name, "icelakex");
   // Skylake-SP and Cascade Lake share a model: the stepping decides.
   machine::CpuIdentity clx = spr;
   clx.model = 0x55;

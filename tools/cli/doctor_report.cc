@@ -124,8 +124,9 @@ std::string PlatformText(const Machine& m) {
     return "none of the supported ones (uncore list --platforms)";
   }
   return fmt::format(
-      "{}{} (generated from vendor data: sessions and `uncore stat` use "
-      "its names and count them through perf; uncore list --platform {})",
+      "{}{} (from vendor data: sessions and `uncore stat` use its names "
+      "and count them through perf where the kernel shows its PMUs, see "
+      "perf below; uncore list --platform {})",
       common::Join(names, " or "), names.size() > 1 ? ", by stepping" : "",
       names.front());
 }

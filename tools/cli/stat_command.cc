@@ -45,6 +45,7 @@
 #include "sdk/common/clock.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
+#include "sdk/devices/perf/pmu_discovery.h"
 #include "sdk/report/output.h"
 #include "sdk/report/report.h"
 #include "sdk/report/text_table.h"
@@ -76,10 +77,13 @@ int UsageError(std::FILE* err, std::string_view message) {
 // rules: runtime/session_platform.h), so that a misspelt name is a usage
 // error before anything runs.  An error message on failure.
 std::optional<std::string> ValidateSpecs(const StatOptions& o) {
+  absl::StatusOr<devices::perf::PmuCatalog> pmus =
+      devices::perf::DiscoverPmus();
   absl::StatusOr<runtime::SessionPlatform> platform =
       runtime::ChooseSessionPlatform(o.platform, o.backend,
                                      /*on_hardware=*/true,
-                                     machine::ReadCpuIdentity());
+                                     machine::ReadCpuIdentity(),
+                                     pmus.ok() ? &*pmus : nullptr);
   if (!platform.ok()) return common::StatusMessage(platform.status());
   if (platform->generated != nullptr) {
     const perfmon::Platform& p = *platform->generated;
