@@ -239,7 +239,7 @@ class DoctorTest(unittest.TestCase):
 
     def test_names_the_detected_platform(self):
         text, doc = self.doctor("GenuineIntel", 6, 0x8f)
-        self.assertIn("platform    sapphirerapids (generated", text)
+        self.assertIn("platform    sapphirerapids (from vendor data", text)
         self.assertEqual(doc["cpu"]["platforms"], ["sapphirerapids"])
         text, doc = self.doctor("GenuineIntel", 6, 0x55)
         self.assertIn("platform    skylakex or cascadelakex, by stepping",
