@@ -557,6 +557,7 @@ NehalemExDevice::~NehalemExDevice() { Release().IgnoreError(); }
 std::vector<NehalemExDevice::SocketCpu> NehalemExDevice::ConsecutiveSockets(
     int sockets, int cpus_per_socket) {
   std::vector<SocketCpu> out;
+  out.reserve(sockets > 0 ? sockets : 0);
   for (int s = 0; s < sockets; ++s) {
     out.push_back({.socket = s, .cpu = s * cpus_per_socket});
   }
