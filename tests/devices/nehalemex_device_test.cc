@@ -374,6 +374,26 @@ TEST_F(NehalemExDeviceTest, RefusesBadEvents) {
             (uint64_t{2} << 24) | (uint64_t{1} << 22) | 1);
 }
 
+TEST_F(NehalemExDeviceTest, MboxFvcFieldsShareOneRegister) {
+  // Two FVC events on different event fields with the same shared bits
+  // share ZDP_CTL_FVC (the kernel's rule); 0x14020 would need other shared
+  // bits than 0x2800.
+  ASSERT_TRUE(
+      dev_
+          ->Program(Request({
+              Perf("uncore_mbox_1", {{"inc_sel", 0xd}, {"fvc", 0x2800}}),
+              Perf("uncore_mbox_1", {{"inc_sel", 0xe}, {"fvc", 0xc000}}),
+          }))
+          .ok());
+  EXPECT_EQ(sim_->Peek(0, kMbox.GlobalCtlAddress(1) + 0xB), 0xE800u);
+  EXPECT_EQ(sim_->Peek(1, kMbox.ControlAddress(1, 1)), (0xEu << 9) | 1);
+  ASSERT_TRUE(dev_->Release().ok());
+  const absl::Status st = dev_->Program(
+      Request({Perf("uncore_mbox_1", {{"inc_sel", 0xd}, {"fvc", 0x2800}}),
+               Perf("uncore_mbox_1", {{"inc_sel", 0xe}, {"fvc", 0x14020}})}));
+  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition) << st;
+}
+
 TEST_F(NehalemExDeviceTest, InUseCountersNeedForce) {
   sim_->Poke(0, kCbox.ControlAddress(0, 0), (uint64_t{1} << 22) | 0x5);
   ProgramRequest req = Request({Perf("uncore_cbox_0", {{"event", 0x1}})});
