@@ -144,6 +144,9 @@ void NehalemExUncore::Increment(Socket& s, const BoxDescriptor& box,
   s.regs[ctr] = sum & kCounterMask;
   if (sum <= kCounterMask) return;
   // A carry out of bit 47: the counter wraps and its ov bit is set.
+  // DECISION: every box sets its ov bit (p. 2-14 says so for the C-Box;
+  // every box has the same GLOBAL_STATUS in LIKWID's list), and counting
+  // goes on after the wrap (p. 2-49).
   const uint64_t ov_bit =
       fixed ? kWFixed.global_bit.mask() : (uint64_t{1} << counter);
   s.regs[box.StatusAddress(instance)] |= ov_bit;
@@ -157,6 +160,10 @@ void NehalemExUncore::Increment(Socket& s, const BoxDescriptor& box,
   }
 }
 
+// DECISION: the memory events of demo mode are the kernel's bbox_cmds_read /
+// bbox_cmds_write M-Box events (inc_sel 0xD..0x10 with that ZDP_CTL_FVC
+// event field and shared bits), one count per 64 bytes, split over the
+// M-Boxes; everything else counts at the fixed other_events_per_s.
 double NehalemExUncore::DemoRate(const Socket& s, const BoxDescriptor& box,
                                  int instance, int counter) const {
   if (box.type == BoxType::kM) {
@@ -333,6 +340,8 @@ absl::Status NehalemExUncore::AddEvents(int socket, BoxType box_type,
   std::lock_guard<std::mutex> lock(mu_);
   Socket& s = sockets_[socket];
   Advance(s);
+  // DECISION: threshold, edge, invert and match/mask filters do not change
+  // what is added: the injected count is the count of the selected event.
   for (int c = 0; c < box.num_counters; ++c) {
     if (!Counting(s, box, instance, c)) continue;
     if (EventKey(box_type, Get(s, box.ControlAddress(instance, c))) !=

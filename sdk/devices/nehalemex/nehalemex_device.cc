@@ -334,6 +334,8 @@ class NehalemExDevice::Plan {
           "this event owns there (0x{:x})",
           e.index, e.text, value, name, mask & writable));
     }
+    // DECISION: bits two events need in one extra register must agree; the
+    // kernel's rotation to another FVC field or R-Box event pair is not done.
     for (Extra& x : p.extras) {
       if (x.msr != msr) continue;
       const uint64_t overlap = x.mask & mask;
@@ -432,7 +434,8 @@ class NehalemExDevice::Plan {
           default: {
             const int set = idx % nehalemex::kRboxEventsPerPort - 3;
             const uint32_t mm_cfg = nehalemex::RboxXbrMmCfg(port, set);
-            // MATCH and MASK before MM_CFG (decisions-xeon7500.md #21).
+            // DECISION: MATCH and MASK before MM_CFG (the kernel writes
+            // MM_CFG first; this is the guarded order of p. 2-49).
             UNCORE_RETURN_IF_ERROR(
                 AddExtra(e, p, mm_cfg + 1, ~uint64_t{0}, c1, ~uint64_t{0}));
             UNCORE_RETURN_IF_ERROR(
@@ -897,6 +900,8 @@ absl::Status NehalemExDevice::TakeSnapshot(Snapshot* out) {
   for (const std::unique_ptr<SocketState>& sp : sockets_) {
     SocketState& s = *sp;
     std::lock_guard<std::mutex> lock(s.mu);
+    // DECISION: no box-level freeze on this generation: clear en_all, read
+    // every counter of the socket, set en_all (LIKWID freezes the same way).
     const uint64_t t0 = common::MonotonicNowNs();
     absl::Status st = space_->WriteMsr(s.cpu, kGlobalCtl.address, s.disabled);
     absl::Status reads;

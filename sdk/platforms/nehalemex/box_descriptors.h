@@ -137,6 +137,9 @@ enum class BoxType : uint8_t { kU = 0, kC, kB, kS, kM, kR, kW };
 inline constexpr int kNumBoxTypes = 7;
 inline constexpr int kMaxInstances = 10;
 inline constexpr int kMaxCounters = 8;
+// DECISION: 48 bits for every counter, the W fixed counter included (p. 2-49
+// gives 48 for the S-Box; the kernel uses 48 for every box and gives the
+// fixed counter no width of its own).
 inline constexpr uint8_t kCounterWidth = 48;
 
 // Which control-register layout a box's counters use.
@@ -311,9 +314,10 @@ constexpr MboxMemoryEvents MemoryEventFvc(Variant v) {
 }
 inline constexpr int kMboxIncSelFvcFirst = 0xD;  // 0xD..0x10 use FVC fields
 
-// M-Box address match/mask (MM_CFG, ADDR_MATCH, ADDR_MASK): the match is
-// 34 bits, the mask 27 bits (the kernel's masks); config2 carries them at
-// 33:0 and 61:34 with filter_cfg_en at 63.
+// M-Box address match/mask (MM_CFG, ADDR_MATCH, ADDR_MASK).
+// DECISION: the match is 34 bits, the mask 27 bits (the kernel's masks);
+// config2 carries them at 33:0 and 61:34 with filter_cfg_en at 63, and the
+// top bit of that 28-bit field is dropped, as the kernel drops it.
 inline constexpr uint64_t kMboxAddrMatchWritable = 0x3FFFFFFFFull;
 inline constexpr uint64_t kMboxAddrMaskWritable = 0x7FFFFFFull;
 inline constexpr int kMboxAddrMaskShift = 34;
@@ -346,9 +350,9 @@ struct FixedCounterDescriptor {
   uint32_t counter = 0x394;  // W_MSR_PMON_FIXED_CTR
   uint32_t control = 0x395;  // W_MSR_PMON_FIXED_CTR_CTL
   BitRange en = Bit(0);      // in the fixed control
-  // In the W-Box GLOBAL_CTL; and, DECISION, the fixed counter's ov/clr_ov
-  // bit in GLOBAL_STATUS / GLOBAL_OVF_CTL (sources silent: the same
-  // position as its enable).
+  // In the W-Box GLOBAL_CTL; and (DECISION: sources silent) the fixed
+  // counter's ov/clr_ov
+  // bit in GLOBAL_STATUS / GLOBAL_OVF_CTL, the same position as its enable.
   BitRange global_bit = Bit(31);
   // The kernel's clockticks alias: event=0xff selects the fixed counter.
   uint8_t kernel_event = 0xFF;
@@ -516,6 +520,9 @@ inline constexpr BoxDescriptor kSbox{
 // S-Box event select 0x00 (TO_R_PROG_EV) counts match/mask hits.
 inline constexpr uint8_t kSboxToRProgEv = 0x00;
 
+// DECISION: the M-Box address MATCH/MASK are guarded by their MM_CFG like the
+// S-Box's (a write while MM_CFG[63] is 1 faults): the kernel programs them in
+// the same a-d order.
 // DECISION: M1's counter 3 is 0xCF7 (base + 0x17, the kernel's stride);
 // LIKWID lists 0xCB7, which is M0's counter 3.
 inline constexpr BoxDescriptor kMbox{
