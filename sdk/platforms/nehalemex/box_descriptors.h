@@ -350,9 +350,9 @@ struct FixedCounterDescriptor {
   uint32_t counter = 0x394;  // W_MSR_PMON_FIXED_CTR
   uint32_t control = 0x395;  // W_MSR_PMON_FIXED_CTR_CTL
   BitRange en = Bit(0);      // in the fixed control
-  // In the W-Box GLOBAL_CTL; and (DECISION: sources silent) the fixed
-  // counter's ov/clr_ov
-  // bit in GLOBAL_STATUS / GLOBAL_OVF_CTL, the same position as its enable.
+  // In the W-Box GLOBAL_CTL.  DECISION (sources silent): also the fixed
+  // counter's ov / clr_ov bit in GLOBAL_STATUS / GLOBAL_OVF_CTL, the same
+  // position as its enable.
   BitRange global_bit = Bit(31);
   // The kernel's clockticks alias: event=0xff selects the fixed counter.
   uint8_t kernel_event = 0xFF;
