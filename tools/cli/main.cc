@@ -41,7 +41,7 @@ extern "C" int uncore_environment_session_enabled(void) { return 0; }
 namespace uncore::cli {
 
 // `uncore describe --platform nehalemex|westmereex --registers [SPEC]`
-// (xeon7500_registers.cc); returns -1 when the platform is neither.
+// (xeon7500_registers.cc); returns -1 for anything else.
 int RunDescribeXeon7500(const DescribeOptions& options, std::FILE* out,
                         std::FILE* err);
 

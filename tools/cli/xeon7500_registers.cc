@@ -273,12 +273,15 @@ int ProgramWrites(Variant v, std::string_view spec_text, std::FILE* out,
 
 }  // namespace
 
-// Returns -1 when `options` is not for this platform.
+// Returns -1 unless `options` is `--platform nehalemex|westmereex
+// --registers`.
 int RunDescribeXeon7500(const DescribeOptions& options, std::FILE* out,
                         std::FILE* err) {
   const std::optional<Variant> v =
       nehalemex::FromPlatformName(options.platform);
-  if (!v) return -1;
+  // Without --registers the platform's event tables answer (the platform
+  // routing in main.cc).
+  if (!v || !options.registers) return -1;
   if (options.json) {
     fmt::print(err,
                "uncore describe --platform {}: --json is not available for "
@@ -287,14 +290,6 @@ int RunDescribeXeon7500(const DescribeOptions& options, std::FILE* out,
     return kExitUsage;
   }
   if (!options.spec.empty()) return ProgramWrites(*v, options.spec, out, err);
-  if (!options.registers) {
-    fmt::print(err,
-               "uncore describe --platform {}: give --registers for the "
-               "register model, or a kernel nhmex event such as "
-               "'uncore_cbox_0/event=0x01,umask=0x03/' for its writes\n",
-               options.platform);
-    return kExitUsage;
-  }
   fmt::print(out, "{}", Model(*v));
   return kExitOk;
 }
