@@ -39,6 +39,12 @@
 extern "C" int uncore_environment_session_enabled(void) { return 0; }
 
 namespace uncore::cli {
+
+// `uncore describe --platform nehalemex|westmereex --registers [SPEC]`
+// (xeon7500_registers.cc); returns -1 for anything else.
+int RunDescribeXeon7500(const DescribeOptions& options, std::FILE* out,
+                        std::FILE* err);
+
 namespace {
 
 constexpr std::string_view kCommands = "list, describe, stat, doctor or help";
@@ -65,7 +71,9 @@ const std::map<std::string, std::string, std::less<>>& Synopses() {
        "       uncore list --platforms\n"},
       {"describe",
        "usage: uncore describe SPEC [--json] [--registers] [--platform NAME]\n"
-       "                       [--sysfs DIR]\n"},
+       "                       [--sysfs DIR]\n"
+       "       uncore describe --platform nehalemex|westmereex --registers "
+       "[SPEC]\n"},
       {"stat",
        "usage: uncore stat [-e SPEC[,SPEC...]] [-M METRIC[,METRIC...]] "
        "[-I MS]\n"
@@ -295,11 +303,9 @@ int Main(std::vector<std::string> args) {
       "describe",
       "how SPEC is encoded: control value, filter values, allowed\n"
       "counters and the registers it would write; SPEC may be a metric");
-  describe_app
-      ->add_option("SPEC", describe.spec,
-                   "an event spec (cbo/LLC_LOOKUP.DATA_READ) or a "
-                   "metric (metric/MEM_BW_TOTAL)")
-      ->required();
+  describe_app->add_option("SPEC", describe.spec,
+                           "an event spec (cbo/LLC_LOOKUP.DATA_READ) or a "
+                           "metric (metric/MEM_BW_TOTAL)");
   describe_app->add_flag("--json", describe.json, "JSON instead of text");
   describe_app->add_option("--platform", describe.platform,
                            "a platform from `uncore list --platforms` "
@@ -481,6 +487,13 @@ int Main(std::vector<std::string> args) {
       return UsageError("describe", *error);
     }
     describe.platform = PlatformOrEnvironment(describe.platform);
+    // Xeon 7500 / E7 (tools/cli/xeon7500_registers.cc): -1 when not one.
+    if (const int rc = RunDescribeXeon7500(describe, stdout, stderr); rc >= 0) {
+      return rc;
+    }
+    if (describe.spec.empty()) {
+      return UsageError("describe", "SPEC is required: an event or a metric");
+    }
     if (!describe.platform.empty() && !IsIvyTownPlatform(describe.platform)) {
       return RunDescribePlatform(describe, stdout, stderr);
     }

@@ -1,0 +1,297 @@
+// `uncore describe --platform nehalemex|westmereex --registers [SPEC]`: the
+// Xeon 7500 / Xeon E7 uncore register model (docs/xeon7500.md).  Without
+// SPEC: every box's MSRs, the C-Box programming per C-Box, the U-Box global
+// control bits and the S-Box match/mask sequence (steps a-d) with its
+// addresses.  With SPEC (a kernel nhmex PMU event such as
+// 'uncore_sbox_0/event=0,match=0x1,mask=0x2/'): the ordered writes the
+// nehalemex engine performs to program it on one simulated socket.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "fmt/format.h"
+#include "sdk/common/status_macros.h"
+#include "sdk/devices/nehalemex/nehalemex_device.h"
+#include "sdk/platforms/nehalemex/box_descriptors.h"
+#include "sdk/registers/recording_register_space.h"
+#include "sdk/report/text_table.h"
+#include "sdk/spec/event_spec.h"
+#include "tools/cli/commands.h"
+
+namespace uncore::cli {
+namespace {
+
+using nehalemex::BoxDescriptor;
+using nehalemex::BoxType;
+using nehalemex::kGlobalCtl;
+using nehalemex::Variant;
+
+std::string Hex(uint32_t a) { return fmt::format("0x{:03X}", a); }
+
+std::string FieldList(const BoxDescriptor& box) {
+  std::string out;
+  for (const nehalemex::Field& f : box.control_fields) {
+    if (!out.empty()) out += ", ";
+    out += f.bits.width == 1
+               ? fmt::format("{} {}", f.name, f.bits.lo)
+               : fmt::format("{} {}:{}", f.name, f.bits.hi(), f.bits.lo);
+  }
+  return out;
+}
+
+std::string Model(Variant v) {
+  std::string text = fmt::format(
+      "{} uncore PMON registers (family {} model 0x{:X}); every register is "
+      "an MSR,\nreached through any CPU of the socket.  Counters are {} bits "
+      "wide.\n\n",
+      nehalemex::VariantDisplayName(v), nehalemex::kCpuFamily,
+      v == Variant::kNehalemEx ? nehalemex::kModelNehalemEx
+                               : nehalemex::kModelWestmereEx,
+      nehalemex::kCounterWidth);
+
+  text += fmt::format(
+      "U_MSR_PMON_GLOBAL_CTL {} (the socket-wide control)\n"
+      "  bit  {:>2}     ctr_en        the U-Box counter's enable\n"
+      "  bits {:>2}:{:<2}  pmi_core_sel  which core receives the PMI\n"
+      "  bit  {:>2}     en_all        enables every uncore counter (with the "
+      "box ctr_en and the counter's en)\n"
+      "  bit  {:>2}     rst_all       write 1: zero every counter and "
+      "overflow status; reads 0\n"
+      "  bit  {:>2}     frz_all       freeze on PMI: an overflow of a counter "
+      "with pmi_en clears en_all\n"
+      "                         (setting it freezes nothing by itself)\n"
+      "  U_MSR_PMON_GLOBAL_STATUS {}, U_MSR_PMON_GLOBAL_OVF_CTL {}\n\n",
+      Hex(kGlobalCtl.address), kGlobalCtl.ctr_en.lo,
+      kGlobalCtl.pmi_core_sel.hi(), kGlobalCtl.pmi_core_sel.lo,
+      kGlobalCtl.en_all.lo, kGlobalCtl.rst_all.lo, kGlobalCtl.frz_all.lo,
+      Hex(kGlobalCtl.status_address), Hex(kGlobalCtl.ovf_ctl_address));
+
+  text +=
+      "Boxes (GLOBAL_CTL: ctr_en, one bit per counter; GLOBAL_STATUS: ov; "
+      "GLOBAL_OVF_CTL: clr_ov)\n";
+  report::TextTable boxes({.indent = "  "});
+  boxes.AddColumn("box", report::Align::kLeft);
+  boxes.AddColumn("PMU", report::Align::kLeft);
+  boxes.AddColumn("n", report::Align::kRight);
+  boxes.AddColumn("ctrs", report::Align::kRight);
+  boxes.AddColumn("GLOBAL_CTL/STATUS/OVF_CTL", report::Align::kLeft);
+  boxes.AddColumn("CTL0..n / CTR0..n", report::Align::kLeft);
+  for (const BoxDescriptor* box : nehalemex::kBoxes) {
+    for (int i = 0; i < box->NumInstances(v); ++i) {
+      if (box->type == BoxType::kC) continue;  // below
+      const int last = box->num_counters - 1;
+      boxes.AddRow(
+          {fmt::format("{}{}", box->letter,
+                       box->NumInstances(v) == 1 ? "" : std::to_string(i)),
+           nehalemex::KernelPmuName(*box, i),
+           std::to_string(box->NumInstances(v)),
+           std::to_string(box->num_counters),
+           fmt::format("{}/{}/{}", Hex(box->GlobalCtlAddress(i)),
+                       Hex(box->StatusAddress(i)), Hex(box->OvfCtlAddress(i))),
+           fmt::format("{}..{} / {}..{} (step 2)",
+                       Hex(box->ControlAddress(i, 0)),
+                       Hex(box->ControlAddress(i, last)),
+                       Hex(box->CounterAddress(i, 0)),
+                       Hex(box->CounterAddress(i, last)))});
+    }
+  }
+  boxes.Render(&text);
+  text += "\nControl register fields\n";
+  for (const BoxDescriptor* box : nehalemex::kBoxes) {
+    text += fmt::format("  {}  {}\n", box->letter, FieldList(*box));
+  }
+
+  text += fmt::format(
+      "\nC-Box programming ({} C-Boxes at irregular offsets; each: "
+      "GLOBAL_CTL ctr_en 5:0,\nGLOBAL_STATUS ov 5:0, GLOBAL_OVF_CTL clr_ov "
+      "5:0, then CTLn at +0x10+2n and CTRn at +0x11+2n)\n",
+      nehalemex::kCbox.NumInstances(v));
+  report::TextTable cboxes({.indent = "  "});
+  cboxes.AddColumn("C-Box", report::Align::kLeft);
+  cboxes.AddColumn("GLOBAL_CTL", report::Align::kLeft);
+  cboxes.AddColumn("STATUS", report::Align::kLeft);
+  cboxes.AddColumn("OVF_CTL", report::Align::kLeft);
+  cboxes.AddColumn("CTL0..CTL5", report::Align::kLeft);
+  cboxes.AddColumn("CTR0..CTR5", report::Align::kLeft);
+  const BoxDescriptor& c = nehalemex::kCbox;
+  for (int i = 0; i < c.NumInstances(v); ++i) {
+    std::string ctls;
+    std::string ctrs;
+    for (int k = 0; k < c.num_counters; ++k) {
+      ctls +=
+          fmt::format("{}{}", k == 0 ? "" : " ", Hex(c.ControlAddress(i, k)));
+      ctrs +=
+          fmt::format("{}{}", k == 0 ? "" : " ", Hex(c.CounterAddress(i, k)));
+    }
+    cboxes.AddRow({nehalemex::KernelPmuName(c, i), Hex(c.GlobalCtlAddress(i)),
+                   Hex(c.StatusAddress(i)), Hex(c.OvfCtlAddress(i)), ctls,
+                   ctrs});
+  }
+  cboxes.Render(&text);
+
+  text +=
+      "\nS-Box match/mask sequence (guide p. 2-49; a MATCH/MASK write "
+      "while MM_CFG[63] = 1 is a\ngeneral-protection fault)\n";
+  for (int i = 0; i < 2; ++i) {
+    const nehalemex::MatchMaskDescriptor& mm = nehalemex::kSbox.match_mask[i];
+    text += fmt::format(
+        "  S{0}: a) S{0}_MSR_MM_CFG {1} <- 0 (bit 63 = 0)\n"
+        "      b) S{0}_MSR_MATCH {2} <- match, S{0}_MSR_MASK {3} <- mask\n"
+        "      c) the counter's control (S{0}_MSR_PMON_CTLn {4}..{5}) event "
+        "select 0x00 (TO_R_PROG_EV)\n"
+        "      d) S{0}_MSR_MM_CFG {1} <- 1 << 63 (start matching)\n",
+        i, Hex(mm.mm_cfg), Hex(mm.match), Hex(mm.mask),
+        Hex(nehalemex::kSbox.ControlAddress(i, 0)),
+        Hex(nehalemex::kSbox.ControlAddress(i, 3)));
+  }
+  text += "  The M-Box address match uses the same order: ";
+  for (int i = 0; i < 2; ++i) {
+    const nehalemex::MatchMaskDescriptor& mm = nehalemex::kMbox.match_mask[i];
+    text += fmt::format("{}M{} MM_CFG {}, ADDR_MATCH {}, ADDR_MASK {}",
+                        i == 0 ? "" : "; ", i, Hex(mm.mm_cfg), Hex(mm.match),
+                        Hex(mm.mask));
+  }
+  text +=
+      fmt::format(".\n  B-Box MATCH/MASK (no MM_CFG): B0 {}/{}, B1 {}/{}.\n",
+                  Hex(nehalemex::kBbox.match_mask[0].match),
+                  Hex(nehalemex::kBbox.match_mask[0].mask),
+                  Hex(nehalemex::kBbox.match_mask[1].match),
+                  Hex(nehalemex::kBbox.match_mask[1].mask));
+
+  text +=
+      "\nM-Box sub-control registers (offset from the M-Box GLOBAL_CTL; "
+      "writable bits on this variant)\n";
+  for (const nehalemex::SubRegisterDescriptor& s :
+       nehalemex::kMboxSubRegisters) {
+    text +=
+        fmt::format("  {:<12} M0 {}  M1 {}  0x{:X}\n", s.name,
+                    Hex(nehalemex::kMbox.GlobalCtlAddress(0) + s.offset),
+                    Hex(nehalemex::kMbox.GlobalCtlAddress(1) + s.offset),
+                    v == Variant::kNehalemEx ? s.writable_nhm : s.writable_wsm);
+  }
+  text += "\nR-Box per-port registers (R0: ports 0-3, R1: ports 4-7)\n";
+  for (int p = 0; p < 2 * nehalemex::kRboxPortsPerBox; ++p) {
+    text += fmt::format(
+        "  port {}: IPERF_CFG0 {}, IPERF_CFG1 {}, QLX_CFG {}, XBR set 1 "
+        "MM_CFG/MATCH/MASK {}.., set 2 {}..\n",
+        p, Hex(nehalemex::RboxIperfCfg0(p)), Hex(nehalemex::RboxIperfCfg1(p)),
+        Hex(nehalemex::RboxQlxCfg(p)), Hex(nehalemex::RboxXbrMmCfg(p, 1)),
+        Hex(nehalemex::RboxXbrMmCfg(p, 2)));
+  }
+  text += fmt::format(
+      "\nW-Box fixed counter: W_MSR_PMON_FIXED_CTR {}, "
+      "W_MSR_PMON_FIXED_CTR_CTL "
+      "{} (en bit 0),\nenabled by W GLOBAL_CTL bit {} (uncore_wbox "
+      "event=0xff)\n",
+      Hex(nehalemex::kWFixed.counter), Hex(nehalemex::kWFixed.control),
+      nehalemex::kWFixed.global_bit.lo);
+  return text;
+}
+
+// `PMU/term=value,term,.../`: a kernel perf event of an nhmex PMU (the
+// IvyTown spec parser knows only the IvyTown boxes).
+absl::StatusOr<spec::EventSpec> ParseNhmexEvent(std::string_view text) {
+  const size_t open = text.find('/');
+  if (open == std::string_view::npos || open == 0 || text.back() != '/' ||
+      text.size() < open + 2) {
+    return absl::InvalidArgumentError(fmt::format(
+        "'{}' is not a kernel PMU event: write it PMU/term=value,.../, e.g. "
+        "uncore_cbox_0/event=0x01,umask=0x03/",
+        text));
+  }
+  spec::EventSpec e;
+  e.kind = spec::EventSpec::Kind::kGenericPerf;
+  e.text = std::string(text);
+  e.pmu = std::string(text.substr(0, open));
+  std::string_view terms = text.substr(open + 1, text.size() - open - 2);
+  while (!terms.empty()) {
+    const size_t comma = terms.find(',');
+    const std::string_view term = terms.substr(0, comma);
+    terms = comma == std::string_view::npos ? std::string_view()
+                                            : terms.substr(comma + 1);
+    if (term.empty()) continue;
+    spec::PerfTerm t;
+    const size_t eq = term.find('=');
+    t.name = std::string(term.substr(0, eq));
+    if (eq != std::string_view::npos) {
+      const std::string value(term.substr(eq + 1));
+      char* end = nullptr;
+      const uint64_t v = std::strtoull(value.c_str(), &end, 0);
+      if (value.empty() || end == nullptr || *end != '\0') {
+        return absl::InvalidArgumentError(
+            fmt::format("'{}': the value of {} is not a number", text, t.name));
+      }
+      t.value = v;
+    }
+    e.perf_terms.push_back(std::move(t));
+  }
+  return e;
+}
+
+int ProgramWrites(Variant v, std::string_view spec_text, std::FILE* out,
+                  std::FILE* err) {
+  absl::StatusOr<spec::EventSpec> event = ParseNhmexEvent(spec_text);
+  if (!event.ok()) {
+    fmt::print(err, "uncore describe: {}\n",
+               common::StatusMessage(event.status()));
+    return kExitUsage;
+  }
+  registers::RecordingRegisterSpace space;
+  devices::NehalemExDevice dev(&space, v, {{.socket = 0, .cpu = 0}});
+  devices::ProgramRequest request;
+  request.events.push_back(*event);
+  if (absl::Status st = dev.Program(request); !st.ok()) {
+    fmt::print(err, "uncore describe --registers: {}\n",
+               common::StatusMessage(st));
+    return kExitUsage;
+  }
+  std::string text = fmt::format(
+      "register writes that program {} on a {} socket, in order\n"
+      "(Program first reads every register it changes; Release writes them "
+      "all back)\n",
+      spec_text, nehalemex::VariantDisplayName(v));
+  report::TextTable table;
+  table.AddColumn("step", report::Align::kRight);
+  table.AddColumn("register", report::Align::kLeft);
+  table.AddColumn("MSR", report::Align::kLeft);
+  table.AddColumn("value", report::Align::kLeft);
+  table.AddColumn("why", report::Align::kLeft);
+  const auto& writes = dev.program_writes();
+  for (size_t i = 0; i < writes.size(); ++i) {
+    table.AddRow({std::to_string(i + 1), writes[i].name, Hex(writes[i].msr),
+                  fmt::format("0x{:x}", writes[i].value), writes[i].why});
+  }
+  table.Render(&text);
+  fmt::print(out, "{}", text);
+  return kExitOk;
+}
+
+}  // namespace
+
+// Returns -1 unless `options` is `--platform nehalemex|westmereex
+// --registers`.
+int RunDescribeXeon7500(const DescribeOptions& options, std::FILE* out,
+                        std::FILE* err) {
+  const std::optional<Variant> v =
+      nehalemex::FromPlatformName(options.platform);
+  // Without --registers the platform's event tables answer (the platform
+  // routing in main.cc).
+  if (!v || !options.registers) return -1;
+  if (options.json) {
+    fmt::print(err,
+               "uncore describe --platform {}: --json is not available for "
+               "this platform; drop it for the text model\n",
+               options.platform);
+    return kExitUsage;
+  }
+  if (!options.spec.empty()) return ProgramWrites(*v, options.spec, out, err);
+  fmt::print(out, "{}", Model(*v));
+  return kExitOk;
+}
+
+}  // namespace uncore::cli
