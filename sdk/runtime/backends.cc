@@ -13,10 +13,15 @@
 #include "sdk/common/status_macros.h"
 #include "sdk/devices/direct/direct_device.h"
 #include "sdk/devices/direct/open_direct_device.h"
+#include "sdk/devices/nehalemex/nehalemex_device.h"
 #include "sdk/devices/perf/perf_device.h"
+#include "sdk/machine/topology.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/platforms/nehalemex/box_descriptors.h"
+#include "sdk/registers/linux_register_space.h"
 #include "sdk/runtime/backend_policy.h"
 #include "sdk/sim/demo_traffic.h"
+#include "sdk/sim/nehalemex_uncore.h"
 #include "sdk/sim/simulated_uncore.h"
 
 namespace uncore::runtime {
@@ -94,6 +99,95 @@ class SimBackend : public Backend {
   std::unique_ptr<devices::DirectDevice> device_;
 };
 
+// The Xeon 7500 / E7 engine (devices/nehalemex) on the simulator or on the
+// Linux MSR files; instance names are the kernel's PMU names.
+class NehalemExBackend : public Backend {
+ public:
+  // The simulator, with its demo traffic (no thread: counts advance with
+  // the clock whenever the engine reads them).
+  NehalemExBackend(nehalemex::Variant variant, int sockets, bool demo)
+      : name_("sim"), simulated_(true) {
+    sim::NehalemExUncore::Options o;
+    o.demo = demo;
+    sim_ = sim::NehalemExUncore::Create(variant, sockets, o);
+    device_ = std::make_unique<devices::NehalemExDevice>(
+        sim_.get(), variant,
+        devices::NehalemExDevice::ConsecutiveSockets(sockets, 1));
+  }
+  // The MSRs of this machine.
+  NehalemExBackend(nehalemex::Variant variant,
+                   std::unique_ptr<registers::RegisterSpace> space,
+                   std::vector<devices::NehalemExDevice::SocketCpu> sockets)
+      : name_("direct"), simulated_(false), space_(std::move(space)) {
+    device_ = std::make_unique<devices::NehalemExDevice>(
+        space_.get(), variant, std::move(sockets));
+  }
+  ~NehalemExBackend() override {
+    Stop().IgnoreError();
+    device_.reset();  // before the register space it programs
+  }
+  std::string_view name() const override { return name_; }
+  bool simulated() const override { return simulated_; }
+  devices::Device* device() const override { return device_.get(); }
+  std::string InstanceName(size_t entry,
+                           const devices::CounterPlacement&) const override {
+    return device_->EntryName(entry);
+  }
+  absl::Status Stop() override { return device_->Release(); }
+
+ private:
+  std::string name_;
+  bool simulated_;
+  std::unique_ptr<sim::NehalemExUncore> sim_;
+  std::unique_ptr<registers::RegisterSpace> space_;
+  std::unique_ptr<devices::NehalemExDevice> device_;
+};
+
+// Passes only the Xeon 7500 PMON registers the variant has, and within them
+// only their writable bits: nothing else of the machine's MSRs is touched.
+class NehalemExRegisterGuard : public registers::RegisterSpace {
+ public:
+  NehalemExRegisterGuard(nehalemex::Variant variant,
+                         std::unique_ptr<registers::RegisterSpace> inner)
+      : variant_(variant), inner_(std::move(inner)) {}
+  absl::Status ReadMsr(int cpu, uint32_t msr, uint64_t* value) override {
+    UNCORE_RETURN_IF_ERROR(Check(msr, nullptr));
+    return inner_->ReadMsr(cpu, msr, value);
+  }
+  absl::Status WriteMsr(int cpu, uint32_t msr, uint64_t value) override {
+    UNCORE_RETURN_IF_ERROR(Check(msr, &value));
+    return inner_->WriteMsr(cpu, msr, value);
+  }
+  absl::Status ReadPci(const registers::PciAddress&, uint32_t,
+                       uint32_t*) override {
+    return absl::PermissionDeniedError(
+        "the Xeon 7500 uncore has no PCI PMON registers");
+  }
+  absl::Status WritePci(const registers::PciAddress&, uint32_t,
+                        uint32_t) override {
+    return absl::PermissionDeniedError(
+        "the Xeon 7500 uncore has no PCI PMON registers");
+  }
+
+ private:
+  absl::Status Check(uint32_t msr, const uint64_t* value) const {
+    const nehalemex::RegisterInfo* r = nehalemex::FindRegister(variant_, msr);
+    if (r == nullptr) {
+      return absl::PermissionDeniedError(fmt::format(
+          "MSR 0x{:x} is not a Xeon 7500 PMON register: refused", msr));
+    }
+    if (value != nullptr && (*value & ~r->writable) != 0) {
+      return absl::InvalidArgumentError(fmt::format(
+          "{} (MSR 0x{:x}): 0x{:x} sets reserved bits (writable 0x{:x}): "
+          "refused",
+          r->name, msr, *value, r->writable));
+    }
+    return absl::OkStatus();
+  }
+  nehalemex::Variant variant_;
+  std::unique_ptr<registers::RegisterSpace> inner_;
+};
+
 // Linux perf_event: instance names are the PMUs, scale and unit come from
 // the PMUs' event aliases, counts may be multiplexing estimates.
 class PerfBackend : public Backend {
@@ -135,6 +229,38 @@ int SimSockets(const BackendRequest& request) {
   int n = std::max(request.sim_sockets, 1);
   for (int s : request.program.sockets) n = std::max(n, s + 1);
   return n;
+}
+
+// The direct backend on a Xeon 7500 / E7: the CPU must be that variant.
+absl::StatusOr<std::unique_ptr<Backend>> OpenNehalemExDirect(
+    nehalemex::Variant variant, const BackendRequest& request) {
+  UNCORE_ASSIGN_OR_RETURN(machine::CpuIdentity cpu,
+                          machine::ReadCpuIdentity(request.cpuinfo));
+  if (cpu.vendor != "GenuineIntel" ||
+      nehalemex::VariantFromModel(cpu.family, cpu.model) != variant) {
+    return absl::FailedPreconditionError(fmt::format(
+        "the direct backend for {} programs that CPU's own registers, and "
+        "this CPU is {}: run on a Xeon 7500 (family 6 model 0x2e) or E7 "
+        "(model 0x2f), or UNCORE_BACKEND=sim",
+        request.platform, cpu.ToString()));
+  }
+  UNCORE_ASSIGN_OR_RETURN(
+      machine::Topology topology,
+      machine::DiscoverTopology(request.sysfs_root, request.cpuinfo));
+  std::vector<devices::NehalemExDevice::SocketCpu> sockets;
+  for (const machine::SocketTopology& s : topology.sockets) {
+    sockets.push_back({.socket = s.socket, .cpu = s.msr_cpu});
+  }
+  if (sockets.empty()) {
+    return absl::FailedPreconditionError(fmt::format(
+        "no online CPU found under {}/devices/system/cpu", request.sysfs_root));
+  }
+  auto space = std::make_unique<NehalemExRegisterGuard>(
+      variant, std::make_unique<registers::LinuxRegisterSpace>());
+  auto backend = std::make_unique<NehalemExBackend>(variant, std::move(space),
+                                                    std::move(sockets));
+  UNCORE_RETURN_IF_ERROR(backend->device()->Program(request.program));
+  return std::unique_ptr<Backend>(std::move(backend));
 }
 
 absl::StatusOr<std::unique_ptr<Backend>> OpenDirect(
@@ -194,6 +320,19 @@ absl::StatusOr<OpenedBackend> OpenBackend(BackendRequest request) {
         "backend off: regions were not measured (UNCORE_BACKEND=off)");
     return out;
   }
+  const std::optional<nehalemex::Variant> xeon7500 =
+      nehalemex::FromPlatformName(request.platform);
+  if (name == "sim" && xeon7500.has_value()) {
+    auto sim = std::make_unique<NehalemExBackend>(
+        *xeon7500, SimSockets(request), request.sim_demo_traffic);
+    UNCORE_RETURN_IF_ERROR(sim->device()->Program(request.program));
+    out.backend = std::move(sim);
+    out.warnings.push_back(fmt::format(
+        "backend sim: every count is SIMULATED (a made-up traffic model on a "
+        "simulated {}), not measured on this machine",
+        request.platform));
+    return out;
+  }
   if (name == "sim") {
     auto sim = std::make_unique<SimBackend>(SimSockets(request),
                                             request.sim_demo_traffic);
@@ -205,7 +344,10 @@ absl::StatusOr<OpenedBackend> OpenBackend(BackendRequest request) {
     return out;
   }
   if (name == "direct") {
-    UNCORE_ASSIGN_OR_RETURN(out.backend, OpenDirect(request.program));
+    UNCORE_ASSIGN_OR_RETURN(
+        out.backend, xeon7500.has_value()
+                         ? OpenNehalemExDirect(*xeon7500, request)
+                         : OpenDirect(request.program));
     return out;
   }
   if (name == "perf") {
@@ -228,7 +370,8 @@ absl::StatusOr<OpenedBackend> OpenBackend(BackendRequest request) {
       absl::StatusOr<std::unique_ptr<Backend>> b =
           kind == BackendKind::kPerf
               ? OpenPerf(request.program, request.sysfs_root)
-              : OpenDirect(request.program);
+          : xeon7500.has_value() ? OpenNehalemExDirect(*xeon7500, request)
+                                 : OpenDirect(request.program);
       probes.For(kind) = BackendProbe::FromStatus(b.status());
       if (b.ok()) opened[kind == BackendKind::kPerf ? 0 : 1] = *std::move(b);
       decision = DecideAutoBackend(probes);

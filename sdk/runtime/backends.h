@@ -73,6 +73,10 @@ struct BackendRequest {
   std::string sysfs_root = "/sys";
   // Not empty: `auto` must not try direct, for this reason.
   std::string direct_refusal;
+  // The session's platform: "nehalemex" and "westmereex" count on the Xeon
+  // 7500 engine (sim, direct) instead of IvyTown's.
+  std::string platform;
+  std::string cpuinfo = "/proc/cpuinfo";
   // A device given in code (tests, integrations); programmed here.
   std::unique_ptr<devices::Device> device;
   std::string device_name = "custom";

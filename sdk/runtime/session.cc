@@ -583,7 +583,9 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
   runtime::BackendRequest request;
   request.name = backend_name;
   request.sysfs_root = files.sysfs_root;
-  if (platform.generated != nullptr) {
+  request.platform = platform.name;
+  request.cpuinfo = files.cpuinfo;
+  if (platform.generated != nullptr && !platform.has_engine) {
     if (request.name == "direct") {
       return absl::InvalidArgumentError(fmt::format(
           "the direct backend programs IvyTown's own registers; platform {} "

@@ -9,6 +9,7 @@
 #include "fmt/format.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
+#include "sdk/platforms/nehalemex/box_descriptors.h"
 #include "sdk/spec/platform_catalog.h"
 
 namespace uncore::runtime {
@@ -24,6 +25,7 @@ SessionPlatform Named(std::string_view name) {
   if (IsIvyTownName(name) || name.empty()) return out;
   out.generated = spec::FindPlatform(name);
   if (out.generated != nullptr) out.name = std::string(out.generated->name);
+  out.has_engine = nehalemex::FromPlatformName(out.name).has_value();
   return out;
 }
 
@@ -73,7 +75,8 @@ absl::StatusOr<SessionPlatform> ChooseSessionPlatform(
                       backend == "direct" || backend.empty());
   std::string detected = cpu.ok() ? PlatformOfCpu(*cpu) : std::string();
   if (const perfmon::Platform* p = spec::FindPlatform(detected);
-      p != nullptr && (pmus == nullptr || !PlatformPmusVisible(*p, *pmus))) {
+      p != nullptr && !Named(detected).has_engine &&
+      (pmus == nullptr || !PlatformPmusVisible(*p, *pmus))) {
     detected.clear();  // nothing here can count its uncore
   }
   if (requested.empty()) {
@@ -88,9 +91,10 @@ absl::StatusOr<SessionPlatform> ChooseSessionPlatform(
         common::StatusMessage(lookup.status())));
   }
   SessionPlatform chosen = Named(requested);
-  if (simulated && chosen.generated != nullptr) {
+  if (simulated && chosen.generated != nullptr && !chosen.has_engine) {
     return absl::InvalidArgumentError(fmt::format(
-        "platform {} has no simulator: the sim backend simulates ivytown; "
+        "platform {} has no simulator: the sim backend simulates ivytown, "
+        "nehalemex and westmereex; "
         "{} counts through perf (UNCORE_BACKEND=perf) on a {} machine",
         chosen.name, chosen.name, chosen.generated->title));
   }

@@ -10,10 +10,11 @@
 //   - SessionOptions::platform / UNCORE_PLATFORM names one (any alias, any
 //     case); `ivytown` (`ivbep`) is the hand-made model.  On hardware
 //     (auto, perf, direct) the CPU decides: naming a platform other than
-//     the CPU's is an error.  On `sim` only IvyTown exists.
+//     the CPU's is an error.  `sim` simulates IvyTown and the Xeon 7500 /
+//     E7 (nehalemex, westmereex).
 //   - Unset: the CPU's platform on hardware, IvyTown on `sim`, `off` and
 //     devices given in code, and on CPUs no platform knows.
-//   - A generated platform is the CPU's only where the kernel shows at
+//   - A perf-only platform is the CPU's only where the kernel shows at
 //     least one of its PMUs (a virtual machine, or a kernel without the
 //     driver, shows none): elsewhere nothing can count its uncore, and the
 //     session keeps IvyTown's names (and counts other PMUs, msr/tsc/ ...).
@@ -39,6 +40,9 @@ struct SessionPlatform {
   std::string name{kIvyTownPlatform};
   // nullptr: IvyTown's model (sdk/platforms/ivytown).
   const perfmon::Platform* generated = nullptr;
+  // Its names are tabled, and a register model counts them too: the Xeon
+  // 7500 / E7 (sdk/devices/nehalemex: the sim and direct backends).
+  bool has_engine = false;
 };
 
 // The platform of a CPU: ivytown for 06_3E, else the generated platform

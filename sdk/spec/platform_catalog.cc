@@ -1,5 +1,6 @@
 #include "sdk/spec/platform_catalog.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <optional>
@@ -192,14 +193,44 @@ absl::StatusOr<Resolution> ResolveTerms(const Platform& platform,
   Resolution out;
   out.kind = Resolution::Kind::kEvent;
   out.input = std::string(input);
+  // The listed event whose own terms are all among those given (the most
+  // of them); the rest are the user's (the S-Box's match and mask).
+  const Event* best = nullptr;
+  std::vector<std::string> best_rest;
   for (const Event& e : platform.events) {
-    if (e.pmu == target.pmu && e.event == *event && e.umask == umask &&
-        common::EqualsIgnoreCase(e.terms, extra_terms) &&
-        e.event_term == event_key) {
-      out.name = std::string(e.name);
-      out.events.push_back(FromEvent(e, target.instance));
-      return out;
+    if (e.pmu != target.pmu || e.event != *event || e.umask != umask ||
+        e.event_term != event_key) {
+      continue;
     }
+    std::vector<std::string> rest = extra;
+    bool all = true;
+    for (std::string_view own : common::Split(e.terms, ',', true)) {
+      const size_t eq = own.find('=');
+      absl::StatusOr<uint64_t> v =
+          eq == std::string_view::npos ? absl::StatusOr<uint64_t>(1)
+                                       : ParseNumber(own.substr(eq + 1), input);
+      const std::string normal = fmt::format(
+          "{}=0x{:x}", common::ToLower(own.substr(0, eq)), v.value_or(0));
+      auto it = std::find(rest.begin(), rest.end(), normal);
+      if (!v.ok() || it == rest.end()) {
+        all = false;
+        break;
+      }
+      rest.erase(it);
+    }
+    if (all && (best == nullptr || rest.size() < best_rest.size())) {
+      best = &e;
+      best_rest = std::move(rest);
+    }
+  }
+  if (best != nullptr) {
+    out.name = std::string(best->name);
+    out.events.push_back(FromEvent(*best, target.instance));
+    if (!best_rest.empty()) {
+      out.events.back().terms +=
+          fmt::format(",{}", common::Join(best_rest, ","));
+    }
+    return out;
   }
   std::string terms = fmt::format("{}={}", event_key, Hex(*event));
   if (umask != 0) terms += fmt::format(",umask={}", Hex(umask));
@@ -465,6 +496,37 @@ absl::StatusOr<Resolution> ResolveOnPlatform(const perfmon::Platform& platform,
       return ResolveMetric(platform, *m, input);
     }
     return UnknownName(platform, input, input, std::nullopt);
+  }
+  // NAME:term=v,...: a named event with the user's terms (the S-Box's
+  // TO_R_PROG_EV:match=0x1,mask=0x1).
+  if (size_t colon = input.find(':');
+      colon != std::string_view::npos && !input.ends_with('/')) {
+    absl::StatusOr<Resolution> base =
+        ResolveOnPlatform(platform, input.substr(0, colon));
+    if (!base.ok()) return base.status();
+    if (base->kind != Resolution::Kind::kEvent || base->events.size() != 1) {
+      return absl::InvalidArgumentError(fmt::format(
+          "'{}': terms after ':' go with one event, and '{}' is a {}", input,
+          input.substr(0, colon),
+          base->kind == Resolution::Kind::kMetric ? "metric" : "composite"));
+    }
+    std::string& terms = base->events[0].terms;
+    for (std::string_view term :
+         common::Split(input.substr(colon + 1), ',', true)) {
+      for (std::string_view part : common::Split(term, ':', true)) {
+        part = common::StripWhitespace(part);
+        const size_t eq = part.find('=');
+        absl::StatusOr<uint64_t> v =
+            eq == std::string_view::npos
+                ? absl::StatusOr<uint64_t>(1)
+                : ParseNumber(part.substr(eq + 1), input);
+        if (!v.ok()) return v.status();
+        terms += fmt::format(",{}=0x{:x}",
+                             common::ToLower(part.substr(0, eq)), *v);
+      }
+    }
+    base->input = std::string(input);
+    return base;
   }
   // TARGET/BODY[/]
   std::string_view target_text = input.substr(0, slash);

@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <shared_mutex>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -147,17 +148,25 @@ TEST_F(NehalemExDeviceTest, CountsExactUnderInjectedTraffic) {
 TEST_F(NehalemExDeviceTest, SnapshotsFromManyThreads) {
   ASSERT_TRUE(
       dev_->Program(Request({Perf("uncore_cbox_2", {{"event", 0x07}})})).ok());
+  // Snapshots run concurrently with each other; an event injected while
+  // another thread's snapshot has en_all cleared would (as on the
+  // hardware) not be counted, so injections wait for snapshots to finish.
+  std::shared_mutex window;
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&] {
       Snapshot prev(dev_->read_plan().size());
       for (int k = 0; k < 200; ++k) {
         Snapshot cur(dev_->read_plan().size());
-        ASSERT_TRUE(dev_->TakeSnapshot(&cur).ok());
+        {
+          std::shared_lock<std::shared_mutex> lock(window);
+          ASSERT_TRUE(dev_->TakeSnapshot(&cur).ok());
+        }
         for (size_t e = 0; e < cur.values.size(); ++e) {
           EXPECT_GE(cur.values[e], prev.values[e]);
         }
         prev = cur;
+        std::unique_lock<std::shared_mutex> lock(window);
         ASSERT_TRUE(sim_->AddEvents(0, BoxType::kC, 2, 0x07, 1).ok());
       }
     });

@@ -194,6 +194,45 @@ TEST(PlatformSessionTest, TheCpuDecidesOnHardware) {
   EXPECT_EQ(runtime::PlatformOfCpu(clx), "ivytown");
 }
 
+TEST(PlatformSessionTest, TheXeon7500CountsOnItsSimulator) {
+  SessionOptions o;
+  o.platform = "nehalemex";
+  o.backend = "sim";
+  o.events = {"wbox/UNCORE_CLOCK", "sbox/TO_R_PROG_EV:match=0x1,mask=0x1"};
+  o.metrics = {"MEM_BW_TOTAL"};
+  o.output = "";
+  absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(o);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_TRUE((*s)->simulated());
+  {
+    UNCORE_REGION("phase");
+    usleep(20'000);
+  }
+  const Results r = (*s)->Collect();
+  ASSERT_TRUE((*s)->Stop().ok());
+  EXPECT_EQ(r.run.platform, "nehalemex");
+  EXPECT_EQ(r.run.backend, "sim");
+  EXPECT_TRUE(r.run.simulated);
+  ASSERT_EQ(r.regions.size(), 1u);
+  const RegionResult& region = r.regions[0];
+  // The W-Box fixed counter: the simulated uncore clock ran in the region.
+  ASSERT_FALSE(region.inclusive[0].per_instance.empty());
+  EXPECT_EQ(region.inclusive[0].per_instance[0].instance, "uncore_wbox");
+  EXPECT_GT(region.inclusive[0].total, 0u);
+  const size_t bw = MetricIndex(r, "MEM_BW_TOTAL");
+  EXPECT_TRUE(region.metrics[bw].valid);
+  EXPECT_GT(region.metrics[bw].value, 0);
+
+  // Direct programs the CPU's own registers: not on another CPU.
+  o.backend = "direct";
+  s = Session::Start(o);
+  if (absl::StatusOr<machine::CpuIdentity> here = machine::ReadCpuIdentity();
+      here.ok() && here->family == 6 && here->model == 0x2e) {
+    GTEST_SKIP() << "this is a Xeon 7500";
+  }
+  ASSERT_FALSE(s.ok());
+}
+
 // A recorded machine whose uncore PMUs are the kernel's msr PMU.
 class MsrBackedMachine {
  public:

@@ -194,3 +194,31 @@ TEST(PlatformCatalogTest, UnknownNamesNameThePlatformAndNeighbours) {
 
 }  // namespace
 }  // namespace uncore::spec
+
+namespace uncore::spec {
+namespace {
+
+TEST(PlatformCatalogTermsTest, NamedEventsTakeTheUsersTerms) {
+  const perfmon::Platform* p = FindPlatform("nehalemex");
+  ASSERT_NE(p, nullptr);
+  // By name, with terms after ':'.
+  absl::StatusOr<Resolution> r =
+      ResolveOnPlatform(*p, "sbox/TO_R_PROG_EV:match=0x1,mask=0x3");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->name, "TO_R_PROG_EV");
+  ASSERT_EQ(r->events.size(), 1u);
+  EXPECT_EQ(r->events[0].terms, "event=0x00,match=0x1,mask=0x3");
+  // In the kernel's syntax, the listed event is still found by its own
+  // terms; the user's stay.
+  r = ResolveOnPlatform(*p, "uncore_sbox_1/event=0x0,match=0x1,mask=0x3/");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->name, "TO_R_PROG_EV");
+  EXPECT_EQ(r->events[0].PerfSpelling(),
+            "uncore_sbox_1/event=0x00,match=0x1,mask=0x3/");
+  // Terms go with one event only.
+  r = ResolveOnPlatform(*p, "metric/MEM_BW_TOTAL:x=1");
+  EXPECT_FALSE(r.ok());
+}
+
+}  // namespace
+}  // namespace uncore::spec
