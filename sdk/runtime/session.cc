@@ -379,8 +379,8 @@ absl::StatusOr<std::unique_ptr<Session>> StartSessionOnDevice(
 }
 
 absl::StatusOr<std::unique_ptr<Session>> StartSessionOnMachine(
-    SessionOptions options, MachineFiles files) {
-  return SessionAccess::Start(std::move(options), {}, std::move(files));
+    SessionOptions options, const MachineFiles& files) {
+  return SessionAccess::Start(std::move(options), {}, files);
 }
 
 // A generated platform's formulas again, with the planned counters:
@@ -391,12 +391,12 @@ void SessionAccess::CompileForPlan(Session::Impl& s) {
   for (const devices::CounterPlacement& p : s.plan) sockets.push_back(p.socket);
   std::sort(sockets.begin(), sockets.end());
   sockets.erase(std::unique(sockets.begin(), sockets.end()), sockets.end());
-  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const int64_t cores = sysconf(_SC_NPROCESSORS_ONLN);
   for (Session::Impl::Metric& m : s.metrics) {
     if (!m.resolution.has_value()) continue;
     spec::PerfMetricContext context;
     context.num_packages = std::max<int>(1, static_cast<int>(sockets.size()));
-    context.num_cores = static_cast<int>(std::max(1L, cores));
+    context.num_cores = static_cast<int>(std::max<int64_t>(1, cores));
     context.source_count = [&](size_t i) {
       const int event = m.event_index[i];
       int entries = 0;
@@ -419,7 +419,8 @@ void SessionAccess::CompileForPlan(Session::Impl& s) {
 }
 
 absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
-    SessionOptions options, InjectedDevice injected, MachineFiles files) {
+    SessionOptions options, InjectedDevice injected,
+    const MachineFiles& files) {
   using Impl = Session::Impl;
   constexpr const char* kOneAtATime =
       "another uncore::Session is active: Stop it first (one session at a "

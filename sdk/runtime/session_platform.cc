@@ -35,10 +35,10 @@ bool PlatformPmusVisible(const perfmon::Platform& platform,
                          const devices::perf::PmuCatalog& pmus) {
   for (const perfmon::Event& e : platform.events) {
     if (pmus.Find(e.pmu) != nullptr) return true;
-    for (const std::string& name : pmus.NamesStartingWith(
-             std::string(e.pmu) + "_")) {
-      const std::string_view suffix =
-          std::string_view(name).substr(e.pmu.size() + 1);
+    for (const std::string& name :
+         pmus.NamesStartingWith(std::string(e.pmu) + "_")) {
+      const std::string_view whole = name;
+      const std::string_view suffix = whole.substr(e.pmu.size() + 1);
       if (!suffix.empty() &&
           suffix.find_first_not_of("0123456789") == std::string_view::npos) {
         return true;

@@ -56,11 +56,12 @@ std::vector<spec::CompiledMetric> CompiledMetricsOf(const Session& session);
 
 // Session::Start on the machine `files` describe.
 absl::StatusOr<std::unique_ptr<Session>> StartSessionOnMachine(
-    SessionOptions options, MachineFiles files);
+    SessionOptions options, const MachineFiles& files);
 
 struct SessionAccess {
   static absl::StatusOr<std::unique_ptr<Session>> Start(
-      SessionOptions options, InjectedDevice injected, MachineFiles files = {});
+      SessionOptions options, InjectedDevice injected,
+      const MachineFiles& files = {});
   static void CompileForPlan(Session::Impl& s);
   static std::vector<spec::CompiledMetric> CompiledMetrics(
       const Session& session);
