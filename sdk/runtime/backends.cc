@@ -119,8 +119,8 @@ class NehalemExBackend : public Backend {
                    std::unique_ptr<registers::RegisterSpace> space,
                    std::vector<devices::NehalemExDevice::SocketCpu> sockets)
       : name_("direct"), simulated_(false), space_(std::move(space)) {
-    device_ = std::make_unique<devices::NehalemExDevice>(
-        space_.get(), variant, std::move(sockets));
+    device_ = std::make_unique<devices::NehalemExDevice>(space_.get(), variant,
+                                                         std::move(sockets));
   }
   ~NehalemExBackend() override {
     Stop().IgnoreError();
@@ -344,10 +344,10 @@ absl::StatusOr<OpenedBackend> OpenBackend(BackendRequest request) {
     return out;
   }
   if (name == "direct") {
-    UNCORE_ASSIGN_OR_RETURN(
-        out.backend, xeon7500.has_value()
-                         ? OpenNehalemExDirect(*xeon7500, request)
-                         : OpenDirect(request.program));
+    UNCORE_ASSIGN_OR_RETURN(out.backend,
+                            xeon7500.has_value()
+                                ? OpenNehalemExDirect(*xeon7500, request)
+                                : OpenDirect(request.program));
     return out;
   }
   if (name == "perf") {

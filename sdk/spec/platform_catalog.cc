@@ -206,8 +206,8 @@ absl::StatusOr<Resolution> ResolveTerms(const Platform& platform,
     bool all = true;
     for (std::string_view own : common::Split(e.terms, ',', true)) {
       const size_t eq = own.find('=');
-      absl::StatusOr<uint64_t> v =
-          eq == std::string_view::npos ? absl::StatusOr<uint64_t>(1)
+      absl::StatusOr<uint64_t> v = eq == std::string_view::npos
+                                       ? absl::StatusOr<uint64_t>(1)
                                        : ParseNumber(own.substr(eq + 1), input);
       const std::string normal = fmt::format(
           "{}=0x{:x}", common::ToLower(own.substr(0, eq)), v.value_or(0));
@@ -521,8 +521,8 @@ absl::StatusOr<Resolution> ResolveOnPlatform(const perfmon::Platform& platform,
                 ? absl::StatusOr<uint64_t>(1)
                 : ParseNumber(part.substr(eq + 1), input);
         if (!v.ok()) return v.status();
-        terms += fmt::format(",{}=0x{:x}",
-                             common::ToLower(part.substr(0, eq)), *v);
+        terms +=
+            fmt::format(",{}=0x{:x}", common::ToLower(part.substr(0, eq)), *v);
       }
     }
     base->input = std::string(input);

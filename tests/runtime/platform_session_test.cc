@@ -172,8 +172,7 @@ TEST(PlatformSessionTest, TheCpuDecidesOnHardware) {
   p = runtime::ChooseSessionPlatform("icelakex", "perf", true, spr, &with_imc);
   ASSERT_FALSE(p.ok());
   EXPECT_THAT(p.status().message(), HasSubstr("sapphirerapids"));
-  p = runtime::ChooseSessionPlatform("icelakex", "perf", false, spr,
-                                     &with_imc);
+  p = runtime::ChooseSessionPlatform("icelakex", "perf", false, spr, &with_imc);
   EXPECT_TRUE(p.ok());
   // Where the kernel shows none of the CPU's PMUs (a virtual machine),
   // nothing counts its uncore: IvyTown's names, and no mismatch.
