@@ -295,30 +295,42 @@ constexpr std::string_view kSapphireCpuinfo =
     "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\n"
     "model\t\t: 143\nstepping\t: 8\n";
 
-TEST(PlatformSessionPerfTest, CountsThroughPerfOneGroupReadPerPmu) {
+// Starts `o` on perf over the msr-backed machine, counts one region and
+// stops: the results, or why not (PermissionDenied / Unavailable: perf or
+// its msr PMU cannot be used here).
+absl::StatusOr<Results> CountOneRegion(std::string_view name,
+                                       std::string_view cpuinfo,
+                                       SessionOptions o) {
   const std::optional<std::string> type = MsrBackedMachine::MsrType();
-  if (!type) GTEST_SKIP() << "no msr PMU here";
-  MsrBackedMachine machine(TempDir("skx"), *type, kSkylakeCpuinfo);
-  SessionOptions o;
-  o.events = {"imc/event=0x0/"};
+  if (!type) return absl::UnavailableError("no msr PMU here");
+  MsrBackedMachine machine(TempDir(name), *type, cpuinfo);
   o.backend = "perf";
   o.output = "";
-  absl::StatusOr<std::unique_ptr<Session>> s =
-      runtime::StartSessionOnMachine(std::move(o), machine.files());
-  if (!s.ok() && (absl::IsPermissionDenied(s.status()) ||
-                  absl::IsUnavailable(s.status()))) {
-    GTEST_SKIP() << s.status();
-  }
-  ASSERT_TRUE(s.ok()) << s.status();
+  UNCORE_ASSIGN_OR_RETURN(
+      std::unique_ptr<Session> s,
+      runtime::StartSessionOnMachine(std::move(o), machine.files()));
   { UNCORE_REGION("phase"); }
-  const Results r = (*s)->Collect();
-  ASSERT_TRUE((*s)->Stop().ok());
-  EXPECT_EQ(r.run.platform, "skylakex");  // from the recorded cpuinfo
-  EXPECT_EQ(r.run.backend, "perf");
+  Results r = s->Collect();
+  UNCORE_RETURN_IF_ERROR(s->Stop());
+  return r;
+}
+
+bool CannotCountHere(const absl::Status& s) {
+  return absl::IsPermissionDenied(s) || absl::IsUnavailable(s);
+}
+
+TEST(PlatformSessionPerfTest, CountsThroughPerfOneGroupReadPerPmu) {
+  SessionOptions o;
+  o.events = {"imc/event=0x0/"};
+  absl::StatusOr<Results> r = CountOneRegion("skx", kSkylakeCpuinfo, o);
+  if (CannotCountHere(r.status())) GTEST_SKIP() << r.status();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->run.platform, "skylakex");  // from the recorded cpuinfo
+  EXPECT_EQ(r->run.backend, "perf");
   // Two PMU instances with one event each, one socket: two group reads.
-  EXPECT_EQ(r.run.reads_per_snapshot, 2);
-  ASSERT_EQ(r.regions.size(), 1u);
-  const EventCounts& c = r.regions[0].inclusive[0];
+  EXPECT_EQ(r->run.reads_per_snapshot, 2);
+  ASSERT_EQ(r->regions.size(), 1u);
+  const EventCounts& c = r->regions[0].inclusive[0];
   ASSERT_EQ(c.per_instance.size(), 2u);
   EXPECT_EQ(c.per_instance[0].instance, "uncore_imc_0");
   EXPECT_EQ(c.per_instance[1].instance, "uncore_imc_1");
@@ -327,31 +339,19 @@ TEST(PlatformSessionPerfTest, CountsThroughPerfOneGroupReadPerPmu) {
 }
 
 TEST(PlatformSessionPerfTest, BandwidthUsesTheFreeRunningCounters) {
-  const std::optional<std::string> type = MsrBackedMachine::MsrType();
-  if (!type) GTEST_SKIP() << "no msr PMU here";
-  MsrBackedMachine machine(TempDir("spr"), *type, kSapphireCpuinfo);
   SessionOptions o;
   o.metrics = {"MEM_BW_TOTAL"};
-  o.backend = "perf";
-  o.output = "";
-  absl::StatusOr<std::unique_ptr<Session>> s =
-      runtime::StartSessionOnMachine(std::move(o), machine.files());
-  if (!s.ok() && (absl::IsPermissionDenied(s.status()) ||
-                  absl::IsUnavailable(s.status()))) {
-    GTEST_SKIP() << s.status();
-  }
-  ASSERT_TRUE(s.ok()) << s.status();
-  { UNCORE_REGION("phase"); }
-  const Results r = (*s)->Collect();
-  ASSERT_TRUE((*s)->Stop().ok());
-  EXPECT_EQ(r.run.platform, "sapphirerapids");
+  absl::StatusOr<Results> r = CountOneRegion("spr", kSapphireCpuinfo, o);
+  if (CannotCountHere(r.status())) GTEST_SKIP() << r.status();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->run.platform, "sapphirerapids");
   // The report says which counters were used.
-  ASSERT_FALSE(r.run.warnings.empty());
-  EXPECT_THAT(r.run.warnings[0], HasSubstr("uncore_imc_free_running_0"));
-  ASSERT_EQ(r.events.size(), 2u);
-  EXPECT_EQ(r.events[0].unit, "MiB");
-  ASSERT_EQ(r.regions.size(), 1u);
-  const RegionResult& region = r.regions[0];
+  ASSERT_FALSE(r->run.warnings.empty());
+  EXPECT_THAT(r->run.warnings[0], HasSubstr("uncore_imc_free_running_0"));
+  ASSERT_EQ(r->events.size(), 2u);
+  EXPECT_EQ(r->events[0].unit, "MiB");
+  ASSERT_EQ(r->regions.size(), 1u);
+  const RegionResult& region = r->regions[0];
   const double counts = static_cast<double>(region.inclusive[0].total +
                                             region.inclusive[1].total);
   EXPECT_GT(counts, 0);
@@ -362,14 +362,10 @@ TEST(PlatformSessionPerfTest, BandwidthUsesTheFreeRunningCounters) {
 
   // UNCORE_FREE_RUNNING=0: the CAS events instead (which these recorded
   // PMUs cannot count: the TSC PMU refuses their config).
-  SessionOptions cas;
-  cas.metrics = {"MEM_BW_TOTAL"};
-  cas.backend = "perf";
-  cas.output = "";
-  cas.use_free_running = false;
-  s = runtime::StartSessionOnMachine(std::move(cas), machine.files());
-  ASSERT_FALSE(s.ok());
-  EXPECT_THAT(s.status().message(), HasSubstr("UNC_M_CAS_COUNT"));
+  o.use_free_running = false;
+  r = CountOneRegion("spr-cas", kSapphireCpuinfo, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("UNC_M_CAS_COUNT"));
 }
 
 }  // namespace
