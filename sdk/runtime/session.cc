@@ -469,7 +469,12 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
   // Events and metrics, deduplicated by their canonical spelling.
   auto add_event = [&](const spec::EventSpec& e, std::string_view text,
                        bool from_metric) -> int {
-    const std::string canonical = e.Canonical();
+    // A generated platform's events by the names the vendor gives them.
+    const std::string canonical =
+        platform.generated != nullptr &&
+                e.kind == spec::EventSpec::Kind::kGenericPerf && !e.text.empty()
+            ? e.text
+            : e.Canonical();
     for (size_t i = 0; i < impl->events.size(); ++i) {
       if (impl->event_infos[i].canonical == canonical) {
         return static_cast<int>(i);
@@ -488,8 +493,9 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
     Impl::Metric m;
     for (const spec::EventSpec& e : compiled.events) {
       // A generated platform's events by their vendor names.
-      const bool named =
-          e.kind == spec::EventSpec::Kind::kGenericPerf && !e.text.empty();
+      const bool named = platform.generated != nullptr &&
+                         e.kind == spec::EventSpec::Kind::kGenericPerf &&
+                         !e.text.empty();
       m.event_index.push_back(
           add_event(e, named ? e.text : e.Canonical(), true));
     }

@@ -415,6 +415,19 @@ std::string ResolvedEvent::PerfSpelling() const {
       terms);
 }
 
+std::string ResolvedEvent::DisplayName() const {
+  if (event == nullptr) return PerfSpelling();
+  std::string out = instance.has_value()
+                        ? fmt::format("{}_{}/{}", pmu, *instance, event->name)
+                        : std::string(event->name);
+  const std::string own = PerfTerms(*event);
+  if (terms.size() > own.size() + 1 && terms.starts_with(own) &&
+      terms[own.size()] == ',') {
+    out += fmt::format(":{}", terms.substr(own.size() + 1));
+  }
+  return out;
+}
+
 std::vector<EventSpec> ToPerfEventSpecs(const Resolution& resolution) {
   std::vector<EventSpec> out;
   out.reserve(resolution.events.size());
@@ -423,8 +436,7 @@ std::vector<EventSpec> ToPerfEventSpecs(const Resolution& resolution) {
     spec.kind = EventSpec::Kind::kGenericPerf;
     spec.pmu = e.instance.has_value() ? fmt::format("{}_{}", e.pmu, *e.instance)
                                       : e.pmu;
-    spec.text =
-        e.event != nullptr ? std::string(e.event->name) : e.PerfSpelling();
+    spec.text = e.DisplayName();
     for (std::string_view term :
          common::Split(e.terms, ',', /*skip_empty=*/true)) {
       const size_t eq = term.find('=');

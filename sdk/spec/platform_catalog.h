@@ -68,6 +68,10 @@ struct ResolvedEvent {
 
   // "uncore_imc_N/event=0x05,umask=0xcf/" (N: the instance, or "N" for all).
   std::string PerfSpelling() const;
+  // How reports name it: the vendor's name, after "uncore_imc_3/" when one
+  // instance was asked for, with the terms beyond the event's own after
+  // ':' ("TO_R_PROG_EV:match=0x1,mask=0x3"); raw terms: PerfSpelling().
+  std::string DisplayName() const;
 };
 
 struct Resolution {
