@@ -182,8 +182,7 @@ constexpr bool BoxesConsistent() {
       return false;
     }
     // The enable and event select the engine needs are present.
-    if (box->FindField("en") == nullptr ||
-        box->FindField("pmi_en") == nullptr) {
+    if (!box->HasField("en") || !box->HasField("pmi_en")) {
       return false;
     }
     // The ctr_en bits fit below the W fixed bit and never reach en_all.

@@ -414,6 +414,14 @@ struct BoxDescriptor {
     }
     return nullptr;
   }
+  // Whether the control has the field (no pointer comparison: GCC's
+  // sanitizer builds do not take those as constant expressions).
+  constexpr bool HasField(std::string_view field) const {
+    for (const Field& f : control_fields) {
+      if (f.name == field) return true;
+    }
+    return false;
+  }
   constexpr BitRange FieldBits(std::string_view field) const {
     const Field* f = FindField(field);
     return f == nullptr ? BitRange{} : f->bits;
