@@ -77,6 +77,7 @@ using ivytown::BoxDescriptor;
 using ivytown::BoxType;
 using ivytown::FieldDescriptor;
 using ivytown::FieldRegister;
+using ivytown::FieldRole;
 using ivytown::kGlobal;
 using ivytown::kMaxCounters;
 using ivytown::kNumBoxTypes;
@@ -128,31 +129,31 @@ struct Layout {
   std::optional<std::pair<uint8_t, bool>> clockticks;
 };
 
-BitRange ControlBits(const BoxDescriptor& box, std::string_view name) {
-  const FieldDescriptor* f = box.FindField(name);
+BitRange ControlBits(const BoxDescriptor& box, FieldRole role) {
+  const FieldDescriptor* f = box.FindRole(role);
   if (f == nullptr || f->reg != FieldRegister::kControl) return BitRange{};
   return f->bits;
 }
 
 Layout MakeLayout(const BoxDescriptor& box) {
   Layout l;
-  l.event = ControlBits(box, "event");
-  l.umask = ControlBits(box, "umask");
-  l.ext = ControlBits(box, "ext");
-  l.en = ControlBits(box, "en");
-  l.edge = ControlBits(box, "edge");
-  l.occ_sel = ControlBits(box, "occ_sel");
-  l.occ_edge = ControlBits(box, "occ_edge");
+  l.event = ControlBits(box, FieldRole::kEventSelect);
+  l.umask = ControlBits(box, FieldRole::kUmask);
+  l.ext = ControlBits(box, FieldRole::kExtendedSelect);
+  l.en = ControlBits(box, FieldRole::kEnable);
+  l.edge = ControlBits(box, FieldRole::kEdge);
+  l.occ_sel = ControlBits(box, FieldRole::kOccupancySelect);
+  l.occ_edge = ControlBits(box, FieldRole::kOccupancyEdge);
   // S4: the PCU's occ_invert is the only invert.
-  l.inv = ControlBits(box, "occ_invert");
-  l.thresh = ControlBits(box, "thresh");
-  l.ov_en = ControlBits(box, "ov_en");
+  l.inv = ControlBits(box, FieldRole::kOccupancyInvert);
+  l.thresh = ControlBits(box, FieldRole::kThreshold);
+  l.ov_en = ControlBits(box, FieldRole::kOverflowEnable);
   l.has_ov_en = !l.ov_en.empty();
-  l.tid_en = ControlBits(box, "tid_en");
+  l.tid_en = ControlBits(box, FieldRole::kTidEnable);
   // L878 "rst17WO0Whensetto1,thecorrespondingcounterwillbeclearedto0";
   // L1659 q_occ_rst WO.  WO bits read back 0.
-  l.rst = ControlBits(box, "rst");
-  l.q_occ_rst = ControlBits(box, "q_occ_rst");
+  l.rst = ControlBits(box, FieldRole::kReset);
+  l.q_occ_rst = ControlBits(box, FieldRole::kQueueOccupancyReset);
   l.control_readable =
       box.control_writable_mask & ~l.rst.mask() & ~l.q_occ_rst.mask();
   for (const ivytown::EventDescriptor& e : ivytown::EventsOf(box.type)) {
@@ -559,7 +560,7 @@ bool Counts(const BoxDescriptor& box, const InstanceState& in, int c,
   if (!((t.umask & umask) != 0 || (t.umask == 0 && umask == 0))) return false;
   // L998 tid_en: match FILTER0.tid.
   if (!l.tid_en.empty() && l.tid_en.Extract(ctl) != 0) {
-    const FieldDescriptor* f = box.FindField("filter_tid");
+    const FieldDescriptor* f = box.FindRole(FieldRole::kThreadFilter);
     if (f != nullptr &&
         !(t.tid && *t.tid == f->bits.Extract(in.filters[f->filter]))) {
       return false;

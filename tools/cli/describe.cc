@@ -205,7 +205,8 @@ void DescribeEventText(const spec::EventSpec& spec, const spec::Encoding& enc,
   for (const std::string& note : enc.notes) {
     *out += fmt::format("note       {}\n", note);
   }
-  if (const ivytown::FieldDescriptor* q = box.FindField("q_occ_rst");
+  if (const ivytown::FieldDescriptor* q =
+          box.FindRole(ivytown::FieldRole::kQueueOccupancyReset);
       q != nullptr && spec.event != nullptr && !enc.fixed_counter &&
       ivytown::NeedsQueueOccupancyReset(*spec.event)) {
     *out += fmt::format(

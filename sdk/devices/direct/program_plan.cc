@@ -152,7 +152,8 @@ absl::Status PlanInstance(const std::vector<EventInfo>& events,
     c.control = info.enc.control;
     // decisions.md #34: L684 "when measuring an Occupancy count, it will be
     // necessary to set the .q_occ_rst bit to 1 in each control register".
-    if (const ivytown::FieldDescriptor* q = box.FindField("q_occ_rst");
+    if (const ivytown::FieldDescriptor* q =
+            box.FindRole(ivytown::FieldRole::kQueueOccupancyReset);
         q != nullptr && info.spec->event != nullptr &&
         ivytown::NeedsQueueOccupancyReset(*info.spec->event)) {
       c.control = q->bits.Insert(c.control, 1);
@@ -160,7 +161,8 @@ absl::Status PlanInstance(const std::vector<EventInfo>& events,
     c.width = box.counter_width;
     if (info.interval) {
       c.sampled = true;
-      c.control = box.FindField("ov_en")->bits.Insert(c.control, 1);
+      c.control = box.FindRole(ivytown::FieldRole::kOverflowEnable)
+                      ->bits.Insert(c.control, 1);
       c.initial =
           (WidthMask(c.width) - *info.interval + 1) & WidthMask(c.width);
     }
@@ -278,7 +280,8 @@ std::string GlobalName(int socket, std::string_view reg) {
 
 // Whether `control` sets the box's q_occ_rst (HA occupancy, #34).
 bool QueueOccupancyReset(const BoxDescriptor& box, uint64_t control) {
-  const ivytown::FieldDescriptor* q = box.FindField("q_occ_rst");
+  const ivytown::FieldDescriptor* q =
+      box.FindRole(ivytown::FieldRole::kQueueOccupancyReset);
   return q != nullptr && q->bits.Extract(control) != 0;
 }
 
@@ -389,9 +392,10 @@ absl::StatusOr<ProgramPlan> BuildProgramPlan(
     }
     EventInfo& info = events[s.event];
     const BoxDescriptor& box = *info.spec->box;
-    const bool has_ov_en = info.enc.fixed_counter
-                               ? !box.fixed_counter->ov_en.empty()
-                               : box.FindField("ov_en") != nullptr;
+    const bool has_ov_en =
+        info.enc.fixed_counter
+            ? !box.fixed_counter->ov_en.empty()
+            : box.FindRole(ivytown::FieldRole::kOverflowEnable) != nullptr;
     if (!has_ov_en) {
       return absl::InvalidArgumentError(fmt::format(
           "'{}' cannot be sampled: {} counter controls have no ov_en, so an "

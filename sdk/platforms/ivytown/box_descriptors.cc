@@ -28,26 +28,30 @@ constexpr BitRange Bit(int b) { return Bits(b, b); }
 
 constexpr FieldDescriptor Ctl(std::string_view name,
                               std::string_view manual_name, BitRange bits,
-                              FieldUse use, bool is_flag = false) {
+                              FieldUse use, FieldRole role,
+                              bool is_flag = false) {
   return FieldDescriptor{.name = name,
                          .manual_name = manual_name,
                          .reg = FieldRegister::kControl,
                          .filter = 0,
                          .bits = bits,
                          .use = use,
-                         .is_flag = is_flag};
+                         .is_flag = is_flag,
+                         .role = role};
 }
 
 constexpr FieldDescriptor Flt(std::string_view name,
                               std::string_view manual_name, uint8_t filter,
-                              BitRange bits) {
+                              BitRange bits,
+                              FieldRole role = FieldRole::kFilter) {
   return FieldDescriptor{.name = name,
                          .manual_name = manual_name,
                          .reg = FieldRegister::kFilter,
                          .filter = filter,
                          .bits = bits,
                          .use = FieldUse::kModifier,
-                         .is_flag = false};
+                         .is_flag = false,
+                         .role = role};
 }
 
 constexpr PciFunction Pci(uint8_t device, uint8_t function,
@@ -74,23 +78,24 @@ constexpr InstanceDescriptor PciInstance(std::string_view name,
 // ---------------------------------------------------------------------------
 // Counter-control fields (notes/field-names.md is the contract for names).
 
-constexpr FieldDescriptor kEventField =
-    Ctl("event", "ev_sel", Bits(7, 0), FieldUse::kEvent);
+constexpr FieldDescriptor kEventField = Ctl(
+    "event", "ev_sel", Bits(7, 0), FieldUse::kEvent, FieldRole::kEventSelect);
 constexpr FieldDescriptor kUmaskField =
-    Ctl("umask", "umask", Bits(15, 8), FieldUse::kEvent);
+    Ctl("umask", "umask", Bits(15, 8), FieldUse::kEvent, FieldRole::kUmask);
 constexpr FieldDescriptor kRstField =
-    Ctl("rst", "rst", Bit(17), FieldUse::kEngine);
+    Ctl("rst", "rst", Bit(17), FieldUse::kEngine, FieldRole::kReset);
 constexpr FieldDescriptor kEdgeField =
-    Ctl("edge", "edge_det", Bit(18), FieldUse::kModifier, /*is_flag=*/true);
-constexpr FieldDescriptor kOvEnField =
-    Ctl("ov_en", "ov_en", Bit(20), FieldUse::kEngine);
+    Ctl("edge", "edge_det", Bit(18), FieldUse::kModifier, FieldRole::kEdge,
+        /*is_flag=*/true);
+constexpr FieldDescriptor kOvEnField = Ctl(
+    "ov_en", "ov_en", Bit(20), FieldUse::kEngine, FieldRole::kOverflowEnable);
 // DECISION: #11 QPI extra select bit at 21, not 16.  L3167 "ev_sel_ext21RW-V0
 // ExtensionbittotheEventSelectfield" (Table 2-131) vs L3300 "anextrabit(b16)
 // mustbeset"; bit 16 is rsv in the same table (L3184).
-constexpr FieldDescriptor kExtField =
-    Ctl("ext", "ev_sel_ext", Bit(21), FieldUse::kEvent);
+constexpr FieldDescriptor kExtField = Ctl(
+    "ext", "ev_sel_ext", Bit(21), FieldUse::kEvent, FieldRole::kExtendedSelect);
 constexpr FieldDescriptor kEnField =
-    Ctl("en", "en", Bit(22), FieldUse::kEngine);
+    Ctl("en", "en", Bit(22), FieldUse::kEngine, FieldRole::kEnable);
 // DECISION: #12 no `inv` anywhere.  Every counter-control field table marks
 // bit 23 reserved: L858 (U-Box), L995 (CBo) "rsv23RV0Reserved;SWmustwriteto0
 // elsebehaviorisundefined", L1639 (HA), L2103 (iMC), L2475 (IRP), L3164
@@ -101,10 +106,12 @@ constexpr FieldDescriptor kEnField =
 // (L1204, L2248) matches the previous generation, whose bit 23 the kernel's
 // SNB-EP masks keep.
 constexpr FieldDescriptor kThresh8Field =
-    Ctl("thresh", "thresh", Bits(31, 24), FieldUse::kModifier);
+    Ctl("thresh", "thresh", Bits(31, 24), FieldUse::kModifier,
+        FieldRole::kThreshold);
 // U-Box (L857 "thresh28:24RW0Thresholdusedincountercomparison") and PCU.
 constexpr FieldDescriptor kThresh5Field =
-    Ctl("thresh", "thresh", Bits(28, 24), FieldUse::kModifier);
+    Ctl("thresh", "thresh", Bits(28, 24), FieldUse::kModifier,
+        FieldRole::kThreshold);
 
 // ---------------------------------------------------------------------------
 // U-Box (§2.2, L774-920).  MSR base 0xC00: fixed 0xC08/0xC09, CTL 0xC10-11,
@@ -159,10 +166,12 @@ constexpr uint8_t kCboFilter1 = 1;
 constexpr FieldDescriptor kCboFields[] = {
     kEventField, kUmaskField, kRstField, kEdgeField,
     // L998 "tid_en19RW-V0TIDFilterEnable".  L997: 21:20 rsv, so no ov_en.
-    Ctl("tid_en", "tid_en", Bit(19), FieldUse::kModifier, /*is_flag=*/true),
+    Ctl("tid_en", "tid_en", Bit(19), FieldUse::kModifier, FieldRole::kTidEnable,
+        /*is_flag=*/true),
     kEnField, kThresh8Field,
     // L1039 "tid4:000[4]Non-threadrelateddata[3:1]Core-ID[0]Thread1/0".
-    Flt("filter_tid", "FILTER0.tid", kCboFilter0, Bits(4, 0)),
+    Flt("filter_tid", "FILTER0.tid", kCboFilter0, Bits(4, 0),
+        FieldRole::kThreadFilter),
     // DECISION: #18 state is 22:17 (6 bits).  L1031 "state22:17RW0Selectstate"
     // (Table 2-16) vs L1249 "CBoFilter0[23:17]" and L1242 "5-bitstatefield";
     // bit 23 is rsv in the field table (L1030 "rsv31:23").
@@ -241,7 +250,8 @@ constexpr FieldDescriptor kHaFields[] = {
     kEventField,
     kUmaskField,
     // L1659 "q_occ_rst16WO0Whensetto1,clearqueueoccupancycounter".
-    Ctl("q_occ_rst", "q_occ_rst", Bit(16), FieldUse::kEngine),
+    Ctl("q_occ_rst", "q_occ_rst", Bit(16), FieldUse::kEngine,
+        FieldRole::kQueueOccupancyReset),
     kRstField,
     kEdgeField,
     kOvEnField,
@@ -355,7 +365,8 @@ constexpr FieldDescriptor kPcuFields[] = {
     // DECISION: #21 umask 15:8 carries POWER_STATE_OCCUPANCY's 0x40/0x80/
     // 0xC0; occ_sel is its top two bits (the one overlap of control fields).
     kUmaskField,
-    Ctl("occ_sel", "occ_sel", Bits(15, 14), FieldUse::kModifier),
+    Ctl("occ_sel", "occ_sel", Bits(15, 14), FieldUse::kModifier,
+        FieldRole::kOccupancySelect),
     kRstField,
     kEdgeField,
     kOvEnField,
@@ -363,9 +374,9 @@ constexpr FieldDescriptor kPcuFields[] = {
     kEnField,
     kThresh5Field,
     Ctl("occ_invert", "occ_invert", Bit(30), FieldUse::kModifier,
-        /*is_flag=*/true),
+        FieldRole::kOccupancyInvert, /*is_flag=*/true),
     Ctl("occ_edge", "occ_edge_det", Bit(31), FieldUse::kModifier,
-        /*is_flag=*/true),
+        FieldRole::kOccupancyEdge, /*is_flag=*/true),
     // L2937-2976: FREQ_BAND0..3_CYCLES depend on PCUFilter[7:0] .. [31:24].
     Flt("filter_band0", "PCUFilter[7:0]", 0, Bits(7, 0)),
     Flt("filter_band1", "PCUFilter[15:8]", 0, Bits(15, 8)),
@@ -412,24 +423,33 @@ constexpr FieldDescriptor kQpiFields[] = {
     kExtField,
     kEnField,
     kThresh8Field,
-    Flt("match0", "PKT_MATCH0", kQpiMatch0, Bits(31, 0)),
-    Flt("match_rnid4", "PKT_MATCH0.RNID_4", kQpiMatch0, Bit(31)),
-    Flt("match_dnid", "PKT_MATCH0.DNID", kQpiMatch0, Bits(17, 13)),
-    Flt("match_mc", "PKT_MATCH0.MC", kQpiMatch0, Bits(12, 9)),
-    Flt("match_opc", "PKT_MATCH0.OPC", kQpiMatch0, Bits(8, 5)),
-    Flt("match_vnw", "PKT_MATCH0.VNW", kQpiMatch0, Bits(4, 3)),
-    Flt("match1", "PKT_MATCH1", kQpiMatch1, Bits(31, 0)),
-    Flt("match_rds", "PKT_MATCH1.RDS", kQpiMatch1, Bits(19, 16)),
-    Flt("match_rnid30", "PKT_MATCH1.RNID_3_0", kQpiMatch1, Bits(3, 0)),
-    Flt("mask0", "PKT_MASK0", kQpiMask0, Bits(31, 0)),
-    Flt("mask_rnid4", "PKT_MASK0.RNID_4", kQpiMask0, Bit(31)),
-    Flt("mask_dnid", "PKT_MASK0.DNID", kQpiMask0, Bits(17, 13)),
-    Flt("mask_mc", "PKT_MASK0.MC", kQpiMask0, Bits(12, 9)),
-    Flt("mask_opc", "PKT_MASK0.OPC", kQpiMask0, Bits(8, 5)),
-    Flt("mask_vnw", "PKT_MASK0.VNW", kQpiMask0, Bits(4, 3)),
-    Flt("mask1", "PKT_MASK1", kQpiMask1, Bits(31, 0)),
-    Flt("mask_rds", "PKT_MASK1.RDS", kQpiMask1, Bits(19, 16)),
-    Flt("mask_rnid30", "PKT_MASK1.RNID_3_0", kQpiMask1, Bits(3, 0)),
+    Flt("match0", "PKT_MATCH0", kQpiMatch0, Bits(31, 0), FieldRole::kMatch),
+    Flt("match_rnid4", "PKT_MATCH0.RNID_4", kQpiMatch0, Bit(31),
+        FieldRole::kMatch),
+    Flt("match_dnid", "PKT_MATCH0.DNID", kQpiMatch0, Bits(17, 13),
+        FieldRole::kMatch),
+    Flt("match_mc", "PKT_MATCH0.MC", kQpiMatch0, Bits(12, 9),
+        FieldRole::kMatch),
+    Flt("match_opc", "PKT_MATCH0.OPC", kQpiMatch0, Bits(8, 5),
+        FieldRole::kMatch),
+    Flt("match_vnw", "PKT_MATCH0.VNW", kQpiMatch0, Bits(4, 3),
+        FieldRole::kMatch),
+    Flt("match1", "PKT_MATCH1", kQpiMatch1, Bits(31, 0), FieldRole::kMatch),
+    Flt("match_rds", "PKT_MATCH1.RDS", kQpiMatch1, Bits(19, 16),
+        FieldRole::kMatch),
+    Flt("match_rnid30", "PKT_MATCH1.RNID_3_0", kQpiMatch1, Bits(3, 0),
+        FieldRole::kMatch),
+    Flt("mask0", "PKT_MASK0", kQpiMask0, Bits(31, 0), FieldRole::kMask),
+    Flt("mask_rnid4", "PKT_MASK0.RNID_4", kQpiMask0, Bit(31), FieldRole::kMask),
+    Flt("mask_dnid", "PKT_MASK0.DNID", kQpiMask0, Bits(17, 13),
+        FieldRole::kMask),
+    Flt("mask_mc", "PKT_MASK0.MC", kQpiMask0, Bits(12, 9), FieldRole::kMask),
+    Flt("mask_opc", "PKT_MASK0.OPC", kQpiMask0, Bits(8, 5), FieldRole::kMask),
+    Flt("mask_vnw", "PKT_MASK0.VNW", kQpiMask0, Bits(4, 3), FieldRole::kMask),
+    Flt("mask1", "PKT_MASK1", kQpiMask1, Bits(31, 0), FieldRole::kMask),
+    Flt("mask_rds", "PKT_MASK1.RDS", kQpiMask1, Bits(19, 16), FieldRole::kMask),
+    Flt("mask_rnid30", "PKT_MASK1.RNID_3_0", kQpiMask1, Bits(3, 0),
+        FieldRole::kMask),
 };
 
 // DECISION: #15 0x228 is PKT_MATCH0.  L3109 lists "Q_Py_PCI_PMON_PKT_MATCH0228
@@ -766,8 +786,16 @@ constexpr bool MayOverlap(const BoxDescriptor& box, const FieldDescriptor& a,
     return true;
   }
   return box.type == BoxType::kPcu &&
-         ((a.name == "umask" && b.name == "occ_sel") ||
-          (a.name == "occ_sel" && b.name == "umask"));
+         ((a.role == FieldRole::kUmask &&
+           b.role == FieldRole::kOccupancySelect) ||
+          (a.role == FieldRole::kOccupancySelect &&
+           b.role == FieldRole::kUmask));
+}
+
+// Roles the engines look up with FindRole: at most one field each.
+constexpr bool RoleIsUnique(FieldRole role) {
+  return role != FieldRole::kFilter && role != FieldRole::kMatch &&
+         role != FieldRole::kMask;
 }
 
 constexpr uint64_t ControlFieldUnion(const BoxDescriptor& box) {
@@ -811,6 +839,7 @@ constexpr bool FieldsAreConsistent(const BoxDescriptor& box) {
     for (size_t j = i + 1; j < box.fields.size(); ++j) {
       const FieldDescriptor& g = box.fields[j];
       if (f.name == g.name) return false;
+      if (f.role == g.role && RoleIsUnique(f.role)) return false;
       if (SameRegister(f, g) && Overlaps(f.bits, g.bits) &&
           !MayOverlap(box, f, g)) {
         return false;

@@ -79,6 +79,29 @@ enum class FieldUse : uint8_t {
   kEngine,    // owned by the programming engine (en, ov_en, rst, q_occ_rst)
 };
 
+// What a field does, so that engines find the enable bit, the unit mask or
+// the thread-id filter by meaning instead of by name.  Names stay for users
+// (a spec naming a field, messages); code dispatches on roles.
+enum class FieldRole : uint8_t {
+  kEventSelect,          // ev_sel
+  kExtendedSelect,       // ev_sel_ext (PCU, QPI)
+  kUmask,                // umask
+  kReset,                // rst (WO: clears the counter)
+  kEdge,                 // edge_det
+  kOverflowEnable,       // ov_en
+  kEnable,               // en
+  kThreshold,            // thresh
+  kTidEnable,            // tid_en (CBo)
+  kQueueOccupancyReset,  // q_occ_rst (HA, WO)
+  kOccupancySelect,      // occ_sel (PCU)
+  kOccupancyInvert,      // occ_invert (PCU)
+  kOccupancyEdge,        // occ_edge_det (PCU)
+  kThreadFilter,         // the thread-id filter that tid_en enables (CBo)
+  kFilter,               // any other filter field
+  kMatch,                // a packet-match field (QPI PKT_MATCHn)
+  kMask,                 // a packet-mask field (QPI PKT_MASKn)
+};
+
 // One named field.  Names follow the Linux kernel's sysfs spelling so that
 // users can compare with `perf stat` (`event`, `umask`, `edge`, `inv`,
 // `thresh`, `tid_en`, `filter_state`, `filter_opc`, ...); the manual's own
@@ -91,6 +114,7 @@ struct FieldDescriptor {
   BitRange bits{};
   FieldUse use = FieldUse::kModifier;
   bool is_flag = false;  // a single bit set by naming it (`edge`, `inv`)
+  FieldRole role = FieldRole::kFilter;
 };
 
 // A filter / match register shared by every counter of a box instance.
@@ -222,10 +246,19 @@ struct BoxDescriptor {
     return counter_width >= 64 ? ~uint64_t{0}
                                : (uint64_t{1} << counter_width) - 1;
   }
-  // The field named `name` (kernel spelling), or nullptr.
+  // The field named `name` (kernel spelling), or nullptr.  For user input
+  // (a spec naming a field); engines use FindRole.
   constexpr const FieldDescriptor* FindField(std::string_view field) const {
     for (const FieldDescriptor& f : fields) {
       if (f.name == field) return &f;
+    }
+    return nullptr;
+  }
+  // The first field with `role`, or nullptr (every role but kFilter, kMatch
+  // and kMask occurs at most once per box: static_asserted).
+  constexpr const FieldDescriptor* FindRole(FieldRole field_role) const {
+    for (const FieldDescriptor& f : fields) {
+      if (f.role == field_role) return &f;
     }
     return nullptr;
   }
