@@ -42,8 +42,9 @@ constexpr FieldDescriptor Ctl(std::string_view name,
 
 constexpr FieldDescriptor Flt(std::string_view name,
                               std::string_view manual_name, uint8_t filter,
-                              BitRange bits,
-                              FieldRole role = FieldRole::kFilter) {
+                              BitRange bits, FilterMatch match,
+                              FieldRole role = FieldRole::kFilter,
+                              uint8_t pair = 0) {
   return FieldDescriptor{.name = name,
                          .manual_name = manual_name,
                          .reg = FieldRegister::kFilter,
@@ -51,7 +52,9 @@ constexpr FieldDescriptor Flt(std::string_view name,
                          .bits = bits,
                          .use = FieldUse::kModifier,
                          .is_flag = false,
-                         .role = role};
+                         .role = role,
+                         .match = match,
+                         .pair = pair};
 }
 
 constexpr PciFunction Pci(uint8_t device, uint8_t function,
@@ -164,25 +167,34 @@ constexpr uint8_t kCboFilter0 = 0;
 constexpr uint8_t kCboFilter1 = 1;
 
 constexpr FieldDescriptor kCboFields[] = {
-    kEventField, kUmaskField, kRstField, kEdgeField,
+    kEventField,
+    kUmaskField,
+    kRstField,
+    kEdgeField,
     // L998 "tid_en19RW-V0TIDFilterEnable".  L997: 21:20 rsv, so no ov_en.
     Ctl("tid_en", "tid_en", Bit(19), FieldUse::kModifier, FieldRole::kTidEnable,
         /*is_flag=*/true),
-    kEnField, kThresh8Field,
+    kEnField,
+    kThresh8Field,
     // L1039 "tid4:000[4]Non-threadrelateddata[3:1]Core-ID[0]Thread1/0".
     Flt("filter_tid", "FILTER0.tid", kCboFilter0, Bits(4, 0),
-        FieldRole::kThreadFilter),
+        FilterMatch::kThreadEquals, FieldRole::kThreadFilter),
     // DECISION: #18 state is 22:17 (6 bits).  L1031 "state22:17RW0Selectstate"
     // (Table 2-16) vs L1249 "CBoFilter0[23:17]" and L1242 "5-bitstatefield";
     // bit 23 is rsv in the field table (L1030 "rsv31:23").
-    Flt("filter_state", "FILTER0.state", kCboFilter0, Bits(22, 17)),
+    Flt("filter_state", "FILTER0.state", kCboFilter0, Bits(22, 17),
+        FilterMatch::kStateAnyBit),
     // DECISION: #19 nid is 15:0.  L1049 "rsv19:15RV0Reservednid15:0RW0Matchon
     // TargetNodeID" overlaps at bit 15; the field wins, 19:16 stay reserved.
-    Flt("filter_nid", "FILTER1.nid", kCboFilter1, Bits(15, 0)),
+    Flt("filter_nid", "FILTER1.nid", kCboFilter1, Bits(15, 0),
+        FilterMatch::kNodeAnyBit),
     // L1046 "opc(7bIDIOpcodew/top2b0x3)28:20RW0MatchonOpcode".
-    Flt("filter_opc", "FILTER1.opc", kCboFilter1, Bits(28, 20)),
-    Flt("filter_nc", "FILTER1.nc", kCboFilter1, Bit(30)),      // L1044
-    Flt("filter_isoc", "FILTER1.isoc", kCboFilter1, Bit(31)),  // L1044
+    Flt("filter_opc", "FILTER1.opc", kCboFilter1, Bits(28, 20),
+        FilterMatch::kOpcodeEquals),
+    // L1044 nc, isoc: not modelled by the simulator.
+    Flt("filter_nc", "FILTER1.nc", kCboFilter1, Bit(30), FilterMatch::kNone),
+    Flt("filter_isoc", "FILTER1.isoc", kCboFilter1, Bit(31),
+        FilterMatch::kNone),
 };
 
 constexpr FilterRegisterDescriptor kCboFilters[] = {
@@ -259,9 +271,12 @@ constexpr FieldDescriptor kHaFields[] = {
     kThresh8Field,
     // L1673 "lo_addr31:6RWS0 ... [31:6]", "hi_addr13:0RWS0 ... [45:32]",
     // "opc5:0RWS0Matchtoincomingopcode".
-    Flt("filter_addr_lo", "ADDRMATCH0.lo_addr", 0, Bits(31, 6)),
-    Flt("filter_addr_hi", "ADDRMATCH1.hi_addr", 1, Bits(13, 0)),
-    Flt("filter_opc", "OPCODEMATCH.opc", 2, Bits(5, 0)),
+    Flt("filter_addr_lo", "ADDRMATCH0.lo_addr", 0, Bits(31, 6),
+        FilterMatch::kAddressLow),
+    Flt("filter_addr_hi", "ADDRMATCH1.hi_addr", 1, Bits(13, 0),
+        FilterMatch::kAddressHigh),
+    Flt("filter_opc", "OPCODEMATCH.opc", 2, Bits(5, 0),
+        FilterMatch::kOpcodeEquals),
 };
 
 constexpr FilterRegisterDescriptor kHaFilters[] = {
@@ -378,10 +393,14 @@ constexpr FieldDescriptor kPcuFields[] = {
     Ctl("occ_edge", "occ_edge_det", Bit(31), FieldUse::kModifier,
         FieldRole::kOccupancyEdge, /*is_flag=*/true),
     // L2937-2976: FREQ_BAND0..3_CYCLES depend on PCUFilter[7:0] .. [31:24].
-    Flt("filter_band0", "PCUFilter[7:0]", 0, Bits(7, 0)),
-    Flt("filter_band1", "PCUFilter[15:8]", 0, Bits(15, 8)),
-    Flt("filter_band2", "PCUFilter[23:16]", 0, Bits(23, 16)),
-    Flt("filter_band3", "PCUFilter[31:24]", 0, Bits(31, 24)),
+    Flt("filter_band0", "PCUFilter[7:0]", 0, Bits(7, 0),
+        FilterMatch::kFrequencyAtLeast),
+    Flt("filter_band1", "PCUFilter[15:8]", 0, Bits(15, 8),
+        FilterMatch::kFrequencyAtLeast),
+    Flt("filter_band2", "PCUFilter[23:16]", 0, Bits(23, 16),
+        FilterMatch::kFrequencyAtLeast),
+    Flt("filter_band3", "PCUFilter[31:24]", 0, Bits(31, 24),
+        FilterMatch::kFrequencyAtLeast),
 };
 
 constexpr FilterRegisterDescriptor kPcuFilters[] = {
@@ -423,33 +442,42 @@ constexpr FieldDescriptor kQpiFields[] = {
     kExtField,
     kEnField,
     kThresh8Field,
-    Flt("match0", "PKT_MATCH0", kQpiMatch0, Bits(31, 0), FieldRole::kMatch),
+    Flt("match0", "PKT_MATCH0", kQpiMatch0, Bits(31, 0),
+        FilterMatch::kPacketMatch, FieldRole::kMatch, 0),
     Flt("match_rnid4", "PKT_MATCH0.RNID_4", kQpiMatch0, Bit(31),
-        FieldRole::kMatch),
+        FilterMatch::kPartOfRegister, FieldRole::kMatch),
     Flt("match_dnid", "PKT_MATCH0.DNID", kQpiMatch0, Bits(17, 13),
-        FieldRole::kMatch),
+        FilterMatch::kPartOfRegister, FieldRole::kMatch),
     Flt("match_mc", "PKT_MATCH0.MC", kQpiMatch0, Bits(12, 9),
-        FieldRole::kMatch),
+        FilterMatch::kPartOfRegister, FieldRole::kMatch),
     Flt("match_opc", "PKT_MATCH0.OPC", kQpiMatch0, Bits(8, 5),
-        FieldRole::kMatch),
+        FilterMatch::kPartOfRegister, FieldRole::kMatch),
     Flt("match_vnw", "PKT_MATCH0.VNW", kQpiMatch0, Bits(4, 3),
-        FieldRole::kMatch),
-    Flt("match1", "PKT_MATCH1", kQpiMatch1, Bits(31, 0), FieldRole::kMatch),
+        FilterMatch::kPartOfRegister, FieldRole::kMatch),
+    Flt("match1", "PKT_MATCH1", kQpiMatch1, Bits(31, 0),
+        FilterMatch::kPacketMatch, FieldRole::kMatch, 1),
     Flt("match_rds", "PKT_MATCH1.RDS", kQpiMatch1, Bits(19, 16),
-        FieldRole::kMatch),
+        FilterMatch::kPartOfRegister, FieldRole::kMatch),
     Flt("match_rnid30", "PKT_MATCH1.RNID_3_0", kQpiMatch1, Bits(3, 0),
-        FieldRole::kMatch),
-    Flt("mask0", "PKT_MASK0", kQpiMask0, Bits(31, 0), FieldRole::kMask),
-    Flt("mask_rnid4", "PKT_MASK0.RNID_4", kQpiMask0, Bit(31), FieldRole::kMask),
+        FilterMatch::kPartOfRegister, FieldRole::kMatch),
+    Flt("mask0", "PKT_MASK0", kQpiMask0, Bits(31, 0), FilterMatch::kPacketMask,
+        FieldRole::kMask, 0),
+    Flt("mask_rnid4", "PKT_MASK0.RNID_4", kQpiMask0, Bit(31),
+        FilterMatch::kPartOfRegister, FieldRole::kMask),
     Flt("mask_dnid", "PKT_MASK0.DNID", kQpiMask0, Bits(17, 13),
-        FieldRole::kMask),
-    Flt("mask_mc", "PKT_MASK0.MC", kQpiMask0, Bits(12, 9), FieldRole::kMask),
-    Flt("mask_opc", "PKT_MASK0.OPC", kQpiMask0, Bits(8, 5), FieldRole::kMask),
-    Flt("mask_vnw", "PKT_MASK0.VNW", kQpiMask0, Bits(4, 3), FieldRole::kMask),
-    Flt("mask1", "PKT_MASK1", kQpiMask1, Bits(31, 0), FieldRole::kMask),
-    Flt("mask_rds", "PKT_MASK1.RDS", kQpiMask1, Bits(19, 16), FieldRole::kMask),
+        FilterMatch::kPartOfRegister, FieldRole::kMask),
+    Flt("mask_mc", "PKT_MASK0.MC", kQpiMask0, Bits(12, 9),
+        FilterMatch::kPartOfRegister, FieldRole::kMask),
+    Flt("mask_opc", "PKT_MASK0.OPC", kQpiMask0, Bits(8, 5),
+        FilterMatch::kPartOfRegister, FieldRole::kMask),
+    Flt("mask_vnw", "PKT_MASK0.VNW", kQpiMask0, Bits(4, 3),
+        FilterMatch::kPartOfRegister, FieldRole::kMask),
+    Flt("mask1", "PKT_MASK1", kQpiMask1, Bits(31, 0), FilterMatch::kPacketMask,
+        FieldRole::kMask, 1),
+    Flt("mask_rds", "PKT_MASK1.RDS", kQpiMask1, Bits(19, 16),
+        FilterMatch::kPartOfRegister, FieldRole::kMask),
     Flt("mask_rnid30", "PKT_MASK1.RNID_3_0", kQpiMask1, Bits(3, 0),
-        FieldRole::kMask),
+        FilterMatch::kPartOfRegister, FieldRole::kMask),
 };
 
 // DECISION: #15 0x228 is PKT_MATCH0.  L3109 lists "Q_Py_PCI_PMON_PKT_MATCH0228

@@ -102,6 +102,22 @@ enum class FieldRole : uint8_t {
   kMask,                 // a packet-mask field (QPI PKT_MASKn)
 };
 
+// How traffic is matched against a filter field's value (the simulator's
+// reading of the manual's field descriptions).
+enum class FilterMatch : uint8_t {
+  kNone,              // a control field, or a filter bit not modelled
+  kOpcodeEquals,      // the request's opcode equals the value
+  kThreadEquals,      // the request's thread id equals the value (tid_en)
+  kNodeAnyBit,        // the target node mask shares a bit with the value
+  kStateAnyBit,       // the cache-state mask shares a bit with the value
+  kAddressLow,        // address bits at the field's own position
+  kAddressHigh,       // address[32 + width - 1 : 32]
+  kFrequencyAtLeast,  // the uncore frequency is at least the value
+  kPacketMatch,       // packet ^ value is 0 under the mask of pair `pair`
+  kPacketMask,        // the mask of match/mask pair `pair`
+  kPartOfRegister,    // a sub-field: its whole-register field matches
+};
+
 // One named field.  Names follow the Linux kernel's sysfs spelling so that
 // users can compare with `perf stat` (`event`, `umask`, `edge`, `inv`,
 // `thresh`, `tid_en`, `filter_state`, `filter_opc`, ...); the manual's own
@@ -115,6 +131,8 @@ struct FieldDescriptor {
   FieldUse use = FieldUse::kModifier;
   bool is_flag = false;  // a single bit set by naming it (`edge`, `inv`)
   FieldRole role = FieldRole::kFilter;
+  FilterMatch match = FilterMatch::kNone;  // filter fields only
+  uint8_t pair = 0;  // kPacketMatch / kPacketMask: the match/mask pair
 };
 
 // A filter / match register shared by every counter of a box instance.
