@@ -23,20 +23,6 @@ using ivytown::BoxDescriptor;
 using ivytown::BoxType;
 using ivytown::kGlobal;
 
-// The manual's register-name prefix per box type (Tables 1-2 and 1-3), in
-// BoxType order; 'n' and 'y' stand for the instance as in the manual.
-constexpr std::array<std::string_view, ivytown::kNumBoxTypes> kPrefixes = {
-    "U_MSR_PMON",       // kUbox
-    "Cn_MSR_PMON",      // kCbo
-    "HAn_PCI_PMON",     // kHa
-    "MC_CHy_PCI_PMON",  // kImc
-    "IRP_PCI_PMON",     // kIrp
-    "PCU_MSR_PMON",     // kPcu
-    "Q_Py_PCI_PMON",    // kQpi
-    "R2_PCI_PMON",      // kR2pcie
-    "R3_Ly_PCI_PMON",   // kR3qpi
-};
-
 std::string Hex(uint64_t v) { return fmt::format("0x{:x}", v); }
 
 std::string CounterMaskText(uint8_t mask, int num_counters) {
@@ -294,7 +280,7 @@ std::string RegisterRef::Location() const {
 }
 
 std::string_view RegisterPrefix(BoxType box) {
-  return kPrefixes[static_cast<int>(box)];
+  return ivytown::Box(box).register_prefix;
 }
 
 std::string PlannedInstance::InstanceName() const {
@@ -302,7 +288,7 @@ std::string PlannedInstance::InstanceName() const {
 }
 
 std::string PlannedInstance::RegisterName(std::string_view what) const {
-  return fmt::format("{}_{} ({})", RegisterPrefix(box->type), what,
+  return fmt::format("{}{} ({})", RegisterPrefix(box->type), what,
                      InstanceName());
 }
 
@@ -588,7 +574,7 @@ std::vector<RegisterWrite> ProgramWrites(const ProgramPlan& plan,
         const bool fixed = c.counter == kFixedCounter;
         const std::string base =
             fixed ? std::string(inst.box->fixed_counter->manual_counter_name)
-                  : fmt::format("{}_CTR{}", RegisterPrefix(inst.box->type),
+                  : fmt::format("{}CTR{}", RegisterPrefix(inst.box->type),
                                 c.counter);
         std::string why =
             c.sampled

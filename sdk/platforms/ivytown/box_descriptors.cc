@@ -549,6 +549,145 @@ constexpr InstanceDescriptor kR3qpiInstances[] = {
 };
 
 // ---------------------------------------------------------------------------
+// The kernel's view (Linux's ivbep uncore driver, arch/x86/events/intel/
+// uncore_snbep.c; notes/kernel-ivbep-facts.md): PMU names and counts, event
+// masks, how config1/config2 carry the filter registers, when the driver
+// programs them (notes/decisions.md #32), and its scheduling constraints
+// (#33).
+
+// config1 = FILTER0 | FILTER1 << 32 (CBo); config1 = the band filter (PCU);
+// config1 = MATCH0 | MATCH1 << 32, config2 = MASK0 | MASK1 << 32 (QPI).
+constexpr KernelFilterPacking kConfig1Low{.config = 1, .shift = 0};
+constexpr KernelFilterPacking kConfig1High{.config = 1, .shift = 32};
+constexpr KernelFilterPacking kConfig2Low{.config = 2, .shift = 0};
+constexpr KernelFilterPacking kConfig2High{.config = 2, .shift = 32};
+
+// CBo filter groups, in the order of the driver's extra-register field bits.
+constexpr uint8_t kKernelTid = 0x1;    // FILTER0.tid
+constexpr uint8_t kKernelState = 0x2;  // FILTER0.state
+constexpr uint8_t kKernelNid = 0x4;    // FILTER1.nid
+constexpr uint8_t kKernelOpc = 0x8;    // FILTER1.opc, nc, isoc
+
+constexpr KernelFilterGroup kCboKernelGroups[] = {
+    {.filter = kCboFilter0,
+     .bits = 0x0000001F,
+     .rule = "the driver programs it only with tid_en"},
+    {.filter = kCboFilter0,
+     .bits = 0x007E0000,
+     .rule = "the driver programs it only for LLC_LOOKUP with unit mask 0x03, "
+             "0x05, 0x09, 0x11, "
+             "0x41, 0x43, 0x45, 0x49 or 0x51"},
+    {.filter = kCboFilter1,
+     .bits = 0x0000FFFF,
+     .rule = "the driver programs it only for the NID unit masks of "
+             "LLC_LOOKUP, TOR_INSERTS, "
+             "TOR_OCCUPANCY and LLC_VICTIMS"},
+    {.filter = kCboFilter1,
+     .bits = 0xDFF00000,
+     .rule = "the driver programs it only for the OPCODE unit masks of "
+             "TOR_INSERTS and "
+             "TOR_OCCUPANCY (0x01, 0x03, 0x21, 0x23, 0x41, 0x43, 0x81, "
+             "0x83)"},
+};
+
+// ivbep_uncore_cbox_extra_regs (its filter_link entry, 0x1031, programs a
+// field the manual's FILTER0 does not have: not modelled).
+constexpr uint64_t kKernelTidEn = uint64_t{1} << 19;
+constexpr KernelExtraReg kCboKernelExtraRegs[] = {
+    {kKernelTidEn, kKernelTidEn, kKernelTid},
+    {0x1134, 0xffff, kKernelState},
+    {0x4134, 0xffff, kKernelState | kKernelNid},
+    {0x5134, 0xffff, kKernelState | kKernelNid},
+    {0x0334, 0xffff, kKernelState},
+    {0x4334, 0xffff, kKernelState | kKernelNid},
+    {0x0534, 0xffff, kKernelState},
+    {0x4534, 0xffff, kKernelState | kKernelNid},
+    {0x0934, 0xffff, kKernelState},
+    {0x4934, 0xffff, kKernelState | kKernelNid},
+    {0x0135, 0xffff, kKernelOpc},
+    {0x0335, 0xffff, kKernelOpc},
+    {0x2135, 0xffff, kKernelOpc},
+    {0x2335, 0xffff, kKernelOpc},
+    {0x4135, 0xffff, kKernelOpc | kKernelNid},
+    {0x4335, 0xffff, kKernelOpc | kKernelNid},
+    {0x4435, 0xffff, kKernelNid},
+    {0x4835, 0xffff, kKernelNid},
+    {0x4a35, 0xffff, kKernelNid},
+    {0x5035, 0xffff, kKernelNid},
+    {0x8135, 0xffff, kKernelOpc},
+    {0x8335, 0xffff, kKernelOpc},
+    {0x0136, 0xffff, kKernelOpc},
+    {0x0336, 0xffff, kKernelOpc},
+    {0x2136, 0xffff, kKernelOpc},
+    {0x2336, 0xffff, kKernelOpc},
+    {0x4136, 0xffff, kKernelOpc | kKernelNid},
+    {0x4336, 0xffff, kKernelOpc | kKernelNid},
+    {0x4436, 0xffff, kKernelNid},
+    {0x4836, 0xffff, kKernelNid},
+    {0x4a36, 0xffff, kKernelNid},
+    {0x5036, 0xffff, kKernelNid},
+    {0x8136, 0xffff, kKernelOpc},
+    {0x8336, 0xffff, kKernelOpc},
+    {0x4037, 0x40ff, kKernelNid},
+};
+
+// snbep_pcu_hw_config: FREQ_BAND0..3_CYCLES (0x0b-0x0e), each its own byte.
+constexpr std::string_view kPcuKernelRule =
+    "the driver programs the band filter only for FREQ_BAND0..3_CYCLES, "
+    "events 0x0b-0x0e, each with its own "
+    "byte: filter_band0 for 0x0b ... filter_band3 for 0x0e";
+constexpr KernelFilterGroup kPcuKernelGroups[] = {
+    {.filter = 0, .bits = 0x000000FF, .rule = kPcuKernelRule},
+    {.filter = 0, .bits = 0x0000FF00, .rule = kPcuKernelRule},
+    {.filter = 0, .bits = 0x00FF0000, .rule = kPcuKernelRule},
+    {.filter = 0, .bits = 0xFF000000, .rule = kPcuKernelRule},
+};
+
+// snbep_qpi_hw_config: match/mask only for event select 0x38 (CTO_COUNT).
+constexpr std::string_view kQpiKernelRule =
+    "the driver programs the packet match/mask only for CTO_COUNT, event "
+    "0x38";
+constexpr KernelFilterGroup kQpiKernelGroups[] = {
+    {.filter = kQpiMatch0, .bits = 0xFFFFFFFF, .rule = kQpiKernelRule},
+    {.filter = kQpiMatch1, .bits = 0xFFFFFFFF, .rule = kQpiKernelRule},
+    {.filter = kQpiMask0, .bits = 0xFFFFFFFF, .rule = kQpiKernelRule},
+    {.filter = kQpiMask1, .bits = 0xFFFFFFFF, .rule = kQpiKernelRule},
+};
+
+// snbep_uncore_{cbox,r2pcie,r3qpi}_constraints (the ivbep types use them).
+constexpr KernelConstraint kCboKernelConstraints[] = {
+    {0x01, 0x1}, {0x02, 0x3}, {0x04, 0x3}, {0x05, 0x3}, {0x07, 0x3},
+    {0x09, 0x3}, {0x11, 0x1}, {0x12, 0x3}, {0x13, 0x3}, {0x1b, 0xc},
+    {0x1c, 0xc}, {0x1d, 0xc}, {0x1e, 0xc}, {0x1f, 0xe}, {0x21, 0x3},
+    {0x23, 0x3}, {0x31, 0x3}, {0x32, 0x3}, {0x33, 0x3}, {0x34, 0x3},
+    {0x35, 0x3}, {0x36, 0x1}, {0x37, 0x3}, {0x38, 0x3}, {0x39, 0x3},
+    {0x3b, 0x1},
+};
+
+constexpr KernelConstraint kR2pcieKernelConstraints[] = {
+    {0x10, 0x3}, {0x11, 0x3}, {0x12, 0x1}, {0x23, 0x3}, {0x24, 0x3},
+    {0x25, 0x3}, {0x26, 0x3}, {0x32, 0x3}, {0x33, 0x3}, {0x34, 0x3},
+};
+
+constexpr KernelConstraint kR3qpiKernelConstraints[] = {
+    {0x10, 0x3}, {0x11, 0x3}, {0x12, 0x3}, {0x13, 0x1}, {0x20, 0x3},
+    {0x21, 0x3}, {0x22, 0x3}, {0x23, 0x3}, {0x24, 0x3}, {0x25, 0x3},
+    {0x26, 0x3}, {0x28, 0x3}, {0x29, 0x3}, {0x2a, 0x3}, {0x2b, 0x3},
+    {0x2c, 0x3}, {0x2d, 0x3}, {0x2e, 0x3}, {0x2f, 0x3}, {0x30, 0x3},
+    {0x31, 0x3}, {0x32, 0x3}, {0x33, 0x3}, {0x34, 0x3}, {0x36, 0x3},
+    {0x37, 0x3}, {0x38, 0x3}, {0x39, 0x3},
+};
+
+// A box whose filter registers perf cannot reach.
+constexpr KernelView PlainKernelView(std::string_view pmu, int boxes,
+                                     uint64_t event_mask, int counters) {
+  return KernelView{.pmu = pmu,
+                    .boxes = static_cast<uint8_t>(boxes),
+                    .event_mask = event_mask,
+                    .counters = static_cast<uint8_t>(counters)};
+}
+
+// ---------------------------------------------------------------------------
 // The descriptors.
 //
 // DECISION: #20 max_increment_per_cycle reads the manual's "Nb per cycle" as an
@@ -564,7 +703,8 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         .type = BoxType::kUbox,
         .name = "ubox",
         .manual_name = "U-Box",
-        .kernel_pmu = "uncore_ubox",
+        .register_prefix = "U_MSR_PMON_",
+        .clock = ClockDomain::kUclk,
         .aliases = kUboxAliases,
         .space = AccessSpace::kMsr,
         .instances = kUboxInstances,
@@ -582,12 +722,14 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         .filters = {},
         .fixed_counter = kUclk,
         .max_increment_per_cycle = 1,
+        .kernel = PlainKernelView("uncore_ubox", 1, 0x1f04ffff, 2),
     },
     {
         .type = BoxType::kCbo,
         .name = "cbo",
         .manual_name = "C-Box",
-        .kernel_pmu = "uncore_cbox",
+        .register_prefix = "Cn_MSR_PMON_",
+        .clock = ClockDomain::kUclk,
         .aliases = kCboAliases,
         .space = AccessSpace::kMsr,
         .instances = kCboInstances,
@@ -612,12 +754,23 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         .filters = kCboFilters,
         .fixed_counter = std::nullopt,
         .max_increment_per_cycle = 20,
+        .kernel = KernelView{.pmu = "uncore_cbox",
+                             .boxes = 15,
+                             .event_mask = 0xff0cffff,
+                             .counters = 4,
+                             .packing = {kConfig1Low, kConfig1High},
+                             .filter_instances = 15,
+                             .gate = KernelFilterGate::kExtraRegs,
+                             .groups = kCboKernelGroups,
+                             .extra_regs = kCboKernelExtraRegs,
+                             .constraints = kCboKernelConstraints},
     },
     {
         .type = BoxType::kHa,
         .name = "ha",
         .manual_name = "HA",
-        .kernel_pmu = "uncore_ha",
+        .register_prefix = "HAn_PCI_PMON_",
+        .clock = ClockDomain::kUclk,
         .aliases = kHaAliases,
         .space = AccessSpace::kPci,
         .instances = kHaInstances,
@@ -635,12 +788,14 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         .filters = kHaFilters,
         .fixed_counter = std::nullopt,
         .max_increment_per_cycle = 512,
+        .kernel = PlainKernelView("uncore_ha", 2, 0xff04ffff, 4),
     },
     {
         .type = BoxType::kImc,
         .name = "imc",
         .manual_name = "iMC",
-        .kernel_pmu = "uncore_imc",
+        .register_prefix = "MC_CHy_PCI_PMON_",
+        .clock = ClockDomain::kDclk,
         .aliases = kImcAliases,
         .space = AccessSpace::kPci,
         .instances = kImcInstances,
@@ -658,12 +813,14 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         .filters = {},
         .fixed_counter = kDclk,
         .max_increment_per_cycle = 255,
+        .kernel = PlainKernelView("uncore_imc", 8, 0xff04ffff, 4),
     },
     {
         .type = BoxType::kIrp,
         .name = "irp",
         .manual_name = "IRP",
-        .kernel_pmu = "uncore_irp",
+        .register_prefix = "IRP_PCI_PMON_",
+        .clock = ClockDomain::kIoClk,
         .aliases = kIrpAliases,
         .space = AccessSpace::kPci,
         .instances = kIrpInstances,
@@ -689,12 +846,14 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         .filters = {},
         .fixed_counter = std::nullopt,
         .max_increment_per_cycle = 255,
+        .kernel = PlainKernelView("uncore_irp", 1, 0xff04ffff, 4),
     },
     {
         .type = BoxType::kPcu,
         .name = "pcu",
         .manual_name = "PCU",
-        .kernel_pmu = "uncore_pcu",
+        .register_prefix = "PCU_MSR_PMON_",
+        .clock = ClockDomain::kPclk,
         .aliases = kPcuAliases,
         .space = AccessSpace::kMsr,
         .instances = kPcuInstances,
@@ -714,12 +873,22 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         .filters = kPcuFilters,
         .fixed_counter = std::nullopt,
         .max_increment_per_cycle = 15,
+        .kernel = KernelView{.pmu = "uncore_pcu",
+                             .boxes = 1,
+                             .event_mask = 0xdf04c0ff,
+                             .counters = 4,
+                             .packing = {kConfig1Low},
+                             .filter_instances = 1,
+                             .gate = KernelFilterGate::kGroupPerCode,
+                             .gate_code = 0x0b,
+                             .groups = kPcuKernelGroups},
     },
     {
         .type = BoxType::kQpi,
         .name = "qpi",
         .manual_name = "QPI",
-        .kernel_pmu = "uncore_qpi",
+        .register_prefix = "Q_Py_PCI_PMON_",
+        .clock = ClockDomain::kQfclk,
         .aliases = kQpiAliases,
         .space = AccessSpace::kPci,
         .instances = kQpiInstances,
@@ -737,12 +906,24 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         .filters = kQpiFilters,
         .fixed_counter = std::nullopt,
         .max_increment_per_cycle = 255,
+        .kernel = KernelView{.pmu = "uncore_qpi",
+                             .boxes = 3,
+                             .event_mask = 0xff24ffff,
+                             .counters = 4,
+                             .packing = {kConfig1Low, kConfig1High, kConfig2Low,
+                                         kConfig2High},
+                             // No mask/match device for port 2 (#14).
+                             .filter_instances = 2,
+                             .gate = KernelFilterGate::kEventCode,
+                             .gate_code = 0x38,
+                             .groups = kQpiKernelGroups},
     },
     {
         .type = BoxType::kR2pcie,
         .name = "r2pcie",
         .manual_name = "R2PCIe",
-        .kernel_pmu = "uncore_r2pcie",
+        .register_prefix = "R2_PCI_PMON_",
+        .clock = ClockDomain::kUclk,
         .aliases = kR2pcieAliases,
         .space = AccessSpace::kPci,
         .instances = kR2pcieInstances,
@@ -760,12 +941,18 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         .filters = {},
         .fixed_counter = std::nullopt,
         .max_increment_per_cycle = 31,
+        .kernel = KernelView{.pmu = "uncore_r2pcie",
+                             .boxes = 1,
+                             .event_mask = 0xff04ffff,
+                             .counters = 4,
+                             .constraints = kR2pcieKernelConstraints},
     },
     {
         .type = BoxType::kR3qpi,
         .name = "r3qpi",
         .manual_name = "R3QPI",
-        .kernel_pmu = "uncore_r3qpi",
+        .register_prefix = "R3_Ly_PCI_PMON_",
+        .clock = ClockDomain::kUclk,
         .aliases = kR3qpiAliases,
         .space = AccessSpace::kPci,
         .instances = kR3qpiInstances,
@@ -783,6 +970,11 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         .filters = {},
         .fixed_counter = std::nullopt,
         .max_increment_per_cycle = 255,
+        .kernel = KernelView{.pmu = "uncore_r3qpi",
+                             .boxes = 2,
+                             .event_mask = 0xff04ffff,
+                             .counters = 3,
+                             .constraints = kR3qpiKernelConstraints},
     },
 }};
 
