@@ -58,6 +58,7 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -554,9 +555,10 @@ bool FilterMatches(const BoxDescriptor& box, const InstanceState& in,
 }
 
 bool FiltersMatch(const BoxDescriptor& box, const InstanceState& in,
-                  std::string_view list, const SimulatedUncore::Traffic& t) {
-  for (std::string_view name : common::Split(list, ',', /*skip_empty=*/true)) {
-    const FieldDescriptor* f = box.FindField(common::StripWhitespace(name));
+                  std::span<const std::string_view> list,
+                  const SimulatedUncore::Traffic& t) {
+  for (std::string_view name : list) {
+    const FieldDescriptor* f = box.FindField(name);
     if (f != nullptr && !FilterMatches(box, in, *f, t)) return false;
   }
   return true;

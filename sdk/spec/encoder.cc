@@ -1,6 +1,7 @@
 #include "sdk/spec/encoder.h"
 
 #include <algorithm>
+#include <span>
 
 #include "absl/status/status.h"
 #include "fmt/format.h"
@@ -177,8 +178,8 @@ absl::StatusOr<Encoding> EncodeEvent(const EventSpec& spec) {
         "any {} counter",
         Hex(spec.code), spec.extended ? " (extended)" : "", box.name));
   } else {
-    auto note_unprogrammable = [&](std::string_view list) {
-      for (std::string_view f : common::Split(list, ',', /*skip_empty=*/true)) {
+    auto note_unprogrammable = [&](std::span<const std::string_view> list) {
+      for (std::string_view f : list) {
         if (box.FindField(f) == nullptr) {
           enc.notes.push_back(fmt::format(
               "{} depends on '{}', a filter register whose address the manual "

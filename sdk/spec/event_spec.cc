@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <span>
 #include <string>
 
 #include "absl/status/status.h"
@@ -713,8 +714,8 @@ class Parser {
     }
     // Filters the event (or one of its unit masks) depends on.
     std::vector<std::string_view> needed;
-    auto add_needed = [&](std::string_view list) {
-      for (std::string_view f : common::Split(list, ',', /*skip_empty=*/true)) {
+    auto add_needed = [&](std::span<const std::string_view> list) {
+      for (std::string_view f : list) {
         if (spec.box->FindField(f) != nullptr) needed.push_back(f);
       }
     };
