@@ -1185,13 +1185,208 @@ constexpr bool InstancesAreConsistent(const BoxDescriptor& box) {
   return true;
 }
 
+constexpr int CountRole(const BoxDescriptor& box, FieldRole role) {
+  int n = 0;
+  for (const FieldDescriptor& f : box.fields) n += f.role == role ? 1 : 0;
+  return n;
+}
+
+constexpr bool IsFilterRole(FieldRole role) {
+  return role == FieldRole::kThreadFilter || role == FieldRole::kFilter ||
+         role == FieldRole::kMatch || role == FieldRole::kMask;
+}
+
+constexpr bool IsEngineRole(FieldRole role) {
+  return role == FieldRole::kEnable || role == FieldRole::kOverflowEnable ||
+         role == FieldRole::kReset || role == FieldRole::kQueueOccupancyReset;
+}
+
+constexpr bool IsEventRole(FieldRole role) {
+  return role == FieldRole::kEventSelect ||
+         role == FieldRole::kExtendedSelect || role == FieldRole::kUmask;
+}
+
+// The whole-register packet field of match/mask pair `pair` with `match`.
+constexpr bool HasPacketField(const BoxDescriptor& box, FilterMatch match,
+                              uint8_t pair) {
+  for (const FieldDescriptor& g : box.fields) {
+    if (g.match == match && g.pair == pair && IsWholeRegisterAlias(box, g)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Roles and match semantics: exactly one en, event select and umask; the
+// thread filter comes with tid_en; control roles on control fields and
+// filter roles on filter fields (whose register exists); a role's use is
+// what the engines expect; every packet match has its mask and the
+// reverse; every sub-field has its whole-register field.
+constexpr bool RolesAreConsistent(const BoxDescriptor& box) {
+  if (CountRole(box, FieldRole::kEnable) != 1 ||
+      CountRole(box, FieldRole::kEventSelect) != 1 ||
+      CountRole(box, FieldRole::kUmask) != 1) {
+    return false;
+  }
+  if (CountRole(box, FieldRole::kTidEnable) !=
+      CountRole(box, FieldRole::kThreadFilter)) {
+    return false;
+  }
+  for (const FieldDescriptor& f : box.fields) {
+    const bool filter = f.reg == FieldRegister::kFilter;
+    if (filter != IsFilterRole(f.role)) return false;
+    if (filter && f.filter >= box.filters.size()) return false;
+    if (!filter && f.match != FilterMatch::kNone) return false;
+    if (IsEngineRole(f.role) != (f.use == FieldUse::kEngine)) return false;
+    if (IsEventRole(f.role) != (f.use == FieldUse::kEvent)) return false;
+    if ((f.role == FieldRole::kThreadFilter) !=
+        (f.match == FilterMatch::kThreadEquals)) {
+      return false;
+    }
+    switch (f.match) {
+      case FilterMatch::kPacketMatch:
+        if (f.role != FieldRole::kMatch || !IsWholeRegisterAlias(box, f) ||
+            !HasPacketField(box, FilterMatch::kPacketMask, f.pair)) {
+          return false;
+        }
+        break;
+      case FilterMatch::kPacketMask:
+        if (f.role != FieldRole::kMask || !IsWholeRegisterAlias(box, f) ||
+            !HasPacketField(box, FilterMatch::kPacketMatch, f.pair)) {
+          return false;
+        }
+        break;
+      case FilterMatch::kPartOfRegister: {
+        bool whole = false;
+        for (const FieldDescriptor& g : box.fields) {
+          whole =
+              whole || (g.reg == FieldRegister::kFilter &&
+                        g.filter == f.filter && IsWholeRegisterAlias(box, g));
+        }
+        if (!whole || IsWholeRegisterAlias(box, f)) return false;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return true;
+}
+
+// The manual's register names start with the box's prefix.
+constexpr bool PrefixIsConsistent(const BoxDescriptor& box) {
+  const std::string_view prefix = box.register_prefix;
+  if (prefix.empty() || !prefix.ends_with('_')) return false;
+  for (const FilterRegisterDescriptor& f : box.filters) {
+    if (!f.name.starts_with(prefix)) return false;
+  }
+  if (box.fixed_counter &&
+      (!box.fixed_counter->manual_control_name.starts_with(prefix) ||
+       !box.fixed_counter->manual_counter_name.starts_with(prefix))) {
+    return false;
+  }
+  return true;
+}
+
+constexpr uint64_t RegisterMask(const FilterRegisterDescriptor& reg) {
+  return BitRange{0, reg.size_bits}.mask();
+}
+
+// The kernel's view fits the box: PMU counts within the instances, an event
+// mask inside the writable control bits with no engine bit, filter
+// registers packed into config1/config2 without overlap (and only those a
+// gate lets through), filter groups that cover every writable bit of a
+// packed register once, extra registers naming existing groups, and
+// constraints on existing counters with each code once.
+constexpr bool KernelViewIsConsistent(const BoxDescriptor& box) {
+  const KernelView& k = box.kernel;
+  if (!k.pmu.starts_with("uncore_") || k.boxes < 1 ||
+      k.boxes > box.num_instances() || k.counters < 1 ||
+      k.counters > box.num_counters ||
+      k.filter_instances > box.num_instances()) {
+    return false;
+  }
+  if ((k.event_mask & ~box.control_writable_mask) != 0) return false;
+  for (const FieldDescriptor& f : box.fields) {
+    if (f.use == FieldUse::kEngine && (k.event_mask & f.bits.mask()) != 0) {
+      return false;
+    }
+  }
+  bool any_packed = false;
+  for (size_t i = 0; i < k.packing.size(); ++i) {
+    const KernelFilterPacking& p = k.packing[i];
+    if (p.config == 0) continue;
+    if (i >= box.filters.size() || p.config > 2 ||
+        p.shift + box.filters[i].size_bits > 64) {
+      return false;
+    }
+    any_packed = true;
+    const uint64_t bits = RegisterMask(box.filters[i]) << p.shift;
+    for (size_t j = i + 1; j < k.packing.size(); ++j) {
+      const KernelFilterPacking& q = k.packing[j];
+      if (q.config != p.config || j >= box.filters.size()) continue;
+      if ((bits & (RegisterMask(box.filters[j]) << q.shift)) != 0) {
+        return false;
+      }
+    }
+  }
+  if (any_packed != (k.gate != KernelFilterGate::kNever)) return false;
+  if (any_packed && k.filter_instances == 0) return false;
+  if ((k.gate == KernelFilterGate::kNever) != k.groups.empty()) return false;
+  if (k.groups.size() > 8) return false;
+  for (size_t g = 0; g < k.groups.size(); ++g) {
+    const KernelFilterGroup& group = k.groups[g];
+    if (group.filter >= box.filters.size() ||
+        k.packing[group.filter].config == 0 || group.rule.empty() ||
+        group.bits == 0 ||
+        (group.bits & ~RegisterMask(box.filters[group.filter])) != 0) {
+      return false;
+    }
+    for (size_t h = g + 1; h < k.groups.size(); ++h) {
+      if (k.groups[h].filter == group.filter &&
+          (k.groups[h].bits & group.bits) != 0) {
+        return false;
+      }
+    }
+  }
+  for (size_t i = 0; i < box.filters.size(); ++i) {
+    if (k.packing[i].config == 0) continue;
+    uint64_t covered = 0;
+    for (const KernelFilterGroup& group : k.groups) {
+      if (group.filter == i) covered |= group.bits;
+    }
+    if ((box.filters[i].writable_mask & ~covered) != 0) return false;
+  }
+  const uint32_t all_groups = (1u << k.groups.size()) - 1;
+  for (const KernelExtraReg& r : k.extra_regs) {
+    if (r.groups == 0 || (r.groups & ~all_groups) != 0) return false;
+  }
+  if (!k.extra_regs.empty() != (k.gate == KernelFilterGate::kExtraRegs)) {
+    return false;
+  }
+  if (k.gate == KernelFilterGate::kGroupPerCode &&
+      k.gate_code + k.groups.size() > 256) {
+    return false;
+  }
+  const uint8_t counters = static_cast<uint8_t>((1u << k.counters) - 1);
+  for (size_t i = 0; i < k.constraints.size(); ++i) {
+    const KernelConstraint& c = k.constraints[i];
+    if (c.counters == 0 || (c.counters & ~counters) != 0) return false;
+    for (size_t j = i + 1; j < k.constraints.size(); ++j) {
+      if (k.constraints[j].code == c.code) return false;
+    }
+  }
+  return true;
+}
+
 constexpr bool IsConsistent(const BoxDescriptor& box) {
   return box.num_counters >= 1 && box.num_counters <= kMaxCounters &&
          (box.counter_width == 44 || box.counter_width == 48) &&
          box.max_increment_per_cycle >= 1 && FieldsAreConsistent(box) &&
          StatusIsConsistent(box) && BoxControlIsConsistent(box) &&
          FixedCounterIsConsistent(box) && AddressesAreDistinct(box) &&
-         InstancesAreConsistent(box);
+         InstancesAreConsistent(box) && RolesAreConsistent(box) &&
+         PrefixIsConsistent(box) && KernelViewIsConsistent(box);
 }
 
 constexpr bool TypesAreInOrder() {
@@ -1239,6 +1434,17 @@ static_assert(B(BoxType::kCbo).instances[14].global_status_bit == 17);
 // (checked in FieldsAreConsistent); spelled out for the two odd ones.
 static_assert(ControlFieldUnion(B(BoxType::kPcu)) == 0xDF76FFFF);
 static_assert(ControlFieldUnion(B(BoxType::kUbox)) == 0x1F56FFFF);
+// Roles the engines rely on (encoder, direct plan, simulator).
+static_assert(B(BoxType::kCbo).FindRole(FieldRole::kThreadFilter)->filter ==
+              kCboFilter0);
+static_assert(
+    B(BoxType::kHa).FindRole(FieldRole::kQueueOccupancyReset)->bits.lo == 16);
+static_assert(B(BoxType::kCbo).FindRole(FieldRole::kOverflowEnable) ==
+              nullptr);  // L997: no ov_en, so no sampling on the CBo
+// The kernel's config1/config2 layout (notes/kernel-ivbep-facts.md).
+static_assert(B(BoxType::kCbo).kernel.packing[kCboFilter1].shift == 32);
+static_assert(B(BoxType::kQpi).kernel.packing[kQpiMask1].config == 2 &&
+              B(BoxType::kQpi).kernel.packing[kQpiMask1].shift == 32);
 
 }  // namespace
 

@@ -6,7 +6,9 @@
 //   // ctl0 == 0x0D70 (MSR)
 //
 // Every address the SDK ever touches is computed here from the descriptor by
-// one generic engine: there is no per-box switch elsewhere.  Addresses are MSR
+// one generic engine: there is no per-box switch elsewhere.  Engines find
+// fields by role (FindRole), match filters by FilterMatch and read the Linux
+// driver's view from `kernel`; names are for users and messages.  Addresses are MSR
 // numbers for MSR boxes and PCI-config offsets (within the instance's PCI
 // function) for PCI boxes.  Discovered facts (which sockets exist, which PCI
 // bus a socket's uncore lives on, how many CBos a part has) are NOT here: they
