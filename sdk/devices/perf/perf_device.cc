@@ -31,8 +31,6 @@
 namespace uncore::devices::perf {
 namespace {
 
-using ivytown::BoxType;
-
 constexpr uint64_t kFixedEvent = 0xff;  // UNCORE_FIXED_EVENT
 constexpr size_t kMaxGroupSize = 32;
 
