@@ -896,6 +896,47 @@ TEST(BoxDescriptorsTest, RegisterPrefixesAndClockDomains) {
   EXPECT_EQ(ClockDomainName(ClockDomain::kDclk), "DCLK");
 }
 
+// Roles: what the engines look up instead of names.
+TEST(BoxDescriptorsTest, FieldRoles) {
+  for (const BoxDescriptor& box : AllBoxes()) {
+    ASSERT_NE(box.FindRole(FieldRole::kEnable), nullptr) << box.name;
+    EXPECT_EQ(box.FindRole(FieldRole::kEnable)->name, "en");
+    EXPECT_EQ(box.FindRole(FieldRole::kEventSelect)->name, "event");
+    EXPECT_EQ(box.FindRole(FieldRole::kUmask)->name, "umask");
+  }
+  EXPECT_EQ(Cbo().FindRole(FieldRole::kThreadFilter),
+            &Field(Cbo(), "filter_tid"));
+  EXPECT_EQ(Ha().FindRole(FieldRole::kQueueOccupancyReset),
+            &Field(Ha(), "q_occ_rst"));
+  EXPECT_EQ(Pcu().FindRole(FieldRole::kOccupancyInvert),
+            &Field(Pcu(), "occ_invert"));
+  EXPECT_EQ(Qpi().FindRole(FieldRole::kExtendedSelect), &Field(Qpi(), "ext"));
+  EXPECT_EQ(Irp().FindRole(FieldRole::kOverflowEnable), nullptr);
+}
+
+// How the simulator matches traffic against each filter field.
+TEST(BoxDescriptorsTest, FilterMatchSemantics) {
+  EXPECT_EQ(Field(Cbo(), "filter_opc").match, FilterMatch::kOpcodeEquals);
+  EXPECT_EQ(Field(Ha(), "filter_opc").match, FilterMatch::kOpcodeEquals);
+  EXPECT_EQ(Field(Cbo(), "filter_nid").match, FilterMatch::kNodeAnyBit);
+  EXPECT_EQ(Field(Cbo(), "filter_state").match, FilterMatch::kStateAnyBit);
+  EXPECT_EQ(Field(Ha(), "filter_addr_lo").match, FilterMatch::kAddressLow);
+  EXPECT_EQ(Field(Ha(), "filter_addr_hi").match, FilterMatch::kAddressHigh);
+  EXPECT_EQ(Field(Pcu(), "filter_band2").match, FilterMatch::kFrequencyAtLeast);
+  EXPECT_EQ(Field(Qpi(), "match1").match, FilterMatch::kPacketMatch);
+  EXPECT_EQ(Field(Qpi(), "match1").pair, 1);
+  EXPECT_EQ(Field(Qpi(), "mask1").match, FilterMatch::kPacketMask);
+  EXPECT_EQ(Field(Qpi(), "mask1").pair, 1);
+  EXPECT_EQ(Field(Qpi(), "match_dnid").match, FilterMatch::kPartOfRegister);
+  for (const BoxDescriptor& box : AllBoxes()) {
+    for (const FieldDescriptor& f : box.fields) {
+      if (f.reg == FieldRegister::kControl) {
+        EXPECT_EQ(f.match, FilterMatch::kNone) << box.name << " " << f.name;
+      }
+    }
+  }
+}
+
 // The kernel's view: PMU names and counts, filter packing, constraints.
 TEST(BoxDescriptorsTest, KernelView) {
   EXPECT_EQ(Cbo().kernel.boxes, 15);
