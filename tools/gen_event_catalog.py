@@ -95,7 +95,7 @@ PERFMON_EXCLUDED_PREFIXES = ("UNC_Q_MESSAGE.",)
 # 19); a count that never increments is a misprint, so 0 becomes 1.
 MIN_MAX_INCREMENT = 1
 
-# Canonical order of filter fields inside a filters string.  irp_filter and
+# Canonical order of filter fields inside a filter list.  irp_filter and
 # ubox_filter name filters with no documented register (IRP_PmonFilter, and
 # the U-Box filter perfmon's FILTER_MATCH.ENABLE mentions): the event needs a
 # filter the SDK cannot program, and users should know it.
@@ -152,11 +152,11 @@ def map_filter_dep(dep):
     return fields
 
 
-def filter_string(fields):
+def filter_list(fields):
     unknown = set(fields) - set(FILTER_ORDER)
     if unknown:
         raise SpecError("no canonical order for %s" % sorted(unknown))
-    return ",".join(f for f in FILTER_ORDER if f in fields)
+    return tuple(f for f in FILTER_ORDER if f in fields)
 
 
 def counter_mask_from_range(text):
@@ -415,8 +415,42 @@ def umask_array_name(ev):
     return "k%s%02X%sUmasks" % (box, ev.code, "Ext" if ev.extended else "")
 
 
+class Lists:
+    """Named constant arrays for the filter and alias lists, one per
+    distinct list, in first-use order; the descriptors point into them."""
+
+    def __init__(self, prefix):
+        self.prefix = prefix
+        self.names = {}
+
+    def ref(self, items):
+        items = tuple(items)
+        if not items:
+            return "{}"
+        if items not in self.names:
+            self.names[items] = "%s%d" % (self.prefix, len(self.names))
+        return self.names[items]
+
+    def emit(self, out):
+        for items, name in self.names.items():
+            out.extend(pack("constexpr std::string_view %s[] = {" % name,
+                            [cpp_str(i) for i in items], "};", 0))
+
+
 def render(events):
     enum = {b[0]: b[1] for b in BOXES}
+    filter_lists = Lists("kFilters")
+    alias_lists = Lists("kAliases")
+    # Name the lists first, in table order, so that they precede their use.
+    for ev in events:
+        event_fields, umask_fields = split_filters(ev)
+        for value in sorted(ev.umasks):
+            filter_lists.ref(filter_list(umask_fields[value]))
+            alias_lists.ref(ev.umasks[value].aliases)
+    for ev in events:
+        event_fields, _ = split_filters(ev)
+        filter_lists.ref(filter_list(event_fields))
+        alias_lists.ref(ev.aliases)
     n_umasks = sum(len(ev.umasks) for ev in events)
     per_box = collections.Counter(ev.box for ev in events)
     out = []
@@ -436,6 +470,7 @@ def render(events):
     w("#include <cstdint>")
     w("#include <iterator>")
     w("#include <span>")
+    w("#include <string_view>")
     w("")
     w('#include "sdk/platforms/ivytown/box_descriptors.h"')
     w('#include "sdk/platforms/ivytown/event_catalog.h"')
@@ -452,6 +487,12 @@ def render(events):
     w("// would pack them into a grid.")
     w("// clang-format off")
     w("")
+    w("// Filter-field lists (kernel field names, BoxDescriptor::FindField).")
+    filter_lists.emit(out)
+    w("")
+    w("// Alias lists.")
+    alias_lists.emit(out)
+    w("")
     w("// UmaskDescriptor: {name, value, filters, aliases, sources}.")
     for ev in events:
         if not ev.umasks:
@@ -463,8 +504,8 @@ def render(events):
             um = ev.umasks[value]
             items = [
                 cpp_str(um.name), "0x%02X" % value,
-                cpp_str(filter_string(umask_fields[value])),
-                cpp_str("|".join(um.aliases)), sources_const(um.sources)
+                filter_lists.ref(filter_list(umask_fields[value])),
+                alias_lists.ref(um.aliases), sources_const(um.sources)
             ]
             out.extend(pack("{", items, "},", 4))
         w("};")
@@ -482,8 +523,9 @@ def render(events):
         items = [
             "BoxType::%s" % enum[ev.box], cpp_str(ev.name), "0x%02X" % ev.code,
             "true" if ev.extended else "false", "0x%X" % ev.counter_mask,
-            str(ev.max_increment), cpp_str(filter_string(event_fields)),
-            cpp_str("|".join(ev.aliases)),
+            str(ev.max_increment),
+            filter_lists.ref(filter_list(event_fields)),
+            alias_lists.ref(ev.aliases),
             umask_array_name(ev) if ev.umasks else "{}",
             sources_const(ev.sources), '""'
         ]

@@ -49,17 +49,22 @@ std::optional<Traffic> EventTraffic(BoxType box, std::string_view event,
   return t;
 }
 
-double ClockOf(BoxType box, const DemoTrafficModel::ClockRates& r) {
-  switch (box) {
-    case BoxType::kImc:
+// The rate of the box's clock domain (BoxDescriptor::clock).  The IRP's
+// IO clock has no rate of its own in the model: it ticks with UCLK.
+double ClockOf(const ivytown::BoxDescriptor& box,
+               const DemoTrafficModel::ClockRates& r) {
+  switch (box.clock) {
+    case ivytown::ClockDomain::kDclk:
       return r.dclk_hz;
-    case BoxType::kQpi:
+    case ivytown::ClockDomain::kQfclk:
       return r.qpi_hz;
-    case BoxType::kPcu:
+    case ivytown::ClockDomain::kPclk:
       return r.pcu_hz;
-    default:
+    case ivytown::ClockDomain::kUclk:
+    case ivytown::ClockDomain::kIoClk:
       return r.uclk_hz;
   }
+  return r.uclk_hz;
 }
 
 }  // namespace
@@ -185,10 +190,9 @@ absl::Status DemoTrafficModel::AdvanceLocked(std::chrono::nanoseconds elapsed) {
       const int b = static_cast<int>(box.type);
       // Clocks: floor(rate * simulated time), so that no rounding drifts.
       uint64_t& issued = cycles_issued_[socket][b];
-      const uint64_t target = static_cast<uint64_t>(
-          std::floor(static_cast<long double>(ClockOf(box.type, rates_)) *
-                         total_ns / 1e9L +
-                     kEpsilon));
+      const uint64_t target = static_cast<uint64_t>(std::floor(
+          static_cast<long double>(ClockOf(box, rates_)) * total_ns / 1e9L +
+          kEpsilon));
       const uint64_t cycles = target > issued ? target - issued : 0;
       issued = std::max(issued, target);
       const std::vector<StreamRate> rates = RatesFor(box.type);

@@ -58,6 +58,7 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -77,6 +78,8 @@ using ivytown::BoxDescriptor;
 using ivytown::BoxType;
 using ivytown::FieldDescriptor;
 using ivytown::FieldRegister;
+using ivytown::FieldRole;
+using ivytown::FilterMatch;
 using ivytown::kGlobal;
 using ivytown::kMaxCounters;
 using ivytown::kNumBoxTypes;
@@ -128,31 +131,31 @@ struct Layout {
   std::optional<std::pair<uint8_t, bool>> clockticks;
 };
 
-BitRange ControlBits(const BoxDescriptor& box, std::string_view name) {
-  const FieldDescriptor* f = box.FindField(name);
+BitRange ControlBits(const BoxDescriptor& box, FieldRole role) {
+  const FieldDescriptor* f = box.FindRole(role);
   if (f == nullptr || f->reg != FieldRegister::kControl) return BitRange{};
   return f->bits;
 }
 
 Layout MakeLayout(const BoxDescriptor& box) {
   Layout l;
-  l.event = ControlBits(box, "event");
-  l.umask = ControlBits(box, "umask");
-  l.ext = ControlBits(box, "ext");
-  l.en = ControlBits(box, "en");
-  l.edge = ControlBits(box, "edge");
-  l.occ_sel = ControlBits(box, "occ_sel");
-  l.occ_edge = ControlBits(box, "occ_edge");
+  l.event = ControlBits(box, FieldRole::kEventSelect);
+  l.umask = ControlBits(box, FieldRole::kUmask);
+  l.ext = ControlBits(box, FieldRole::kExtendedSelect);
+  l.en = ControlBits(box, FieldRole::kEnable);
+  l.edge = ControlBits(box, FieldRole::kEdge);
+  l.occ_sel = ControlBits(box, FieldRole::kOccupancySelect);
+  l.occ_edge = ControlBits(box, FieldRole::kOccupancyEdge);
   // S4: the PCU's occ_invert is the only invert.
-  l.inv = ControlBits(box, "occ_invert");
-  l.thresh = ControlBits(box, "thresh");
-  l.ov_en = ControlBits(box, "ov_en");
+  l.inv = ControlBits(box, FieldRole::kOccupancyInvert);
+  l.thresh = ControlBits(box, FieldRole::kThreshold);
+  l.ov_en = ControlBits(box, FieldRole::kOverflowEnable);
   l.has_ov_en = !l.ov_en.empty();
-  l.tid_en = ControlBits(box, "tid_en");
+  l.tid_en = ControlBits(box, FieldRole::kTidEnable);
   // L878 "rst17WO0Whensetto1,thecorrespondingcounterwillbeclearedto0";
   // L1659 q_occ_rst WO.  WO bits read back 0.
-  l.rst = ControlBits(box, "rst");
-  l.q_occ_rst = ControlBits(box, "q_occ_rst");
+  l.rst = ControlBits(box, FieldRole::kReset);
+  l.q_occ_rst = ControlBits(box, FieldRole::kQueueOccupancyReset);
   l.control_readable =
       box.control_writable_mask & ~l.rst.mask() & ~l.q_occ_rst.mask();
   for (const ivytown::EventDescriptor& e : ivytown::EventsOf(box.type)) {
@@ -499,49 +502,64 @@ void WriteRegister(SocketT& s, const RegRef& r, uint64_t value) {
 // Filters (S9).
 
 bool FilterMatches(const BoxDescriptor& box, const InstanceState& in,
-                   std::string_view name, const SimulatedUncore::Traffic& t) {
-  const FieldDescriptor* f = box.FindField(name);
-  if (f == nullptr || f->reg != FieldRegister::kFilter) return true;
-  const uint64_t v = f->bits.Extract(in.filters[f->filter]);
-  // CBo FILTER1.opc (L1046 "MatchonOpcode"), HA OPCODEMATCH.opc (L1673
-  // "Matchtoincomingopcode"): equality.
-  if (name == "filter_opc") return t.opcode && *t.opcode == v;
-  // CBo FILTER1.nid (L1049 "MatchonTargetNodeID"), a node bit mask.
-  if (name == "filter_nid") return t.nid_mask && (*t.nid_mask & v) != 0;
-  // CBo FILTER0.state (L1031 "Selectstate"), one bit per state.
-  if (name == "filter_state") {
-    return t.state_mask && (*t.state_mask & v) != 0;
+                   const FieldDescriptor& f,
+                   const SimulatedUncore::Traffic& t) {
+  if (f.reg != FieldRegister::kFilter) return true;
+  const uint64_t v = f.bits.Extract(in.filters[f.filter]);
+  switch (f.match) {
+    // CBo FILTER1.opc (L1046 "MatchonOpcode"), HA OPCODEMATCH.opc (L1673
+    // "Matchtoincomingopcode"): equality.
+    case FilterMatch::kOpcodeEquals:
+      return t.opcode && *t.opcode == v;
+    // CBo FILTER0.tid (L1039), with tid_en.
+    case FilterMatch::kThreadEquals:
+      return t.tid && *t.tid == v;
+    // CBo FILTER1.nid (L1049 "MatchonTargetNodeID"), a node bit mask.
+    case FilterMatch::kNodeAnyBit:
+      return t.nid_mask && (*t.nid_mask & v) != 0;
+    // CBo FILTER0.state (L1031 "Selectstate"), one bit per state.
+    case FilterMatch::kStateAnyBit:
+      return t.state_mask && (*t.state_mask & v) != 0;
+    // HA ADDRMATCH0.lo_addr = address[31:6], ADDRMATCH1.hi_addr =
+    // address[45:32] (Table 2-43).
+    case FilterMatch::kAddressLow:
+      return t.address && f.bits.Extract(*t.address) == v;
+    case FilterMatch::kAddressHigh:
+      return t.address && ((*t.address >> 32) & f.bits.max_value()) == v;
+    // PCU FREQ_BANDn: L2937 "cyclesthattheuncorewasrunningatafrequency
+    // greaterthanorequaltothefrequencythatisconfiguredinthefilter".
+    case FilterMatch::kFrequencyAtLeast:
+      return t.band_frequency && *t.band_frequency >= v;
+    // QPI (§2.8.3.3, L3170-3185): a packet matches when the bits selected by
+    // the mask equal the match register's.
+    case FilterMatch::kPacketMatch: {
+      uint64_t mask = 0;
+      for (const FieldDescriptor& m : box.fields) {
+        if (m.match == FilterMatch::kPacketMask && m.pair == f.pair) {
+          mask = m.bits.Extract(in.filters[m.filter]);
+        }
+      }
+      if (mask == 0) return true;
+      const std::optional<uint64_t>& packet =
+          f.pair == 0 ? t.qpi_packet0 : t.qpi_packet1;
+      return packet && ((*packet ^ v) & mask) == 0;
+    }
+    // Masks are evaluated with their match register, sub-fields with their
+    // whole register; nc/isoc are not modelled.
+    case FilterMatch::kPacketMask:
+    case FilterMatch::kPartOfRegister:
+    case FilterMatch::kNone:
+      return true;
   }
-  // HA ADDRMATCH0.lo_addr = address[31:6], ADDRMATCH1.hi_addr =
-  // address[45:32] (Table 2-43).
-  if (name == "filter_addr_lo") {
-    return t.address && f->bits.Extract(*t.address) == v;
-  }
-  if (name == "filter_addr_hi") {
-    return t.address && ((*t.address >> 32) & f->bits.max_value()) == v;
-  }
-  // PCU FREQ_BANDn: L2937 "cyclesthattheuncorewasrunningatafrequency
-  // greaterthanorequaltothefrequencythatisconfiguredinthefilter".
-  if (common::StartsWithIgnoreCase(name, "filter_band")) {
-    return t.band_frequency && *t.band_frequency >= v;
-  }
-  // QPI (§2.8.3.3, L3170-3185): a packet matches when the bits selected by
-  // the mask equal the match register's.
-  if (name == "match0" || name == "match1") {
-    const bool one = name == "match1";
-    const FieldDescriptor* m = box.FindField(one ? "mask1" : "mask0");
-    const uint64_t mask = m ? in.filters[m->filter] : 0;
-    if (mask == 0) return true;
-    const std::optional<uint64_t>& packet = one ? t.qpi_packet1 : t.qpi_packet0;
-    return packet && ((*packet ^ v) & mask) == 0;
-  }
-  return true;  // mask0/mask1 are evaluated with their match register
+  return true;
 }
 
 bool FiltersMatch(const BoxDescriptor& box, const InstanceState& in,
-                  std::string_view list, const SimulatedUncore::Traffic& t) {
-  for (std::string_view name : common::Split(list, ',', /*skip_empty=*/true)) {
-    if (!FilterMatches(box, in, common::StripWhitespace(name), t)) return false;
+                  std::span<const std::string_view> list,
+                  const SimulatedUncore::Traffic& t) {
+  for (std::string_view name : list) {
+    const FieldDescriptor* f = box.FindField(name);
+    if (f != nullptr && !FilterMatches(box, in, *f, t)) return false;
   }
   return true;
 }
@@ -559,11 +577,8 @@ bool Counts(const BoxDescriptor& box, const InstanceState& in, int c,
   if (!((t.umask & umask) != 0 || (t.umask == 0 && umask == 0))) return false;
   // L998 tid_en: match FILTER0.tid.
   if (!l.tid_en.empty() && l.tid_en.Extract(ctl) != 0) {
-    const FieldDescriptor* f = box.FindField("filter_tid");
-    if (f != nullptr &&
-        !(t.tid && *t.tid == f->bits.Extract(in.filters[f->filter]))) {
-      return false;
-    }
+    const FieldDescriptor* f = box.FindRole(FieldRole::kThreadFilter);
+    if (f != nullptr && !FilterMatches(box, in, *f, t)) return false;
   }
   const ivytown::EventDescriptor* e =
       ivytown::FindEventByCode(box.type, code, ext);

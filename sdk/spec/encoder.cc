@@ -1,6 +1,7 @@
 #include "sdk/spec/encoder.h"
 
 #include <algorithm>
+#include <span>
 
 #include "absl/status/status.h"
 #include "fmt/format.h"
@@ -13,21 +14,23 @@ namespace {
 using ivytown::BoxDescriptor;
 using ivytown::FieldDescriptor;
 using ivytown::FieldRegister;
+using ivytown::FieldRole;
 using ivytown::FieldUse;
 
 std::string Hex(uint64_t v) { return fmt::format("0x{:x}", v); }
 
-absl::Status SetControlField(const BoxDescriptor& box, std::string_view name,
+absl::Status SetControlField(const BoxDescriptor& box, FieldRole role,
                              uint64_t value, uint64_t* control) {
-  const FieldDescriptor* field = box.FindField(name);
+  const FieldDescriptor* field = box.FindRole(role);
   if (field == nullptr || field->reg != FieldRegister::kControl) {
     return absl::InvalidArgumentError(
-        fmt::format("{} counter control has no '{}' field", box.name, name));
+        fmt::format("{} counter control has no {} field", box.name,
+                    role == FieldRole::kUmask ? "unit-mask" : "event-select"));
   }
   if (value > field->bits.max_value()) {
     return absl::InvalidArgumentError(
-        fmt::format("{}={} does not fit in {} ({} bits)", name, Hex(value),
-                    field->manual_name, field->bits.width));
+        fmt::format("{}={} does not fit in {} ({} bits)", field->name,
+                    Hex(value), field->manual_name, field->bits.width));
   }
   *control = field->bits.Insert(*control, value);
   return absl::OkStatus();
@@ -52,24 +55,27 @@ absl::StatusOr<Encoding> EncodeEvent(const EventSpec& spec) {
   }
   const std::string name = spec.Canonical();
   uint64_t control = 0;
-  if (absl::Status s = SetControlField(box, "event", spec.code, &control);
+  if (absl::Status s =
+          SetControlField(box, FieldRole::kEventSelect, spec.code, &control);
       !s.ok()) {
     return s;
   }
   if (spec.extended) {
-    if (box.FindField("ext") == nullptr) {
+    const FieldDescriptor* ext = box.FindRole(FieldRole::kExtendedSelect);
+    if (ext == nullptr) {
       return absl::InvalidArgumentError(fmt::format(
           "{}: {} has no extended event-select bit", name, box.name));
     }
-    control = box.FindField("ext")->bits.Insert(control, 1);
+    control = ext->bits.Insert(control, 1);
   }
   if (spec.umask != 0) {
-    if (absl::Status s = SetControlField(box, "umask", spec.umask, &control);
+    if (absl::Status s =
+            SetControlField(box, FieldRole::kUmask, spec.umask, &control);
         !s.ok()) {
       return s;
     }
   }
-  control = box.FindField("en")->bits.Insert(control, 1);
+  control = box.FindRole(FieldRole::kEnable)->bits.Insert(control, 1);
 
   std::vector<FilterValue> filters;
   for (const FieldSetting& m : spec.modifiers) {
@@ -112,8 +118,8 @@ absl::StatusOr<Encoding> EncodeEvent(const EventSpec& spec) {
             });
 
   // The manual's rules on the conditioning bits (section 1.4).
-  const FieldDescriptor* edge = box.FindField("edge");
-  const FieldDescriptor* thresh = box.FindField("thresh");
+  const FieldDescriptor* edge = box.FindRole(FieldRole::kEdge);
+  const FieldDescriptor* thresh = box.FindRole(FieldRole::kThreshold);
   if (edge != nullptr && thresh != nullptr && edge->bits.Extract(control) &&
       thresh->bits.Extract(control) == 0) {
     return absl::InvalidArgumentError(fmt::format(
@@ -121,19 +127,36 @@ absl::StatusOr<Encoding> EncodeEvent(const EventSpec& spec) {
         "be non-zero; add thresh=1 to count 0-to-1 transitions",
         name));
   }
-  const FieldDescriptor* tid_en = box.FindField("tid_en");
-  if (tid_en != nullptr && spec.Modifier("filter_tid") &&
+  // The value of the modifier with `role`, or 0 when not given.
+  auto modifier = [&](FieldRole role) -> uint64_t {
+    for (const FieldSetting& m : spec.modifiers) {
+      if (m.field->role == role) return m.value;
+    }
+    return 0;
+  };
+  auto given = [&](FieldRole role) {
+    return std::any_of(
+        spec.modifiers.begin(), spec.modifiers.end(),
+        [&](const FieldSetting& m) { return m.field->role == role; });
+  };
+  const FieldDescriptor* tid_en = box.FindRole(FieldRole::kTidEnable);
+  const FieldDescriptor* tid = box.FindRole(FieldRole::kThreadFilter);
+  if (tid_en != nullptr && tid != nullptr && given(FieldRole::kThreadFilter) &&
       !tid_en->bits.Extract(control)) {
-    return absl::InvalidArgumentError(fmt::format(
-        "{}: filter_tid only applies when tid_en is set; add tid_en", name));
+    return absl::InvalidArgumentError(
+        fmt::format("{}: {} only applies when {} is set; add {}", name,
+                    tid->name, tid_en->name, tid_en->name));
   }
 
   // notes/decisions.md #36: the PCU's occ_invert and occ_edge act on the
   // occupancy events only (occ_sel != 0); elsewhere they would be ignored.
-  if (const FieldDescriptor* occ_sel = box.FindField("occ_sel");
+  if (const FieldDescriptor* occ_sel =
+          box.FindRole(FieldRole::kOccupancySelect);
       occ_sel != nullptr && occ_sel->bits.Extract(control) == 0) {
-    for (std::string_view occ : {"occ_invert", "occ_edge"}) {
-      if (spec.Modifier(occ).value_or(0) != 0) {
+    for (FieldRole role :
+         {FieldRole::kOccupancyInvert, FieldRole::kOccupancyEdge}) {
+      if (modifier(role) != 0) {
+        const std::string_view occ = box.FindRole(role)->name;
         return absl::InvalidArgumentError(fmt::format(
             "{}: {} acts only on the PCU's occupancy events (occ_sel != 0: "
             "POWER_STATE_OCCUPANCY.CORES_C0, CORES_C3 or CORES_C6) and would "
@@ -155,8 +178,8 @@ absl::StatusOr<Encoding> EncodeEvent(const EventSpec& spec) {
         "any {} counter",
         Hex(spec.code), spec.extended ? " (extended)" : "", box.name));
   } else {
-    auto note_unprogrammable = [&](std::string_view list) {
-      for (std::string_view f : common::Split(list, ',', /*skip_empty=*/true)) {
+    auto note_unprogrammable = [&](std::span<const std::string_view> list) {
+      for (std::string_view f : list) {
         if (box.FindField(f) == nullptr) {
           enc.notes.push_back(fmt::format(
               "{} depends on '{}', a filter register whose address the manual "
@@ -197,13 +220,13 @@ absl::StatusOr<EventSpec> DecodeEvent(const BoxDescriptor& box,
   for (const FieldDescriptor& f : box.fields) {
     if (f.reg != FieldRegister::kControl) continue;
     const uint64_t v = f.bits.Extract(control);
-    if (f.name == "event") {
+    if (f.role == FieldRole::kEventSelect) {
       spec.code = static_cast<uint8_t>(v);
-    } else if (f.name == "ext") {
+    } else if (f.role == FieldRole::kExtendedSelect) {
       spec.extended = v != 0;
-    } else if (f.name == "umask") {
+    } else if (f.role == FieldRole::kUmask) {
       spec.umask = static_cast<uint8_t>(v);
-    } else if (f.name == "en") {
+    } else if (f.role == FieldRole::kEnable) {
       if (v == 0) {
         return absl::InvalidArgumentError(fmt::format(
             "control {} does not set the enable bit", Hex(control)));
@@ -212,7 +235,7 @@ absl::StatusOr<EventSpec> DecodeEvent(const BoxDescriptor& box,
       // Overlapping aliases (e.g. PCU occ_sel inside umask) are reported by
       // the umask; only independent modifiers are decoded.
       bool inside_umask = false;
-      if (const FieldDescriptor* um = box.FindField("umask")) {
+      if (const FieldDescriptor* um = box.FindRole(FieldRole::kUmask)) {
         inside_umask = (um->bits.mask() & f.bits.mask()) != 0;
       }
       if (!inside_umask) spec.modifiers.push_back({&f, v});

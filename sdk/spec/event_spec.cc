@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <span>
 #include <string>
 
 #include "absl/status/status.h"
@@ -183,7 +184,7 @@ std::string NoInvert(const EventSpec& spec) {
       "to count the cycles in which {} stays below N, count {}/{} and "
       "{}/{}:thresh=N and subtract the second from the first",
       event, box.name, clock, box.name, event);
-  if (box.FindField("occ_invert") != nullptr) {
+  if (box.FindRole(ivytown::FieldRole::kOccupancyInvert) != nullptr) {
     instead = fmt::format(
         "the PCU's own invert is occ_invert, for the occupancy events "
         "(POWER_STATE_OCCUPANCY, occ_sel != 0); otherwise {}",
@@ -579,7 +580,8 @@ class Parser {
           return cur_.Error(value_at, fmt::format("'{}' needs a value", name));
         }
         if (common::EqualsIgnoreCase(name, "event")) {
-          const bool has_ext = box.FindField("ext") != nullptr;
+          const bool has_ext =
+              box.FindRole(ivytown::FieldRole::kExtendedSelect) != nullptr;
           if (*value == kKernelFixedCounterEvent && box.fixed_counter) {
             spec->kind = EventSpec::Kind::kFixedCounter;
           } else if (*value > (has_ext ? 0x1ffu : 0xffu)) {
@@ -712,8 +714,8 @@ class Parser {
     }
     // Filters the event (or one of its unit masks) depends on.
     std::vector<std::string_view> needed;
-    auto add_needed = [&](std::string_view list) {
-      for (std::string_view f : common::Split(list, ',', /*skip_empty=*/true)) {
+    auto add_needed = [&](std::span<const std::string_view> list) {
+      for (std::string_view f : list) {
         if (spec.box->FindField(f) != nullptr) needed.push_back(f);
       }
     };

@@ -1,6 +1,7 @@
 // The public events API (include/uncore/events.h): plain values converted
 // from the spec layer's and the IvyTown tables' own types.
 #include <algorithm>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -31,8 +32,9 @@ std::vector<int> CountersOf(uint8_t mask) {
   return out;
 }
 
-void AddSplit(std::string_view list, char sep, std::vector<std::string>* out) {
-  for (std::string_view piece : common::Split(list, sep, /*skip_empty=*/true)) {
+void AddAll(std::span<const std::string_view> list,
+            std::vector<std::string>* out) {
+  for (std::string_view piece : list) {
     if (std::find(out->begin(), out->end(), piece) == out->end()) {
       out->emplace_back(piece);
     }
@@ -145,8 +147,8 @@ std::vector<CatalogEvent> ListEvents(std::string_view pattern) {
       row.code = e.code;
       row.extended = e.extended;
       row.counters = CountersOf(e.counter_mask);
-      AddSplit(e.filters, ',', &row.filters);
-      if (u != nullptr) AddSplit(u->filters, ',', &row.filters);
+      AddAll(e.filters, &row.filters);
+      if (u != nullptr) AddAll(u->filters, &row.filters);
       row.description = std::string(e.description);
       // The control value of the event as the catalog names it (the same
       // encoder as EncodeEvent; no modifiers).

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,18 +22,13 @@
 namespace uncore::testing {
 
 // "name=0x<lowest writable bit>" for every field named in `filter_lists`
-// (comma-separated field names) that `box` has, without repeats.
+// (catalog filter lists) that `box` has, without repeats.
 inline std::vector<std::string> LowestBitSettings(
     const ivytown::BoxDescriptor& box,
-    std::initializer_list<std::string_view> filter_lists) {
+    std::initializer_list<std::span<const std::string_view>> filter_lists) {
   std::vector<std::string> settings;
-  for (std::string_view list : filter_lists) {
-    size_t start = 0;
-    while (start < list.size()) {
-      size_t end = list.find(',', start);
-      if (end == std::string_view::npos) end = list.size();
-      const std::string_view name = list.substr(start, end - start);
-      start = end + 1;
+  for (std::span<const std::string_view> list : filter_lists) {
+    for (std::string_view name : list) {
       const ivytown::FieldDescriptor* field = box.FindField(name);
       if (field == nullptr) continue;
       const uint64_t writable =
@@ -54,7 +50,8 @@ inline std::vector<std::string> EveryCatalogSpec() {
   std::vector<std::string> specs;
   for (const ivytown::EventDescriptor& e : ivytown::AllEvents()) {
     const ivytown::BoxDescriptor& box = ivytown::Box(e.box);
-    auto with_filters = [&](std::string text, std::string_view filters) {
+    auto with_filters = [&](std::string text,
+                            std::span<const std::string_view> filters) {
       const std::vector<std::string> settings =
           LowestBitSettings(box, {e.filters, filters});
       for (size_t i = 0; i < settings.size(); ++i) {
@@ -63,7 +60,7 @@ inline std::vector<std::string> EveryCatalogSpec() {
       return text;
     };
     const std::string base = fmt::format("{}/{}", box.name, e.name);
-    if (!e.has_umasks()) specs.push_back(with_filters(base, ""));
+    if (!e.has_umasks()) specs.push_back(with_filters(base, {}));
     for (const auto& u : e.umasks) {
       specs.push_back(
           with_filters(fmt::format("{}.{}", base, u.name), u.filters));

@@ -160,10 +160,13 @@ void DescribeEventText(const spec::EventSpec& spec, const spec::Encoding& enc,
   const std::vector<int> ids = SelectedInstances(spec);
   *out += fmt::format("spec       {}\n", spec.text);
   *out += fmt::format("canonical  {}\n", spec.Canonical());
-  *out += fmt::format("box        {} ({}), {} space, instances {} of {}\n",
-                      box.name, box.manual_name,
-                      box.space == AccessSpace::kMsr ? "MSR" : "PCI-config",
-                      spec.instances.ToString(), box.num_instances());
+  *out += fmt::format(
+      "box        {} ({}), {} space, instances {} of {}, counts in {}, "
+      "registers {}*\n",
+      box.name, box.manual_name,
+      box.space == AccessSpace::kMsr ? "MSR" : "PCI-config",
+      spec.instances.ToString(), box.num_instances(),
+      ivytown::ClockDomainName(box.clock), box.register_prefix);
   if (enc.fixed_counter) {
     const auto& fixed = *box.fixed_counter;
     *out += fmt::format("event      {} (fixed counter, {} bits)\n", fixed.name,
@@ -205,7 +208,8 @@ void DescribeEventText(const spec::EventSpec& spec, const spec::Encoding& enc,
   for (const std::string& note : enc.notes) {
     *out += fmt::format("note       {}\n", note);
   }
-  if (const ivytown::FieldDescriptor* q = box.FindField("q_occ_rst");
+  if (const ivytown::FieldDescriptor* q =
+          box.FindRole(ivytown::FieldRole::kQueueOccupancyReset);
       q != nullptr && spec.event != nullptr && !enc.fixed_counter &&
       ivytown::NeedsQueueOccupancyReset(*spec.event)) {
     *out += fmt::format(

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,12 +52,8 @@ uint64_t DefaultControl(const BoxDescriptor& box, const Row& row) {
   return enc.ok() ? enc->control : 0;
 }
 
-std::vector<std::string> SplitList(std::string_view list, char sep) {
-  std::vector<std::string> out;
-  for (std::string_view piece : common::Split(list, sep, /*skip_empty=*/true)) {
-    out.emplace_back(piece);
-  }
-  return out;
+std::vector<std::string> Strings(std::span<const std::string_view> list) {
+  return std::vector<std::string>(list.begin(), list.end());
 }
 
 std::vector<std::string> Sources(uint8_t bits) {
@@ -97,21 +94,21 @@ void WriteRowJson(const Row& row, common::JsonWriter* json) {
   json->EndArray();
   json->Key("max_increment");
   json->Uint(row.event->max_increment);
-  std::vector<std::string> filters = SplitList(row.event->filters, ',');
+  std::vector<std::string> filters = Strings(row.event->filters);
   if (row.umask != nullptr) {
-    for (std::string& f : SplitList(row.umask->filters, ',')) {
+    for (std::string_view f : row.umask->filters) {
       if (std::find(filters.begin(), filters.end(), f) == filters.end()) {
-        filters.push_back(std::move(f));
+        filters.emplace_back(f);
       }
     }
   }
   json->Key("filters");
   json->StringArray(filters);
   json->Key("aliases");
-  json->StringArray(SplitList(
-      row.umask != nullptr ? row.umask->aliases : row.event->aliases, '|'));
+  json->StringArray(
+      Strings(row.umask != nullptr ? row.umask->aliases : row.event->aliases));
   json->Key("event_aliases");
-  json->StringArray(SplitList(row.event->aliases, '|'));
+  json->StringArray(Strings(row.event->aliases));
   json->Key("sources");
   json->StringArray(
       Sources(row.umask != nullptr ? row.umask->sources : row.event->sources));
@@ -224,11 +221,12 @@ int RunList(const ListOptions& options, std::FILE* out, std::FILE* err) {
         table->AddColumn("counters", report::Align::kRight);
         table->AddColumn("filters", report::Align::kLeft);
       }
-      std::string filters(row.event->filters);
-      if (row.umask != nullptr && !row.umask->filters.empty()) {
-        if (!filters.empty()) filters += ",";
-        filters += row.umask->filters;
+      std::vector<std::string> filter_names = Strings(row.event->filters);
+      if (row.umask != nullptr) {
+        const std::vector<std::string> more = Strings(row.umask->filters);
+        filter_names.insert(filter_names.end(), more.begin(), more.end());
       }
+      const std::string filters = common::Join(filter_names, ",");
       table->AddRow({RowName(row).substr(box.name.size() + 1),
                      fmt::format("0x{:02x}{}", row.event->code,
                                  row.event->extended ? "+" : ""),

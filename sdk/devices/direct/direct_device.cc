@@ -121,7 +121,8 @@ absl::Status DirectDevice::SaveInstance(int g, std::string* in_use) {
                nullptr));
     }
   }
-  const ivytown::FieldDescriptor* en = box.FindField("en");
+  const ivytown::FieldDescriptor* en =
+      box.FindRole(ivytown::FieldRole::kEnable);
   for (int c = 0; c < box.num_counters + fixed; ++c) {
     const int counter = c < box.num_counters ? c : kFixedCounter;
     const RegisterRef ref = inst.CounterControl(counter);

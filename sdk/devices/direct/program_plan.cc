@@ -23,20 +23,6 @@ using ivytown::BoxDescriptor;
 using ivytown::BoxType;
 using ivytown::kGlobal;
 
-// The manual's register-name prefix per box type (Tables 1-2 and 1-3), in
-// BoxType order; 'n' and 'y' stand for the instance as in the manual.
-constexpr std::array<std::string_view, ivytown::kNumBoxTypes> kPrefixes = {
-    "U_MSR_PMON",       // kUbox
-    "Cn_MSR_PMON",      // kCbo
-    "HAn_PCI_PMON",     // kHa
-    "MC_CHy_PCI_PMON",  // kImc
-    "IRP_PCI_PMON",     // kIrp
-    "PCU_MSR_PMON",     // kPcu
-    "Q_Py_PCI_PMON",    // kQpi
-    "R2_PCI_PMON",      // kR2pcie
-    "R3_Ly_PCI_PMON",   // kR3qpi
-};
-
 std::string Hex(uint64_t v) { return fmt::format("0x{:x}", v); }
 
 std::string CounterMaskText(uint8_t mask, int num_counters) {
@@ -152,7 +138,8 @@ absl::Status PlanInstance(const std::vector<EventInfo>& events,
     c.control = info.enc.control;
     // decisions.md #34: L684 "when measuring an Occupancy count, it will be
     // necessary to set the .q_occ_rst bit to 1 in each control register".
-    if (const ivytown::FieldDescriptor* q = box.FindField("q_occ_rst");
+    if (const ivytown::FieldDescriptor* q =
+            box.FindRole(ivytown::FieldRole::kQueueOccupancyReset);
         q != nullptr && info.spec->event != nullptr &&
         ivytown::NeedsQueueOccupancyReset(*info.spec->event)) {
       c.control = q->bits.Insert(c.control, 1);
@@ -160,7 +147,8 @@ absl::Status PlanInstance(const std::vector<EventInfo>& events,
     c.width = box.counter_width;
     if (info.interval) {
       c.sampled = true;
-      c.control = box.FindField("ov_en")->bits.Insert(c.control, 1);
+      c.control = box.FindRole(ivytown::FieldRole::kOverflowEnable)
+                      ->bits.Insert(c.control, 1);
       c.initial =
           (WidthMask(c.width) - *info.interval + 1) & WidthMask(c.width);
     }
@@ -278,7 +266,8 @@ std::string GlobalName(int socket, std::string_view reg) {
 
 // Whether `control` sets the box's q_occ_rst (HA occupancy, #34).
 bool QueueOccupancyReset(const BoxDescriptor& box, uint64_t control) {
-  const ivytown::FieldDescriptor* q = box.FindField("q_occ_rst");
+  const ivytown::FieldDescriptor* q =
+      box.FindRole(ivytown::FieldRole::kQueueOccupancyReset);
   return q != nullptr && q->bits.Extract(control) != 0;
 }
 
@@ -291,7 +280,7 @@ std::string RegisterRef::Location() const {
 }
 
 std::string_view RegisterPrefix(BoxType box) {
-  return kPrefixes[static_cast<int>(box)];
+  return ivytown::Box(box).register_prefix;
 }
 
 std::string PlannedInstance::InstanceName() const {
@@ -299,7 +288,7 @@ std::string PlannedInstance::InstanceName() const {
 }
 
 std::string PlannedInstance::RegisterName(std::string_view what) const {
-  return fmt::format("{}_{} ({})", RegisterPrefix(box->type), what,
+  return fmt::format("{}{} ({})", RegisterPrefix(box->type), what,
                      InstanceName());
 }
 
@@ -389,9 +378,10 @@ absl::StatusOr<ProgramPlan> BuildProgramPlan(
     }
     EventInfo& info = events[s.event];
     const BoxDescriptor& box = *info.spec->box;
-    const bool has_ov_en = info.enc.fixed_counter
-                               ? !box.fixed_counter->ov_en.empty()
-                               : box.FindField("ov_en") != nullptr;
+    const bool has_ov_en =
+        info.enc.fixed_counter
+            ? !box.fixed_counter->ov_en.empty()
+            : box.FindRole(ivytown::FieldRole::kOverflowEnable) != nullptr;
     if (!has_ov_en) {
       return absl::InvalidArgumentError(fmt::format(
           "'{}' cannot be sampled: {} counter controls have no ov_en, so an "
@@ -584,7 +574,7 @@ std::vector<RegisterWrite> ProgramWrites(const ProgramPlan& plan,
         const bool fixed = c.counter == kFixedCounter;
         const std::string base =
             fixed ? std::string(inst.box->fixed_counter->manual_counter_name)
-                  : fmt::format("{}_CTR{}", RegisterPrefix(inst.box->type),
+                  : fmt::format("{}CTR{}", RegisterPrefix(inst.box->type),
                                 c.counter);
         std::string why =
             c.sampled

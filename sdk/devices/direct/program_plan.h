@@ -129,7 +129,8 @@ struct PlannedInstance {
   std::string RegisterName(std::string_view what) const;  // "CTL0", ...
 };
 
-// The manual-style name prefix of each box type's registers ("Cn_MSR_PMON").
+// The manual-style name prefix of each box type's registers ("Cn_MSR_PMON_"),
+// BoxDescriptor::register_prefix.
 std::string_view RegisterPrefix(ivytown::BoxType box);
 
 struct ProgramPlan {

@@ -21,117 +21,42 @@ namespace {
 
 using ivytown::BoxType;
 
-// ---------------------------------------------------------------------------
-// The CBo extra-register table (ivbep_uncore_cbox_extra_regs): an event
-// whose config matches `value` under `mask` gets the filter fields `fields`
-// programmed; no match, no filter.
-
-enum CboFilterFields : uint8_t {
-  kTid = 0x1,    // filter_tid
-  kLink = 0x2,   // filter_link (not in the manual's FILTER0; not modelled)
-  kState = 0x4,  // filter_state
-  kNid = 0x8,    // filter_nid
-  kOpc = 0x10,   // filter_opc, filter_nc, filter_isoc (and filter_c6)
-};
-
-struct CboExtraReg {
-  uint64_t value;
-  uint64_t mask;
-  uint8_t fields;
-};
-
-constexpr uint64_t kTidEnBit = uint64_t{1} << 19;
-
-constexpr CboExtraReg kCboExtraRegs[] = {
-    {kTidEnBit, kTidEnBit, kTid},    {0x1031, 0x10ff, kLink},
-    {0x1134, 0xffff, kState},        {0x4134, 0xffff, kState | kNid},
-    {0x5134, 0xffff, kState | kNid}, {0x0334, 0xffff, kState},
-    {0x4334, 0xffff, kState | kNid}, {0x0534, 0xffff, kState},
-    {0x4534, 0xffff, kState | kNid}, {0x0934, 0xffff, kState},
-    {0x4934, 0xffff, kState | kNid}, {0x0135, 0xffff, kOpc},
-    {0x0335, 0xffff, kOpc},          {0x2135, 0xffff, kOpc},
-    {0x2335, 0xffff, kOpc},          {0x4135, 0xffff, kOpc | kNid},
-    {0x4335, 0xffff, kOpc | kNid},   {0x4435, 0xffff, kNid},
-    {0x4835, 0xffff, kNid},          {0x4a35, 0xffff, kNid},
-    {0x5035, 0xffff, kNid},          {0x8135, 0xffff, kOpc},
-    {0x8335, 0xffff, kOpc},          {0x0136, 0xffff, kOpc},
-    {0x0336, 0xffff, kOpc},          {0x2136, 0xffff, kOpc},
-    {0x2336, 0xffff, kOpc},          {0x4136, 0xffff, kOpc | kNid},
-    {0x4336, 0xffff, kOpc | kNid},   {0x4436, 0xffff, kNid},
-    {0x4836, 0xffff, kNid},          {0x4a36, 0xffff, kNid},
-    {0x5036, 0xffff, kNid},          {0x8136, 0xffff, kOpc},
-    {0x8336, 0xffff, kOpc},          {0x4037, 0x40ff, kNid},
-};
-
-uint8_t CboFieldGroup(std::string_view field) {
-  if (field == "filter_tid") return kTid;
-  if (field == "filter_state") return kState;
-  if (field == "filter_nid") return kNid;
-  if (field == "filter_opc" || field == "filter_nc" || field == "filter_isoc") {
-    return kOpc;
+// The group of the box's kernel view that `field` belongs to, or -1.
+int KernelGroupOf(const ivytown::KernelView& k,
+                  const ivytown::FieldDescriptor& field) {
+  for (size_t g = 0; g < k.groups.size(); ++g) {
+    if (k.groups[g].filter == field.filter &&
+        (k.groups[g].bits & field.bits.mask()) != 0) {
+      return static_cast<int>(g);
+    }
   }
-  return 0;
+  return -1;
 }
 
-std::string_view CboGroupRule(uint8_t group) {
-  switch (group) {
-    case kTid:
-      return "only with tid_en";
-    case kState:
-      return "only for LLC_LOOKUP with unit mask 0x03, 0x05, 0x09, 0x11, "
-             "0x41, 0x43, 0x45, 0x49 or 0x51";
-    case kNid:
-      return "only for the NID unit masks of LLC_LOOKUP, TOR_INSERTS, "
-             "TOR_OCCUPANCY and LLC_VICTIMS";
-    default:
-      return "only for the OPCODE unit masks of TOR_INSERTS and "
-             "TOR_OCCUPANCY (0x01, 0x03, 0x21, 0x23, 0x41, 0x43, 0x81, 0x83)";
+// The groups (bit g: KernelView::groups[g]) the driver programs for an
+// event with perf config `config`.
+uint32_t KeptGroups(const ivytown::KernelView& k, uint64_t config) {
+  const uint8_t code = static_cast<uint8_t>(config & 0xff);
+  uint32_t kept = 0;
+  switch (k.gate) {
+    case ivytown::KernelFilterGate::kNever:
+      break;
+    case ivytown::KernelFilterGate::kExtraRegs:
+      for (const ivytown::KernelExtraReg& r : k.extra_regs) {
+        if ((config & r.mask) == r.value) kept |= r.groups;
+      }
+      break;
+    case ivytown::KernelFilterGate::kGroupPerCode:
+      if (code >= k.gate_code &&
+          static_cast<size_t>(code - k.gate_code) < k.groups.size()) {
+        kept = 1u << (code - k.gate_code);
+      }
+      break;
+    case ivytown::KernelFilterGate::kEventCode:
+      if (code == k.gate_code) kept = (1u << k.groups.size()) - 1;
+      break;
   }
-}
-
-// ---------------------------------------------------------------------------
-// Event constraints (snbep_uncore_{cbox,r2pcie,r3qpi}_constraints, which the
-// ivbep types use): event code -> counter mask.
-
-struct Constraint {
-  uint8_t code;
-  uint8_t mask;
-};
-
-constexpr Constraint kCboConstraints[] = {
-    {0x01, 0x1}, {0x02, 0x3}, {0x04, 0x3}, {0x05, 0x3}, {0x07, 0x3},
-    {0x09, 0x3}, {0x11, 0x1}, {0x12, 0x3}, {0x13, 0x3}, {0x1b, 0xc},
-    {0x1c, 0xc}, {0x1d, 0xc}, {0x1e, 0xc}, {0x1f, 0xe}, {0x21, 0x3},
-    {0x23, 0x3}, {0x31, 0x3}, {0x32, 0x3}, {0x33, 0x3}, {0x34, 0x3},
-    {0x35, 0x3}, {0x36, 0x1}, {0x37, 0x3}, {0x38, 0x3}, {0x39, 0x3},
-    {0x3b, 0x1},
-};
-
-constexpr Constraint kR2pcieConstraints[] = {
-    {0x10, 0x3}, {0x11, 0x3}, {0x12, 0x1}, {0x23, 0x3}, {0x24, 0x3},
-    {0x25, 0x3}, {0x26, 0x3}, {0x32, 0x3}, {0x33, 0x3}, {0x34, 0x3},
-};
-
-constexpr Constraint kR3qpiConstraints[] = {
-    {0x10, 0x3}, {0x11, 0x3}, {0x12, 0x3}, {0x13, 0x1}, {0x20, 0x3},
-    {0x21, 0x3}, {0x22, 0x3}, {0x23, 0x3}, {0x24, 0x3}, {0x25, 0x3},
-    {0x26, 0x3}, {0x28, 0x3}, {0x29, 0x3}, {0x2a, 0x3}, {0x2b, 0x3},
-    {0x2c, 0x3}, {0x2d, 0x3}, {0x2e, 0x3}, {0x2f, 0x3}, {0x30, 0x3},
-    {0x31, 0x3}, {0x32, 0x3}, {0x33, 0x3}, {0x34, 0x3}, {0x36, 0x3},
-    {0x37, 0x3}, {0x38, 0x3}, {0x39, 0x3},
-};
-
-std::span<const Constraint> ConstraintsOf(BoxType box) {
-  switch (box) {
-    case BoxType::kCbo:
-      return kCboConstraints;
-    case BoxType::kR2pcie:
-      return kR2pcieConstraints;
-    case BoxType::kR3qpi:
-      return kR3qpiConstraints;
-    default:
-      return {};
-  }
+  return kept;
 }
 
 // "counter 0", "counters 0-1".
@@ -168,50 +93,18 @@ std::vector<std::string> DroppedFilters(const spec::EventSpec& spec,
     dropped.push_back({rule, {std::string(field)}});
   };
   if (spec.box == nullptr) return {};
-  const uint8_t code = static_cast<uint8_t>(config & 0xff);
-  uint8_t cbo_kept = 0;
-  if (spec.box->type == BoxType::kCbo) {
-    for (const CboExtraReg& r : kCboExtraRegs) {
-      if ((config & r.mask) == r.value) cbo_kept |= r.fields;
-    }
-  }
+  const ivytown::KernelView& k = spec.box->kernel;
+  if (k.gate == ivytown::KernelFilterGate::kNever) return {};
+  const uint32_t kept = KeptGroups(k, config);
   for (const spec::FieldSetting& m : spec.modifiers) {
     if (m.field->reg != ivytown::FieldRegister::kFilter || m.value == 0) {
       continue;
     }
-    const std::string_view name = m.field->name;
-    switch (spec.box->type) {
-      case BoxType::kCbo: {
-        const uint8_t group = CboFieldGroup(name);
-        if ((cbo_kept & group) == 0) {
-          drop(fmt::format("the driver programs it {}", CboGroupRule(group)),
-               name);
-        }
-        break;
-      }
-      case BoxType::kPcu: {
-        // snbep_pcu_hw_config: events 0x0b-0x0e, byte (event - 0x0b).
-        const int band = code >= 0x0b && code <= 0x0e ? code - 0x0b : -1;
-        if (band < 0 || name != fmt::format("filter_band{}", band)) {
-          drop(
-              "the driver programs the band filter only for "
-              "FREQ_BAND0..3_CYCLES, events 0x0b-0x0e, each with its own "
-              "byte: filter_band0 for 0x0b ... filter_band3 for 0x0e",
-              name);
-        }
-        break;
-      }
-      case BoxType::kQpi:
-        // snbep_qpi_hw_config: match/mask only for event select 0x38.
-        if (code != 0x38) {
-          drop(
-              "the driver programs the packet match/mask only for "
-              "CTO_COUNT, event 0x38",
-              name);
-        }
-        break;
-      default:
-        break;  // no filter reaches perf at all: refused by the caller
+    const int group = KernelGroupOf(k, *m.field);
+    if (group < 0) {
+      drop("the driver does not program it", m.field->name);
+    } else if ((kept & (1u << group)) == 0) {
+      drop(std::string(k.groups[group].rule), m.field->name);
     }
   }
   std::vector<std::string> out;
@@ -224,8 +117,9 @@ std::vector<std::string> DroppedFilters(const spec::EventSpec& spec,
 
 uint8_t KernelCounterMask(BoxType box, uint64_t config, int counters) {
   const uint8_t code = static_cast<uint8_t>(config & 0xff);
-  for (const Constraint& c : ConstraintsOf(box)) {
-    if (c.code == code) return c.mask;
+  for (const ivytown::KernelConstraint& c :
+       ivytown::Box(box).kernel.constraints) {
+    if (c.code == code) return c.counters;
   }
   return static_cast<uint8_t>((1u << counters) - 1);
 }

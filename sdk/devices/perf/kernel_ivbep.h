@@ -1,7 +1,9 @@
 // What Linux's ivbep uncore driver does with an IvyTown event beyond its
 // event masks: which filter fields it actually programs, and which counters
-// it may schedule the event on.  Facts from arch/x86/events/intel/
-// uncore_snbep.c (notes/kernel-ivbep-facts.md); no kernel code.
+// it may schedule the event on.  The facts (from arch/x86/events/intel/
+// uncore_snbep.c, notes/kernel-ivbep-facts.md; no kernel code) are data in
+// each box's descriptor, ivytown::BoxDescriptor::kernel; this file applies
+// them.
 //
 //   std::vector<std::string> lost = DroppedFilters(spec, enc, config);
 //   // non-empty: the driver would count without these filters: refuse

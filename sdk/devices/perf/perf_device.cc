@@ -31,50 +31,20 @@
 namespace uncore::devices::perf {
 namespace {
 
-using ivytown::BoxType;
-
-// How the kernel's ivbep uncore driver names and encodes each box type
-// (arch/x86/events/intel/uncore_snbep.c; notes/kernel-ivbep-facts.md).
-enum class FilterRule : uint8_t {
-  kNone,  // no filter registers reachable through perf
-  kCbo,   // config1 = FILTER0 | FILTER1 << 32
-  kPcu,   // config1 = the band filter register
-  kQpi,   // config1 = MATCH0 | MATCH1 << 32, config2 = MASK0 | MASK1 << 32
-};
-
-struct KernelBox {
-  BoxType box;
-  std::string_view name;  // uncore_<name>[_<i>]
-  int boxes;              // PMUs the driver registers (instances)
-  uint64_t event_mask;    // bits of config the driver keeps
-  int counters;           // general counters per box in the driver
-  FilterRule filters;
-};
-
-constexpr KernelBox kKernelBoxes[] = {
-    {BoxType::kUbox, "ubox", 1, 0x1f04ffff, 2, FilterRule::kNone},
-    {BoxType::kCbo, "cbox", 15, 0xff0cffff, 4, FilterRule::kCbo},
-    {BoxType::kHa, "ha", 2, 0xff04ffff, 4, FilterRule::kNone},
-    {BoxType::kImc, "imc", 8, 0xff04ffff, 4, FilterRule::kNone},
-    {BoxType::kIrp, "irp", 1, 0xff04ffff, 4, FilterRule::kNone},
-    {BoxType::kPcu, "pcu", 1, 0xdf04c0ff, 4, FilterRule::kPcu},
-    {BoxType::kQpi, "qpi", 3, 0xff24ffff, 4, FilterRule::kQpi},
-    {BoxType::kR2pcie, "r2pcie", 1, 0xff04ffff, 4, FilterRule::kNone},
-    {BoxType::kR3qpi, "r3qpi", 2, 0xff04ffff, 3, FilterRule::kNone},
-};
 constexpr uint64_t kFixedEvent = 0xff;  // UNCORE_FIXED_EVENT
 constexpr size_t kMaxGroupSize = 32;
 
-const KernelBox& KernelBoxOf(BoxType box) {
-  for (const KernelBox& k : kKernelBoxes) {
-    if (k.box == box) return k;
-  }
-  return kKernelBoxes[0];
+// "cbox" for uncore_cbox: the driver's name of the box type.
+std::string_view KernelShortName(const ivytown::KernelView& k) {
+  std::string_view name = k.pmu;
+  if (name.starts_with("uncore_")) name.remove_prefix(7);
+  return name;
 }
 
-std::string KernelPmuName(const KernelBox& k, int instance) {
-  return k.boxes == 1 ? fmt::format("uncore_{}", k.name)
-                      : fmt::format("uncore_{}_{}", k.name, instance);
+// The kernel's PMU of `instance` (BoxDescriptor::kernel).
+std::string KernelPmuName(const ivytown::KernelView& k, int instance) {
+  return k.boxes == 1 ? std::string(k.pmu)
+                      : fmt::format("{}_{}", k.pmu, instance);
 }
 
 std::string UncorePmuList(const PmuCatalog& pmus) {
@@ -85,7 +55,8 @@ std::string UncorePmuList(const PmuCatalog& pmus) {
 // config/config1/config2 of an IvyTown event on the kernel's driver.
 absl::StatusOr<PerfConfig> KernelConfig(const spec::EventSpec& e,
                                         const spec::Encoding& enc,
-                                        const KernelBox& k, int instance) {
+                                        const ivytown::KernelView& k,
+                                        int instance) {
   PerfConfig c;
   const ivytown::BoxDescriptor& box = *enc.box;
   if (enc.fixed_counter) {
@@ -105,7 +76,8 @@ absl::StatusOr<PerfConfig> KernelConfig(const spec::EventSpec& e,
         "{}: the kernel's uncore driver would drop bits 0x{:x} ({}) of this "
         "event (its event mask for {} is 0x{:x}); count it with the direct "
         "backend (UNCORE_BACKEND=direct)",
-        e.text, dropped, common::Join(fields, ", "), k.name, k.event_mask));
+        e.text, dropped, common::Join(fields, ", "), KernelShortName(k),
+        k.event_mask));
   }
   if (const std::vector<std::string> lost = DroppedFilters(e, c.config);
       !lost.empty()) {
@@ -118,34 +90,21 @@ absl::StatusOr<PerfConfig> KernelConfig(const spec::EventSpec& e,
   for (const spec::FilterValue& f : enc.filters) {
     if (f.value == 0) continue;
     const std::string_view reg = box.filters[f.filter].name;
-    switch (k.filters) {
-      case FilterRule::kCbo:
-        (reg.ends_with("FILTER1") ? c.config1 |= f.value << 32
-                                  : c.config1 |= f.value);
-        break;
-      case FilterRule::kPcu:
-        c.config1 |= f.value;
-        break;
-      case FilterRule::kQpi: {
-        if (instance >= 2) {
-          return absl::InvalidArgumentError(fmt::format(
-              "{}: the kernel's driver has no match/mask device for QPI "
-              "port 2, so its packet filters cannot be set through perf; "
-              "use the direct backend or ports 0-1",
-              e.text));
-        }
-        const bool high = reg.ends_with("1");
-        const uint64_t v = high ? f.value << 32 : f.value;
-        (reg.find("MASK") != std::string_view::npos ? c.config2 : c.config1) |=
-            v;
-        break;
-      }
-      case FilterRule::kNone:
-        return absl::InvalidArgumentError(fmt::format(
-            "{}: the kernel's {} driver exposes no filter register, so {} "
-            "cannot be set through perf; use the direct backend",
-            e.text, k.name, reg));
+    const ivytown::KernelFilterPacking& packing = k.packing[f.filter];
+    if (packing.config == 0) {
+      return absl::InvalidArgumentError(fmt::format(
+          "{}: the kernel's {} driver exposes no filter register, so {} "
+          "cannot be set through perf; use the direct backend",
+          e.text, KernelShortName(k), reg));
     }
+    if (instance >= k.filter_instances) {
+      return absl::InvalidArgumentError(fmt::format(
+          "{}: the kernel's driver has no match/mask device for {} (only "
+          "for the first {} instances), so {} cannot be set through perf; "
+          "use the direct backend or another instance",
+          e.text, box.instances[instance].name, k.filter_instances, reg));
+    }
+    (packing.config == 1 ? c.config1 : c.config2) |= f.value << packing.shift;
   }
   return c;
 }
@@ -232,7 +191,7 @@ absl::StatusOr<std::vector<PerfCounter>> PlanPerfCounters(
           fmt::format("{}: not a countable event", spec.text));
     }
     UNCORE_ASSIGN_OR_RETURN(spec::Encoding enc, spec::EncodeEvent(spec));
-    const KernelBox& k = KernelBoxOf(spec.box->type);
+    const ivytown::KernelView& k = spec.box->kernel;
     const int instances = spec.box->num_instances();
     for (int i = 0; i < instances; ++i) {
       if (!spec.instances.all() && !spec.instances.Contains(i)) continue;
@@ -248,10 +207,10 @@ absl::StatusOr<std::vector<PerfCounter>> PlanPerfCounters(
             "(without any, the kernel's uncore driver is not loaded or does "
             "not know this CPU; try UNCORE_BACKEND=direct on IvyTown)",
             spec.text, name, spec.box->instances[i].name,
-            i >= k.boxes ? fmt::format(" (the kernel's driver registers {} "
-                                       "{} PMUs)",
-                                       k.boxes, k.name)
-                         : "",
+            i >= k.boxes
+                ? fmt::format(" (the kernel's driver registers {} {} PMUs)",
+                              k.boxes, KernelShortName(k))
+                : "",
             UncorePmuList(pmus)));
       }
       UNCORE_ASSIGN_OR_RETURN(c.config, KernelConfig(spec, enc, k, i));

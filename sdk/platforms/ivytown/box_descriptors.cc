@@ -28,26 +28,33 @@ constexpr BitRange Bit(int b) { return Bits(b, b); }
 
 constexpr FieldDescriptor Ctl(std::string_view name,
                               std::string_view manual_name, BitRange bits,
-                              FieldUse use, bool is_flag = false) {
+                              FieldUse use, FieldRole role,
+                              bool is_flag = false) {
   return FieldDescriptor{.name = name,
                          .manual_name = manual_name,
                          .reg = FieldRegister::kControl,
                          .filter = 0,
                          .bits = bits,
                          .use = use,
-                         .is_flag = is_flag};
+                         .is_flag = is_flag,
+                         .role = role};
 }
 
 constexpr FieldDescriptor Flt(std::string_view name,
                               std::string_view manual_name, uint8_t filter,
-                              BitRange bits) {
+                              BitRange bits, FilterMatch match,
+                              FieldRole role = FieldRole::kFilter,
+                              uint8_t pair = 0) {
   return FieldDescriptor{.name = name,
                          .manual_name = manual_name,
                          .reg = FieldRegister::kFilter,
                          .filter = filter,
                          .bits = bits,
                          .use = FieldUse::kModifier,
-                         .is_flag = false};
+                         .is_flag = false,
+                         .role = role,
+                         .match = match,
+                         .pair = pair};
 }
 
 constexpr PciFunction Pci(uint8_t device, uint8_t function,
@@ -74,23 +81,24 @@ constexpr InstanceDescriptor PciInstance(std::string_view name,
 // ---------------------------------------------------------------------------
 // Counter-control fields (notes/field-names.md is the contract for names).
 
-constexpr FieldDescriptor kEventField =
-    Ctl("event", "ev_sel", Bits(7, 0), FieldUse::kEvent);
+constexpr FieldDescriptor kEventField = Ctl(
+    "event", "ev_sel", Bits(7, 0), FieldUse::kEvent, FieldRole::kEventSelect);
 constexpr FieldDescriptor kUmaskField =
-    Ctl("umask", "umask", Bits(15, 8), FieldUse::kEvent);
+    Ctl("umask", "umask", Bits(15, 8), FieldUse::kEvent, FieldRole::kUmask);
 constexpr FieldDescriptor kRstField =
-    Ctl("rst", "rst", Bit(17), FieldUse::kEngine);
+    Ctl("rst", "rst", Bit(17), FieldUse::kEngine, FieldRole::kReset);
 constexpr FieldDescriptor kEdgeField =
-    Ctl("edge", "edge_det", Bit(18), FieldUse::kModifier, /*is_flag=*/true);
-constexpr FieldDescriptor kOvEnField =
-    Ctl("ov_en", "ov_en", Bit(20), FieldUse::kEngine);
+    Ctl("edge", "edge_det", Bit(18), FieldUse::kModifier, FieldRole::kEdge,
+        /*is_flag=*/true);
+constexpr FieldDescriptor kOvEnField = Ctl(
+    "ov_en", "ov_en", Bit(20), FieldUse::kEngine, FieldRole::kOverflowEnable);
 // DECISION: #11 QPI extra select bit at 21, not 16.  L3167 "ev_sel_ext21RW-V0
 // ExtensionbittotheEventSelectfield" (Table 2-131) vs L3300 "anextrabit(b16)
 // mustbeset"; bit 16 is rsv in the same table (L3184).
-constexpr FieldDescriptor kExtField =
-    Ctl("ext", "ev_sel_ext", Bit(21), FieldUse::kEvent);
+constexpr FieldDescriptor kExtField = Ctl(
+    "ext", "ev_sel_ext", Bit(21), FieldUse::kEvent, FieldRole::kExtendedSelect);
 constexpr FieldDescriptor kEnField =
-    Ctl("en", "en", Bit(22), FieldUse::kEngine);
+    Ctl("en", "en", Bit(22), FieldUse::kEngine, FieldRole::kEnable);
 // DECISION: #12 no `inv` anywhere.  Every counter-control field table marks
 // bit 23 reserved: L858 (U-Box), L995 (CBo) "rsv23RV0Reserved;SWmustwriteto0
 // elsebehaviorisundefined", L1639 (HA), L2103 (iMC), L2475 (IRP), L3164
@@ -101,10 +109,12 @@ constexpr FieldDescriptor kEnField =
 // (L1204, L2248) matches the previous generation, whose bit 23 the kernel's
 // SNB-EP masks keep.
 constexpr FieldDescriptor kThresh8Field =
-    Ctl("thresh", "thresh", Bits(31, 24), FieldUse::kModifier);
+    Ctl("thresh", "thresh", Bits(31, 24), FieldUse::kModifier,
+        FieldRole::kThreshold);
 // U-Box (L857 "thresh28:24RW0Thresholdusedincountercomparison") and PCU.
 constexpr FieldDescriptor kThresh5Field =
-    Ctl("thresh", "thresh", Bits(28, 24), FieldUse::kModifier);
+    Ctl("thresh", "thresh", Bits(28, 24), FieldUse::kModifier,
+        FieldRole::kThreshold);
 
 // ---------------------------------------------------------------------------
 // U-Box (§2.2, L774-920).  MSR base 0xC00: fixed 0xC08/0xC09, CTL 0xC10-11,
@@ -157,23 +167,34 @@ constexpr uint8_t kCboFilter0 = 0;
 constexpr uint8_t kCboFilter1 = 1;
 
 constexpr FieldDescriptor kCboFields[] = {
-    kEventField, kUmaskField, kRstField, kEdgeField,
+    kEventField,
+    kUmaskField,
+    kRstField,
+    kEdgeField,
     // L998 "tid_en19RW-V0TIDFilterEnable".  L997: 21:20 rsv, so no ov_en.
-    Ctl("tid_en", "tid_en", Bit(19), FieldUse::kModifier, /*is_flag=*/true),
-    kEnField, kThresh8Field,
+    Ctl("tid_en", "tid_en", Bit(19), FieldUse::kModifier, FieldRole::kTidEnable,
+        /*is_flag=*/true),
+    kEnField,
+    kThresh8Field,
     // L1039 "tid4:000[4]Non-threadrelateddata[3:1]Core-ID[0]Thread1/0".
-    Flt("filter_tid", "FILTER0.tid", kCboFilter0, Bits(4, 0)),
+    Flt("filter_tid", "FILTER0.tid", kCboFilter0, Bits(4, 0),
+        FilterMatch::kThreadEquals, FieldRole::kThreadFilter),
     // DECISION: #18 state is 22:17 (6 bits).  L1031 "state22:17RW0Selectstate"
     // (Table 2-16) vs L1249 "CBoFilter0[23:17]" and L1242 "5-bitstatefield";
     // bit 23 is rsv in the field table (L1030 "rsv31:23").
-    Flt("filter_state", "FILTER0.state", kCboFilter0, Bits(22, 17)),
+    Flt("filter_state", "FILTER0.state", kCboFilter0, Bits(22, 17),
+        FilterMatch::kStateAnyBit),
     // DECISION: #19 nid is 15:0.  L1049 "rsv19:15RV0Reservednid15:0RW0Matchon
     // TargetNodeID" overlaps at bit 15; the field wins, 19:16 stay reserved.
-    Flt("filter_nid", "FILTER1.nid", kCboFilter1, Bits(15, 0)),
+    Flt("filter_nid", "FILTER1.nid", kCboFilter1, Bits(15, 0),
+        FilterMatch::kNodeAnyBit),
     // L1046 "opc(7bIDIOpcodew/top2b0x3)28:20RW0MatchonOpcode".
-    Flt("filter_opc", "FILTER1.opc", kCboFilter1, Bits(28, 20)),
-    Flt("filter_nc", "FILTER1.nc", kCboFilter1, Bit(30)),      // L1044
-    Flt("filter_isoc", "FILTER1.isoc", kCboFilter1, Bit(31)),  // L1044
+    Flt("filter_opc", "FILTER1.opc", kCboFilter1, Bits(28, 20),
+        FilterMatch::kOpcodeEquals),
+    // L1044 nc, isoc: not modelled by the simulator.
+    Flt("filter_nc", "FILTER1.nc", kCboFilter1, Bit(30), FilterMatch::kNone),
+    Flt("filter_isoc", "FILTER1.isoc", kCboFilter1, Bit(31),
+        FilterMatch::kNone),
 };
 
 constexpr FilterRegisterDescriptor kCboFilters[] = {
@@ -241,7 +262,8 @@ constexpr FieldDescriptor kHaFields[] = {
     kEventField,
     kUmaskField,
     // L1659 "q_occ_rst16WO0Whensetto1,clearqueueoccupancycounter".
-    Ctl("q_occ_rst", "q_occ_rst", Bit(16), FieldUse::kEngine),
+    Ctl("q_occ_rst", "q_occ_rst", Bit(16), FieldUse::kEngine,
+        FieldRole::kQueueOccupancyReset),
     kRstField,
     kEdgeField,
     kOvEnField,
@@ -249,9 +271,12 @@ constexpr FieldDescriptor kHaFields[] = {
     kThresh8Field,
     // L1673 "lo_addr31:6RWS0 ... [31:6]", "hi_addr13:0RWS0 ... [45:32]",
     // "opc5:0RWS0Matchtoincomingopcode".
-    Flt("filter_addr_lo", "ADDRMATCH0.lo_addr", 0, Bits(31, 6)),
-    Flt("filter_addr_hi", "ADDRMATCH1.hi_addr", 1, Bits(13, 0)),
-    Flt("filter_opc", "OPCODEMATCH.opc", 2, Bits(5, 0)),
+    Flt("filter_addr_lo", "ADDRMATCH0.lo_addr", 0, Bits(31, 6),
+        FilterMatch::kAddressLow),
+    Flt("filter_addr_hi", "ADDRMATCH1.hi_addr", 1, Bits(13, 0),
+        FilterMatch::kAddressHigh),
+    Flt("filter_opc", "OPCODEMATCH.opc", 2, Bits(5, 0),
+        FilterMatch::kOpcodeEquals),
 };
 
 constexpr FilterRegisterDescriptor kHaFilters[] = {
@@ -355,7 +380,8 @@ constexpr FieldDescriptor kPcuFields[] = {
     // DECISION: #21 umask 15:8 carries POWER_STATE_OCCUPANCY's 0x40/0x80/
     // 0xC0; occ_sel is its top two bits (the one overlap of control fields).
     kUmaskField,
-    Ctl("occ_sel", "occ_sel", Bits(15, 14), FieldUse::kModifier),
+    Ctl("occ_sel", "occ_sel", Bits(15, 14), FieldUse::kModifier,
+        FieldRole::kOccupancySelect),
     kRstField,
     kEdgeField,
     kOvEnField,
@@ -363,14 +389,18 @@ constexpr FieldDescriptor kPcuFields[] = {
     kEnField,
     kThresh5Field,
     Ctl("occ_invert", "occ_invert", Bit(30), FieldUse::kModifier,
-        /*is_flag=*/true),
+        FieldRole::kOccupancyInvert, /*is_flag=*/true),
     Ctl("occ_edge", "occ_edge_det", Bit(31), FieldUse::kModifier,
-        /*is_flag=*/true),
+        FieldRole::kOccupancyEdge, /*is_flag=*/true),
     // L2937-2976: FREQ_BAND0..3_CYCLES depend on PCUFilter[7:0] .. [31:24].
-    Flt("filter_band0", "PCUFilter[7:0]", 0, Bits(7, 0)),
-    Flt("filter_band1", "PCUFilter[15:8]", 0, Bits(15, 8)),
-    Flt("filter_band2", "PCUFilter[23:16]", 0, Bits(23, 16)),
-    Flt("filter_band3", "PCUFilter[31:24]", 0, Bits(31, 24)),
+    Flt("filter_band0", "PCUFilter[7:0]", 0, Bits(7, 0),
+        FilterMatch::kFrequencyAtLeast),
+    Flt("filter_band1", "PCUFilter[15:8]", 0, Bits(15, 8),
+        FilterMatch::kFrequencyAtLeast),
+    Flt("filter_band2", "PCUFilter[23:16]", 0, Bits(23, 16),
+        FilterMatch::kFrequencyAtLeast),
+    Flt("filter_band3", "PCUFilter[31:24]", 0, Bits(31, 24),
+        FilterMatch::kFrequencyAtLeast),
 };
 
 constexpr FilterRegisterDescriptor kPcuFilters[] = {
@@ -412,24 +442,42 @@ constexpr FieldDescriptor kQpiFields[] = {
     kExtField,
     kEnField,
     kThresh8Field,
-    Flt("match0", "PKT_MATCH0", kQpiMatch0, Bits(31, 0)),
-    Flt("match_rnid4", "PKT_MATCH0.RNID_4", kQpiMatch0, Bit(31)),
-    Flt("match_dnid", "PKT_MATCH0.DNID", kQpiMatch0, Bits(17, 13)),
-    Flt("match_mc", "PKT_MATCH0.MC", kQpiMatch0, Bits(12, 9)),
-    Flt("match_opc", "PKT_MATCH0.OPC", kQpiMatch0, Bits(8, 5)),
-    Flt("match_vnw", "PKT_MATCH0.VNW", kQpiMatch0, Bits(4, 3)),
-    Flt("match1", "PKT_MATCH1", kQpiMatch1, Bits(31, 0)),
-    Flt("match_rds", "PKT_MATCH1.RDS", kQpiMatch1, Bits(19, 16)),
-    Flt("match_rnid30", "PKT_MATCH1.RNID_3_0", kQpiMatch1, Bits(3, 0)),
-    Flt("mask0", "PKT_MASK0", kQpiMask0, Bits(31, 0)),
-    Flt("mask_rnid4", "PKT_MASK0.RNID_4", kQpiMask0, Bit(31)),
-    Flt("mask_dnid", "PKT_MASK0.DNID", kQpiMask0, Bits(17, 13)),
-    Flt("mask_mc", "PKT_MASK0.MC", kQpiMask0, Bits(12, 9)),
-    Flt("mask_opc", "PKT_MASK0.OPC", kQpiMask0, Bits(8, 5)),
-    Flt("mask_vnw", "PKT_MASK0.VNW", kQpiMask0, Bits(4, 3)),
-    Flt("mask1", "PKT_MASK1", kQpiMask1, Bits(31, 0)),
-    Flt("mask_rds", "PKT_MASK1.RDS", kQpiMask1, Bits(19, 16)),
-    Flt("mask_rnid30", "PKT_MASK1.RNID_3_0", kQpiMask1, Bits(3, 0)),
+    Flt("match0", "PKT_MATCH0", kQpiMatch0, Bits(31, 0),
+        FilterMatch::kPacketMatch, FieldRole::kMatch, 0),
+    Flt("match_rnid4", "PKT_MATCH0.RNID_4", kQpiMatch0, Bit(31),
+        FilterMatch::kPartOfRegister, FieldRole::kMatch),
+    Flt("match_dnid", "PKT_MATCH0.DNID", kQpiMatch0, Bits(17, 13),
+        FilterMatch::kPartOfRegister, FieldRole::kMatch),
+    Flt("match_mc", "PKT_MATCH0.MC", kQpiMatch0, Bits(12, 9),
+        FilterMatch::kPartOfRegister, FieldRole::kMatch),
+    Flt("match_opc", "PKT_MATCH0.OPC", kQpiMatch0, Bits(8, 5),
+        FilterMatch::kPartOfRegister, FieldRole::kMatch),
+    Flt("match_vnw", "PKT_MATCH0.VNW", kQpiMatch0, Bits(4, 3),
+        FilterMatch::kPartOfRegister, FieldRole::kMatch),
+    Flt("match1", "PKT_MATCH1", kQpiMatch1, Bits(31, 0),
+        FilterMatch::kPacketMatch, FieldRole::kMatch, 1),
+    Flt("match_rds", "PKT_MATCH1.RDS", kQpiMatch1, Bits(19, 16),
+        FilterMatch::kPartOfRegister, FieldRole::kMatch),
+    Flt("match_rnid30", "PKT_MATCH1.RNID_3_0", kQpiMatch1, Bits(3, 0),
+        FilterMatch::kPartOfRegister, FieldRole::kMatch),
+    Flt("mask0", "PKT_MASK0", kQpiMask0, Bits(31, 0), FilterMatch::kPacketMask,
+        FieldRole::kMask, 0),
+    Flt("mask_rnid4", "PKT_MASK0.RNID_4", kQpiMask0, Bit(31),
+        FilterMatch::kPartOfRegister, FieldRole::kMask),
+    Flt("mask_dnid", "PKT_MASK0.DNID", kQpiMask0, Bits(17, 13),
+        FilterMatch::kPartOfRegister, FieldRole::kMask),
+    Flt("mask_mc", "PKT_MASK0.MC", kQpiMask0, Bits(12, 9),
+        FilterMatch::kPartOfRegister, FieldRole::kMask),
+    Flt("mask_opc", "PKT_MASK0.OPC", kQpiMask0, Bits(8, 5),
+        FilterMatch::kPartOfRegister, FieldRole::kMask),
+    Flt("mask_vnw", "PKT_MASK0.VNW", kQpiMask0, Bits(4, 3),
+        FilterMatch::kPartOfRegister, FieldRole::kMask),
+    Flt("mask1", "PKT_MASK1", kQpiMask1, Bits(31, 0), FilterMatch::kPacketMask,
+        FieldRole::kMask, 1),
+    Flt("mask_rds", "PKT_MASK1.RDS", kQpiMask1, Bits(19, 16),
+        FilterMatch::kPartOfRegister, FieldRole::kMask),
+    Flt("mask_rnid30", "PKT_MASK1.RNID_3_0", kQpiMask1, Bits(3, 0),
+        FilterMatch::kPartOfRegister, FieldRole::kMask),
 };
 
 // DECISION: #15 0x228 is PKT_MATCH0.  L3109 lists "Q_Py_PCI_PMON_PKT_MATCH0228
@@ -501,6 +549,145 @@ constexpr InstanceDescriptor kR3qpiInstances[] = {
 };
 
 // ---------------------------------------------------------------------------
+// The kernel's view (Linux's ivbep uncore driver, arch/x86/events/intel/
+// uncore_snbep.c; notes/kernel-ivbep-facts.md): PMU names and counts, event
+// masks, how config1/config2 carry the filter registers, when the driver
+// programs them (notes/decisions.md #32), and its scheduling constraints
+// (#33).
+
+// config1 = FILTER0 | FILTER1 << 32 (CBo); config1 = the band filter (PCU);
+// config1 = MATCH0 | MATCH1 << 32, config2 = MASK0 | MASK1 << 32 (QPI).
+constexpr KernelFilterPacking kConfig1Low{.config = 1, .shift = 0};
+constexpr KernelFilterPacking kConfig1High{.config = 1, .shift = 32};
+constexpr KernelFilterPacking kConfig2Low{.config = 2, .shift = 0};
+constexpr KernelFilterPacking kConfig2High{.config = 2, .shift = 32};
+
+// CBo filter groups, in the order of the driver's extra-register field bits.
+constexpr uint8_t kKernelTid = 0x1;    // FILTER0.tid
+constexpr uint8_t kKernelState = 0x2;  // FILTER0.state
+constexpr uint8_t kKernelNid = 0x4;    // FILTER1.nid
+constexpr uint8_t kKernelOpc = 0x8;    // FILTER1.opc, nc, isoc
+
+constexpr KernelFilterGroup kCboKernelGroups[] = {
+    {.filter = kCboFilter0,
+     .bits = 0x0000001F,
+     .rule = "the driver programs it only with tid_en"},
+    {.filter = kCboFilter0,
+     .bits = 0x007E0000,
+     .rule = "the driver programs it only for LLC_LOOKUP with unit mask 0x03, "
+             "0x05, 0x09, 0x11, "
+             "0x41, 0x43, 0x45, 0x49 or 0x51"},
+    {.filter = kCboFilter1,
+     .bits = 0x0000FFFF,
+     .rule = "the driver programs it only for the NID unit masks of "
+             "LLC_LOOKUP, TOR_INSERTS, "
+             "TOR_OCCUPANCY and LLC_VICTIMS"},
+    {.filter = kCboFilter1,
+     .bits = 0xDFF00000,
+     .rule = "the driver programs it only for the OPCODE unit masks of "
+             "TOR_INSERTS and "
+             "TOR_OCCUPANCY (0x01, 0x03, 0x21, 0x23, 0x41, 0x43, 0x81, "
+             "0x83)"},
+};
+
+// ivbep_uncore_cbox_extra_regs (its filter_link entry, 0x1031, programs a
+// field the manual's FILTER0 does not have: not modelled).
+constexpr uint64_t kKernelTidEn = uint64_t{1} << 19;
+constexpr KernelExtraReg kCboKernelExtraRegs[] = {
+    {kKernelTidEn, kKernelTidEn, kKernelTid},
+    {0x1134, 0xffff, kKernelState},
+    {0x4134, 0xffff, kKernelState | kKernelNid},
+    {0x5134, 0xffff, kKernelState | kKernelNid},
+    {0x0334, 0xffff, kKernelState},
+    {0x4334, 0xffff, kKernelState | kKernelNid},
+    {0x0534, 0xffff, kKernelState},
+    {0x4534, 0xffff, kKernelState | kKernelNid},
+    {0x0934, 0xffff, kKernelState},
+    {0x4934, 0xffff, kKernelState | kKernelNid},
+    {0x0135, 0xffff, kKernelOpc},
+    {0x0335, 0xffff, kKernelOpc},
+    {0x2135, 0xffff, kKernelOpc},
+    {0x2335, 0xffff, kKernelOpc},
+    {0x4135, 0xffff, kKernelOpc | kKernelNid},
+    {0x4335, 0xffff, kKernelOpc | kKernelNid},
+    {0x4435, 0xffff, kKernelNid},
+    {0x4835, 0xffff, kKernelNid},
+    {0x4a35, 0xffff, kKernelNid},
+    {0x5035, 0xffff, kKernelNid},
+    {0x8135, 0xffff, kKernelOpc},
+    {0x8335, 0xffff, kKernelOpc},
+    {0x0136, 0xffff, kKernelOpc},
+    {0x0336, 0xffff, kKernelOpc},
+    {0x2136, 0xffff, kKernelOpc},
+    {0x2336, 0xffff, kKernelOpc},
+    {0x4136, 0xffff, kKernelOpc | kKernelNid},
+    {0x4336, 0xffff, kKernelOpc | kKernelNid},
+    {0x4436, 0xffff, kKernelNid},
+    {0x4836, 0xffff, kKernelNid},
+    {0x4a36, 0xffff, kKernelNid},
+    {0x5036, 0xffff, kKernelNid},
+    {0x8136, 0xffff, kKernelOpc},
+    {0x8336, 0xffff, kKernelOpc},
+    {0x4037, 0x40ff, kKernelNid},
+};
+
+// snbep_pcu_hw_config: FREQ_BAND0..3_CYCLES (0x0b-0x0e), each its own byte.
+constexpr std::string_view kPcuKernelRule =
+    "the driver programs the band filter only for FREQ_BAND0..3_CYCLES, "
+    "events 0x0b-0x0e, each with its own "
+    "byte: filter_band0 for 0x0b ... filter_band3 for 0x0e";
+constexpr KernelFilterGroup kPcuKernelGroups[] = {
+    {.filter = 0, .bits = 0x000000FF, .rule = kPcuKernelRule},
+    {.filter = 0, .bits = 0x0000FF00, .rule = kPcuKernelRule},
+    {.filter = 0, .bits = 0x00FF0000, .rule = kPcuKernelRule},
+    {.filter = 0, .bits = 0xFF000000, .rule = kPcuKernelRule},
+};
+
+// snbep_qpi_hw_config: match/mask only for event select 0x38 (CTO_COUNT).
+constexpr std::string_view kQpiKernelRule =
+    "the driver programs the packet match/mask only for CTO_COUNT, event "
+    "0x38";
+constexpr KernelFilterGroup kQpiKernelGroups[] = {
+    {.filter = kQpiMatch0, .bits = 0xFFFFFFFF, .rule = kQpiKernelRule},
+    {.filter = kQpiMatch1, .bits = 0xFFFFFFFF, .rule = kQpiKernelRule},
+    {.filter = kQpiMask0, .bits = 0xFFFFFFFF, .rule = kQpiKernelRule},
+    {.filter = kQpiMask1, .bits = 0xFFFFFFFF, .rule = kQpiKernelRule},
+};
+
+// snbep_uncore_{cbox,r2pcie,r3qpi}_constraints (the ivbep types use them).
+constexpr KernelConstraint kCboKernelConstraints[] = {
+    {0x01, 0x1}, {0x02, 0x3}, {0x04, 0x3}, {0x05, 0x3}, {0x07, 0x3},
+    {0x09, 0x3}, {0x11, 0x1}, {0x12, 0x3}, {0x13, 0x3}, {0x1b, 0xc},
+    {0x1c, 0xc}, {0x1d, 0xc}, {0x1e, 0xc}, {0x1f, 0xe}, {0x21, 0x3},
+    {0x23, 0x3}, {0x31, 0x3}, {0x32, 0x3}, {0x33, 0x3}, {0x34, 0x3},
+    {0x35, 0x3}, {0x36, 0x1}, {0x37, 0x3}, {0x38, 0x3}, {0x39, 0x3},
+    {0x3b, 0x1},
+};
+
+constexpr KernelConstraint kR2pcieKernelConstraints[] = {
+    {0x10, 0x3}, {0x11, 0x3}, {0x12, 0x1}, {0x23, 0x3}, {0x24, 0x3},
+    {0x25, 0x3}, {0x26, 0x3}, {0x32, 0x3}, {0x33, 0x3}, {0x34, 0x3},
+};
+
+constexpr KernelConstraint kR3qpiKernelConstraints[] = {
+    {0x10, 0x3}, {0x11, 0x3}, {0x12, 0x3}, {0x13, 0x1}, {0x20, 0x3},
+    {0x21, 0x3}, {0x22, 0x3}, {0x23, 0x3}, {0x24, 0x3}, {0x25, 0x3},
+    {0x26, 0x3}, {0x28, 0x3}, {0x29, 0x3}, {0x2a, 0x3}, {0x2b, 0x3},
+    {0x2c, 0x3}, {0x2d, 0x3}, {0x2e, 0x3}, {0x2f, 0x3}, {0x30, 0x3},
+    {0x31, 0x3}, {0x32, 0x3}, {0x33, 0x3}, {0x34, 0x3}, {0x36, 0x3},
+    {0x37, 0x3}, {0x38, 0x3}, {0x39, 0x3},
+};
+
+// A box whose filter registers perf cannot reach.
+constexpr KernelView PlainKernelView(std::string_view pmu, int boxes,
+                                     uint64_t event_mask, int counters) {
+  return KernelView{.pmu = pmu,
+                    .boxes = static_cast<uint8_t>(boxes),
+                    .event_mask = event_mask,
+                    .counters = static_cast<uint8_t>(counters)};
+}
+
+// ---------------------------------------------------------------------------
 // The descriptors.
 //
 // DECISION: #20 max_increment_per_cycle reads the manual's "Nb per cycle" as an
@@ -516,7 +703,8 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         .type = BoxType::kUbox,
         .name = "ubox",
         .manual_name = "U-Box",
-        .kernel_pmu = "uncore_ubox",
+        .register_prefix = "U_MSR_PMON_",
+        .clock = ClockDomain::kUclk,
         .aliases = kUboxAliases,
         .space = AccessSpace::kMsr,
         .instances = kUboxInstances,
@@ -534,12 +722,14 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         .filters = {},
         .fixed_counter = kUclk,
         .max_increment_per_cycle = 1,
+        .kernel = PlainKernelView("uncore_ubox", 1, 0x1f04ffff, 2),
     },
     {
         .type = BoxType::kCbo,
         .name = "cbo",
         .manual_name = "C-Box",
-        .kernel_pmu = "uncore_cbox",
+        .register_prefix = "Cn_MSR_PMON_",
+        .clock = ClockDomain::kUclk,
         .aliases = kCboAliases,
         .space = AccessSpace::kMsr,
         .instances = kCboInstances,
@@ -564,12 +754,23 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         .filters = kCboFilters,
         .fixed_counter = std::nullopt,
         .max_increment_per_cycle = 20,
+        .kernel = KernelView{.pmu = "uncore_cbox",
+                             .boxes = 15,
+                             .event_mask = 0xff0cffff,
+                             .counters = 4,
+                             .packing = {kConfig1Low, kConfig1High},
+                             .filter_instances = 15,
+                             .gate = KernelFilterGate::kExtraRegs,
+                             .groups = kCboKernelGroups,
+                             .extra_regs = kCboKernelExtraRegs,
+                             .constraints = kCboKernelConstraints},
     },
     {
         .type = BoxType::kHa,
         .name = "ha",
         .manual_name = "HA",
-        .kernel_pmu = "uncore_ha",
+        .register_prefix = "HAn_PCI_PMON_",
+        .clock = ClockDomain::kUclk,
         .aliases = kHaAliases,
         .space = AccessSpace::kPci,
         .instances = kHaInstances,
@@ -587,12 +788,14 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         .filters = kHaFilters,
         .fixed_counter = std::nullopt,
         .max_increment_per_cycle = 512,
+        .kernel = PlainKernelView("uncore_ha", 2, 0xff04ffff, 4),
     },
     {
         .type = BoxType::kImc,
         .name = "imc",
         .manual_name = "iMC",
-        .kernel_pmu = "uncore_imc",
+        .register_prefix = "MC_CHy_PCI_PMON_",
+        .clock = ClockDomain::kDclk,
         .aliases = kImcAliases,
         .space = AccessSpace::kPci,
         .instances = kImcInstances,
@@ -610,12 +813,14 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         .filters = {},
         .fixed_counter = kDclk,
         .max_increment_per_cycle = 255,
+        .kernel = PlainKernelView("uncore_imc", 8, 0xff04ffff, 4),
     },
     {
         .type = BoxType::kIrp,
         .name = "irp",
         .manual_name = "IRP",
-        .kernel_pmu = "uncore_irp",
+        .register_prefix = "IRP_PCI_PMON_",
+        .clock = ClockDomain::kIoClk,
         .aliases = kIrpAliases,
         .space = AccessSpace::kPci,
         .instances = kIrpInstances,
@@ -641,12 +846,14 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         .filters = {},
         .fixed_counter = std::nullopt,
         .max_increment_per_cycle = 255,
+        .kernel = PlainKernelView("uncore_irp", 1, 0xff04ffff, 4),
     },
     {
         .type = BoxType::kPcu,
         .name = "pcu",
         .manual_name = "PCU",
-        .kernel_pmu = "uncore_pcu",
+        .register_prefix = "PCU_MSR_PMON_",
+        .clock = ClockDomain::kPclk,
         .aliases = kPcuAliases,
         .space = AccessSpace::kMsr,
         .instances = kPcuInstances,
@@ -666,12 +873,22 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         .filters = kPcuFilters,
         .fixed_counter = std::nullopt,
         .max_increment_per_cycle = 15,
+        .kernel = KernelView{.pmu = "uncore_pcu",
+                             .boxes = 1,
+                             .event_mask = 0xdf04c0ff,
+                             .counters = 4,
+                             .packing = {kConfig1Low},
+                             .filter_instances = 1,
+                             .gate = KernelFilterGate::kGroupPerCode,
+                             .gate_code = 0x0b,
+                             .groups = kPcuKernelGroups},
     },
     {
         .type = BoxType::kQpi,
         .name = "qpi",
         .manual_name = "QPI",
-        .kernel_pmu = "uncore_qpi",
+        .register_prefix = "Q_Py_PCI_PMON_",
+        .clock = ClockDomain::kQfclk,
         .aliases = kQpiAliases,
         .space = AccessSpace::kPci,
         .instances = kQpiInstances,
@@ -689,12 +906,24 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         .filters = kQpiFilters,
         .fixed_counter = std::nullopt,
         .max_increment_per_cycle = 255,
+        .kernel = KernelView{.pmu = "uncore_qpi",
+                             .boxes = 3,
+                             .event_mask = 0xff24ffff,
+                             .counters = 4,
+                             .packing = {kConfig1Low, kConfig1High, kConfig2Low,
+                                         kConfig2High},
+                             // No mask/match device for port 2 (#14).
+                             .filter_instances = 2,
+                             .gate = KernelFilterGate::kEventCode,
+                             .gate_code = 0x38,
+                             .groups = kQpiKernelGroups},
     },
     {
         .type = BoxType::kR2pcie,
         .name = "r2pcie",
         .manual_name = "R2PCIe",
-        .kernel_pmu = "uncore_r2pcie",
+        .register_prefix = "R2_PCI_PMON_",
+        .clock = ClockDomain::kUclk,
         .aliases = kR2pcieAliases,
         .space = AccessSpace::kPci,
         .instances = kR2pcieInstances,
@@ -712,12 +941,18 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         .filters = {},
         .fixed_counter = std::nullopt,
         .max_increment_per_cycle = 31,
+        .kernel = KernelView{.pmu = "uncore_r2pcie",
+                             .boxes = 1,
+                             .event_mask = 0xff04ffff,
+                             .counters = 4,
+                             .constraints = kR2pcieKernelConstraints},
     },
     {
         .type = BoxType::kR3qpi,
         .name = "r3qpi",
         .manual_name = "R3QPI",
-        .kernel_pmu = "uncore_r3qpi",
+        .register_prefix = "R3_Ly_PCI_PMON_",
+        .clock = ClockDomain::kUclk,
         .aliases = kR3qpiAliases,
         .space = AccessSpace::kPci,
         .instances = kR3qpiInstances,
@@ -735,6 +970,11 @@ constexpr std::array<BoxDescriptor, kNumBoxTypes> kBoxes = {{
         .filters = {},
         .fixed_counter = std::nullopt,
         .max_increment_per_cycle = 255,
+        .kernel = KernelView{.pmu = "uncore_r3qpi",
+                             .boxes = 2,
+                             .event_mask = 0xff04ffff,
+                             .counters = 3,
+                             .constraints = kR3qpiKernelConstraints},
     },
 }};
 
@@ -766,8 +1006,16 @@ constexpr bool MayOverlap(const BoxDescriptor& box, const FieldDescriptor& a,
     return true;
   }
   return box.type == BoxType::kPcu &&
-         ((a.name == "umask" && b.name == "occ_sel") ||
-          (a.name == "occ_sel" && b.name == "umask"));
+         ((a.role == FieldRole::kUmask &&
+           b.role == FieldRole::kOccupancySelect) ||
+          (a.role == FieldRole::kOccupancySelect &&
+           b.role == FieldRole::kUmask));
+}
+
+// Roles the engines look up with FindRole: at most one field each.
+constexpr bool RoleIsUnique(FieldRole role) {
+  return role != FieldRole::kFilter && role != FieldRole::kMatch &&
+         role != FieldRole::kMask;
 }
 
 constexpr uint64_t ControlFieldUnion(const BoxDescriptor& box) {
@@ -811,6 +1059,7 @@ constexpr bool FieldsAreConsistent(const BoxDescriptor& box) {
     for (size_t j = i + 1; j < box.fields.size(); ++j) {
       const FieldDescriptor& g = box.fields[j];
       if (f.name == g.name) return false;
+      if (f.role == g.role && RoleIsUnique(f.role)) return false;
       if (SameRegister(f, g) && Overlaps(f.bits, g.bits) &&
           !MayOverlap(box, f, g)) {
         return false;
@@ -936,13 +1185,208 @@ constexpr bool InstancesAreConsistent(const BoxDescriptor& box) {
   return true;
 }
 
+constexpr int CountRole(const BoxDescriptor& box, FieldRole role) {
+  int n = 0;
+  for (const FieldDescriptor& f : box.fields) n += f.role == role ? 1 : 0;
+  return n;
+}
+
+constexpr bool IsFilterRole(FieldRole role) {
+  return role == FieldRole::kThreadFilter || role == FieldRole::kFilter ||
+         role == FieldRole::kMatch || role == FieldRole::kMask;
+}
+
+constexpr bool IsEngineRole(FieldRole role) {
+  return role == FieldRole::kEnable || role == FieldRole::kOverflowEnable ||
+         role == FieldRole::kReset || role == FieldRole::kQueueOccupancyReset;
+}
+
+constexpr bool IsEventRole(FieldRole role) {
+  return role == FieldRole::kEventSelect ||
+         role == FieldRole::kExtendedSelect || role == FieldRole::kUmask;
+}
+
+// The whole-register packet field of match/mask pair `pair` with `match`.
+constexpr bool HasPacketField(const BoxDescriptor& box, FilterMatch match,
+                              uint8_t pair) {
+  for (const FieldDescriptor& g : box.fields) {
+    if (g.match == match && g.pair == pair && IsWholeRegisterAlias(box, g)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Roles and match semantics: exactly one en, event select and umask; the
+// thread filter comes with tid_en; control roles on control fields and
+// filter roles on filter fields (whose register exists); a role's use is
+// what the engines expect; every packet match has its mask and the
+// reverse; every sub-field has its whole-register field.
+constexpr bool RolesAreConsistent(const BoxDescriptor& box) {
+  if (CountRole(box, FieldRole::kEnable) != 1 ||
+      CountRole(box, FieldRole::kEventSelect) != 1 ||
+      CountRole(box, FieldRole::kUmask) != 1) {
+    return false;
+  }
+  if (CountRole(box, FieldRole::kTidEnable) !=
+      CountRole(box, FieldRole::kThreadFilter)) {
+    return false;
+  }
+  for (const FieldDescriptor& f : box.fields) {
+    const bool filter = f.reg == FieldRegister::kFilter;
+    if (filter != IsFilterRole(f.role)) return false;
+    if (filter && f.filter >= box.filters.size()) return false;
+    if (!filter && f.match != FilterMatch::kNone) return false;
+    if (IsEngineRole(f.role) != (f.use == FieldUse::kEngine)) return false;
+    if (IsEventRole(f.role) != (f.use == FieldUse::kEvent)) return false;
+    if ((f.role == FieldRole::kThreadFilter) !=
+        (f.match == FilterMatch::kThreadEquals)) {
+      return false;
+    }
+    switch (f.match) {
+      case FilterMatch::kPacketMatch:
+        if (f.role != FieldRole::kMatch || !IsWholeRegisterAlias(box, f) ||
+            !HasPacketField(box, FilterMatch::kPacketMask, f.pair)) {
+          return false;
+        }
+        break;
+      case FilterMatch::kPacketMask:
+        if (f.role != FieldRole::kMask || !IsWholeRegisterAlias(box, f) ||
+            !HasPacketField(box, FilterMatch::kPacketMatch, f.pair)) {
+          return false;
+        }
+        break;
+      case FilterMatch::kPartOfRegister: {
+        bool whole = false;
+        for (const FieldDescriptor& g : box.fields) {
+          whole =
+              whole || (g.reg == FieldRegister::kFilter &&
+                        g.filter == f.filter && IsWholeRegisterAlias(box, g));
+        }
+        if (!whole || IsWholeRegisterAlias(box, f)) return false;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return true;
+}
+
+// The manual's register names start with the box's prefix.
+constexpr bool PrefixIsConsistent(const BoxDescriptor& box) {
+  const std::string_view prefix = box.register_prefix;
+  if (prefix.empty() || !prefix.ends_with('_')) return false;
+  for (const FilterRegisterDescriptor& f : box.filters) {
+    if (!f.name.starts_with(prefix)) return false;
+  }
+  if (box.fixed_counter &&
+      (!box.fixed_counter->manual_control_name.starts_with(prefix) ||
+       !box.fixed_counter->manual_counter_name.starts_with(prefix))) {
+    return false;
+  }
+  return true;
+}
+
+constexpr uint64_t RegisterMask(const FilterRegisterDescriptor& reg) {
+  return BitRange{0, reg.size_bits}.mask();
+}
+
+// The kernel's view fits the box: PMU counts within the instances, an event
+// mask inside the writable control bits with no engine bit, filter
+// registers packed into config1/config2 without overlap (and only those a
+// gate lets through), filter groups that cover every writable bit of a
+// packed register once, extra registers naming existing groups, and
+// constraints on existing counters with each code once.
+constexpr bool KernelViewIsConsistent(const BoxDescriptor& box) {
+  const KernelView& k = box.kernel;
+  if (!k.pmu.starts_with("uncore_") || k.boxes < 1 ||
+      k.boxes > box.num_instances() || k.counters < 1 ||
+      k.counters > box.num_counters ||
+      k.filter_instances > box.num_instances()) {
+    return false;
+  }
+  if ((k.event_mask & ~box.control_writable_mask) != 0) return false;
+  for (const FieldDescriptor& f : box.fields) {
+    if (f.use == FieldUse::kEngine && (k.event_mask & f.bits.mask()) != 0) {
+      return false;
+    }
+  }
+  bool any_packed = false;
+  for (size_t i = 0; i < k.packing.size(); ++i) {
+    const KernelFilterPacking& p = k.packing[i];
+    if (p.config == 0) continue;
+    if (i >= box.filters.size() || p.config > 2 ||
+        p.shift + box.filters[i].size_bits > 64) {
+      return false;
+    }
+    any_packed = true;
+    const uint64_t bits = RegisterMask(box.filters[i]) << p.shift;
+    for (size_t j = i + 1; j < k.packing.size(); ++j) {
+      const KernelFilterPacking& q = k.packing[j];
+      if (q.config != p.config || j >= box.filters.size()) continue;
+      if ((bits & (RegisterMask(box.filters[j]) << q.shift)) != 0) {
+        return false;
+      }
+    }
+  }
+  if (any_packed != (k.gate != KernelFilterGate::kNever)) return false;
+  if (any_packed && k.filter_instances == 0) return false;
+  if ((k.gate == KernelFilterGate::kNever) != k.groups.empty()) return false;
+  if (k.groups.size() > 8) return false;
+  for (size_t g = 0; g < k.groups.size(); ++g) {
+    const KernelFilterGroup& group = k.groups[g];
+    if (group.filter >= box.filters.size() ||
+        k.packing[group.filter].config == 0 || group.rule.empty() ||
+        group.bits == 0 ||
+        (group.bits & ~RegisterMask(box.filters[group.filter])) != 0) {
+      return false;
+    }
+    for (size_t h = g + 1; h < k.groups.size(); ++h) {
+      if (k.groups[h].filter == group.filter &&
+          (k.groups[h].bits & group.bits) != 0) {
+        return false;
+      }
+    }
+  }
+  for (size_t i = 0; i < box.filters.size(); ++i) {
+    if (k.packing[i].config == 0) continue;
+    uint64_t covered = 0;
+    for (const KernelFilterGroup& group : k.groups) {
+      if (group.filter == i) covered |= group.bits;
+    }
+    if ((box.filters[i].writable_mask & ~covered) != 0) return false;
+  }
+  const uint32_t all_groups = (1u << k.groups.size()) - 1;
+  for (const KernelExtraReg& r : k.extra_regs) {
+    if (r.groups == 0 || (r.groups & ~all_groups) != 0) return false;
+  }
+  if (!k.extra_regs.empty() != (k.gate == KernelFilterGate::kExtraRegs)) {
+    return false;
+  }
+  if (k.gate == KernelFilterGate::kGroupPerCode &&
+      k.gate_code + k.groups.size() > 256) {
+    return false;
+  }
+  const uint8_t counters = static_cast<uint8_t>((1u << k.counters) - 1);
+  for (size_t i = 0; i < k.constraints.size(); ++i) {
+    const KernelConstraint& c = k.constraints[i];
+    if (c.counters == 0 || (c.counters & ~counters) != 0) return false;
+    for (size_t j = i + 1; j < k.constraints.size(); ++j) {
+      if (k.constraints[j].code == c.code) return false;
+    }
+  }
+  return true;
+}
+
 constexpr bool IsConsistent(const BoxDescriptor& box) {
   return box.num_counters >= 1 && box.num_counters <= kMaxCounters &&
          (box.counter_width == 44 || box.counter_width == 48) &&
          box.max_increment_per_cycle >= 1 && FieldsAreConsistent(box) &&
          StatusIsConsistent(box) && BoxControlIsConsistent(box) &&
          FixedCounterIsConsistent(box) && AddressesAreDistinct(box) &&
-         InstancesAreConsistent(box);
+         InstancesAreConsistent(box) && RolesAreConsistent(box) &&
+         PrefixIsConsistent(box) && KernelViewIsConsistent(box);
 }
 
 constexpr bool TypesAreInOrder() {
@@ -990,6 +1434,17 @@ static_assert(B(BoxType::kCbo).instances[14].global_status_bit == 17);
 // (checked in FieldsAreConsistent); spelled out for the two odd ones.
 static_assert(ControlFieldUnion(B(BoxType::kPcu)) == 0xDF76FFFF);
 static_assert(ControlFieldUnion(B(BoxType::kUbox)) == 0x1F56FFFF);
+// Roles the engines rely on (encoder, direct plan, simulator).
+static_assert(B(BoxType::kCbo).FindRole(FieldRole::kThreadFilter)->filter ==
+              kCboFilter0);
+static_assert(
+    B(BoxType::kHa).FindRole(FieldRole::kQueueOccupancyReset)->bits.lo == 16);
+static_assert(B(BoxType::kCbo).FindRole(FieldRole::kOverflowEnable) ==
+              nullptr);  // L997: no ov_en, so no sampling on the CBo
+// The kernel's config1/config2 layout (notes/kernel-ivbep-facts.md).
+static_assert(B(BoxType::kCbo).kernel.packing[kCboFilter1].shift == 32);
+static_assert(B(BoxType::kQpi).kernel.packing[kQpiMask1].config == 2 &&
+              B(BoxType::kQpi).kernel.packing[kQpiMask1].shift == 32);
 
 }  // namespace
 

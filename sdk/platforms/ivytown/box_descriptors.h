@@ -6,7 +6,9 @@
 //   // ctl0 == 0x0D70 (MSR)
 //
 // Every address the SDK ever touches is computed here from the descriptor by
-// one generic engine: there is no per-box switch elsewhere.  Addresses are MSR
+// one generic engine: there is no per-box switch elsewhere.  Engines find
+// fields by role (FindRole), match filters by FilterMatch and read the Linux
+// driver's view from `kernel`; names are for users and messages.  Addresses are MSR
 // numbers for MSR boxes and PCI-config offsets (within the instance's PCI
 // function) for PCI boxes.  Discovered facts (which sockets exist, which PCI
 // bus a socket's uncore lives on, how many CBos a part has) are NOT here: they
@@ -79,6 +81,45 @@ enum class FieldUse : uint8_t {
   kEngine,    // owned by the programming engine (en, ov_en, rst, q_occ_rst)
 };
 
+// What a field does, so that engines find the enable bit, the unit mask or
+// the thread-id filter by meaning instead of by name.  Names stay for users
+// (a spec naming a field, messages); code dispatches on roles.
+enum class FieldRole : uint8_t {
+  kEventSelect,          // ev_sel
+  kExtendedSelect,       // ev_sel_ext (PCU, QPI)
+  kUmask,                // umask
+  kReset,                // rst (WO: clears the counter)
+  kEdge,                 // edge_det
+  kOverflowEnable,       // ov_en
+  kEnable,               // en
+  kThreshold,            // thresh
+  kTidEnable,            // tid_en (CBo)
+  kQueueOccupancyReset,  // q_occ_rst (HA, WO)
+  kOccupancySelect,      // occ_sel (PCU)
+  kOccupancyInvert,      // occ_invert (PCU)
+  kOccupancyEdge,        // occ_edge_det (PCU)
+  kThreadFilter,         // the thread-id filter that tid_en enables (CBo)
+  kFilter,               // any other filter field
+  kMatch,                // a packet-match field (QPI PKT_MATCHn)
+  kMask,                 // a packet-mask field (QPI PKT_MASKn)
+};
+
+// How traffic is matched against a filter field's value (the simulator's
+// reading of the manual's field descriptions).
+enum class FilterMatch : uint8_t {
+  kNone,              // a control field, or a filter bit not modelled
+  kOpcodeEquals,      // the request's opcode equals the value
+  kThreadEquals,      // the request's thread id equals the value (tid_en)
+  kNodeAnyBit,        // the target node mask shares a bit with the value
+  kStateAnyBit,       // the cache-state mask shares a bit with the value
+  kAddressLow,        // address bits at the field's own position
+  kAddressHigh,       // address[32 + width - 1 : 32]
+  kFrequencyAtLeast,  // the uncore frequency is at least the value
+  kPacketMatch,       // packet ^ value is 0 under the mask of pair `pair`
+  kPacketMask,        // the mask of match/mask pair `pair`
+  kPartOfRegister,    // a sub-field: its whole-register field matches
+};
+
 // One named field.  Names follow the Linux kernel's sysfs spelling so that
 // users can compare with `perf stat` (`event`, `umask`, `edge`, `inv`,
 // `thresh`, `tid_en`, `filter_state`, `filter_opc`, ...); the manual's own
@@ -91,6 +132,9 @@ struct FieldDescriptor {
   BitRange bits{};
   FieldUse use = FieldUse::kModifier;
   bool is_flag = false;  // a single bit set by naming it (`edge`, `inv`)
+  FieldRole role = FieldRole::kFilter;
+  FilterMatch match = FilterMatch::kNone;  // filter fields only
+  uint8_t pair = 0;  // kPacketMatch / kPacketMask: the match/mask pair
 };
 
 // A filter / match register shared by every counter of a box instance.
@@ -158,12 +202,100 @@ struct FixedCounterDescriptor {
 };
 
 inline constexpr int kMaxCounters = 4;
+inline constexpr int kMaxFilterRegisters = 4;
+
+// The clock a box's counters tick in (the CLOCKTICKS event's category in the
+// manual).
+enum class ClockDomain : uint8_t {
+  kUclk,   // uncore clock: U-Box, CBo, HA, R2PCIe, R3QPI (L1199, L1718)
+  kDclk,   // DRAM clock, half the DDR rate: iMC (L2098)
+  kIoClk,  // IRP clocks, "IO_CLKS" (L2555)
+  kPclk,   // the PCU's fixed 800 MHz clock (L2776)
+  kQfclk,  // QPI link-layer flit clock, "qfclks" (L3310)
+};
+
+// "UCLK", "DCLK", ...: the manual's name of the clock.
+constexpr std::string_view ClockDomainName(ClockDomain clock) {
+  switch (clock) {
+    case ClockDomain::kUclk:
+      return "UCLK";
+    case ClockDomain::kDclk:
+      return "DCLK";
+    case ClockDomain::kIoClk:
+      return "IO clock";
+    case ClockDomain::kPclk:
+      return "PCU clock (800 MHz)";
+    case ClockDomain::kQfclk:
+      return "QFCLK";
+  }
+  return "?";
+}
+
+// ---- the Linux kernel's ivbep uncore driver's view of a box ----
+// Facts from arch/x86/events/intel/uncore_snbep.c
+// (notes/kernel-ivbep-facts.md); no kernel code.
+
+// Where the driver takes a filter register's value from: perf's config1 or
+// config2, at `shift`.  `config` 0: the driver does not program it.
+struct KernelFilterPacking {
+  uint8_t config = 0;  // 1: config1, 2: config2, 0: not reachable
+  uint8_t shift = 0;   // 0 or 32
+};
+
+// When the driver programs the box's filter registers at all.
+enum class KernelFilterGate : uint8_t {
+  kNever,         // no filter register reachable through perf
+  kExtraRegs,     // per event, by its extra-register table (CBo)
+  kGroupPerCode,  // group i only for event code `gate_code + i` (PCU bands)
+  kEventCode,     // every group, only for event code `gate_code` (QPI)
+};
+
+// A set of filter bits the driver programs together, and when, as a
+// message: "the driver programs it only ...".
+struct KernelFilterGroup {
+  uint8_t filter = 0;  // index into BoxDescriptor::filters
+  uint64_t bits = 0;   // the bits of that register in the group
+  std::string_view rule;
+};
+
+// An extra-register entry: an event whose perf config matches `value` under
+// `mask` gets the groups of bit mask `groups` programmed.
+struct KernelExtraReg {
+  uint64_t value = 0;
+  uint64_t mask = 0;
+  uint8_t groups = 0;  // bit i: KernelView::groups[i]
+};
+
+// A scheduling constraint: event code -> counters (bit i: counter i).
+struct KernelConstraint {
+  uint8_t code = 0;
+  uint8_t counters = 0;
+};
+
+struct KernelView {
+  std::string_view pmu;     // PMU name: uncore_<pmu>, or uncore_<pmu>_<i>
+  uint8_t boxes = 1;        // PMUs the driver registers (instances)
+  uint64_t event_mask = 0;  // bits of perf config the driver keeps
+  uint8_t counters = 0;     // general counters per box in the driver
+  std::array<KernelFilterPacking, kMaxFilterRegisters> packing{};
+  // Instances whose filter registers the driver reaches (QPI: no mask/match
+  // device for port 2).
+  uint8_t filter_instances = 0;
+  KernelFilterGate gate = KernelFilterGate::kNever;
+  uint8_t gate_code = 0;
+  std::span<const KernelFilterGroup> groups{};
+  std::span<const KernelExtraReg> extra_regs{};
+  std::span<const KernelConstraint> constraints{};
+};
 
 struct BoxDescriptor {
   BoxType type = BoxType::kUbox;
   std::string_view name;         // spec-language name: "cbo", "imc", ...
   std::string_view manual_name;  // "C-Box", "iMC", ...
-  std::string_view kernel_pmu;   // sysfs PMU prefix: "uncore_cbox"
+  // The manual's register-name prefix, 'n'/'y' standing for the instance
+  // (Tables 1-2, 1-3): "Cn_MSR_PMON_" + "CTL0".
+  std::string_view register_prefix;
+  ClockDomain clock = ClockDomain::kUclk;
   std::span<const std::string_view> aliases;  // other accepted box names
   AccessSpace space = AccessSpace::kMsr;
   std::span<const InstanceDescriptor> instances;  // maximum per socket
@@ -192,6 +324,8 @@ struct BoxDescriptor {
   std::optional<FixedCounterDescriptor> fixed_counter;
 
   uint16_t max_increment_per_cycle = 1;  // box-wide statement of the manual
+
+  KernelView kernel{};  // how Linux's ivbep driver exposes the box
 
   // ---- the generic address engine ----
   constexpr uint32_t RegisterAddress(int instance, uint32_t offset) const {
@@ -222,10 +356,19 @@ struct BoxDescriptor {
     return counter_width >= 64 ? ~uint64_t{0}
                                : (uint64_t{1} << counter_width) - 1;
   }
-  // The field named `name` (kernel spelling), or nullptr.
+  // The field named `name` (kernel spelling), or nullptr.  For user input
+  // (a spec naming a field); engines use FindRole.
   constexpr const FieldDescriptor* FindField(std::string_view field) const {
     for (const FieldDescriptor& f : fields) {
       if (f.name == field) return &f;
+    }
+    return nullptr;
+  }
+  // The first field with `role`, or nullptr (every role but kFilter, kMatch
+  // and kMask occurs at most once per box: static_asserted).
+  constexpr const FieldDescriptor* FindRole(FieldRole field_role) const {
+    for (const FieldDescriptor& f : fields) {
+      if (f.role == field_role) return &f;
     }
     return nullptr;
   }

@@ -17,6 +17,13 @@ namespace {
 
 // The ordering the generated table is sorted by (a static_assert there
 // checks it).
+bool MatchesAny(std::string_view name, std::span<const std::string_view> list) {
+  for (std::string_view n : list) {
+    if (common::EqualsIgnoreCase(name, n)) return true;
+  }
+  return false;
+}
+
 auto Key(const EventDescriptor& e) {
   return std::make_tuple(e.box, e.code, e.extended);
 }
@@ -29,7 +36,7 @@ const UmaskDescriptor* EventDescriptor::FindUmask(
     if (common::EqualsIgnoreCase(u.name, umask_name)) return &u;
   }
   for (const UmaskDescriptor& u : umasks) {
-    if (common::MatchesAnyIgnoreCase(umask_name, u.aliases)) return &u;
+    if (MatchesAny(umask_name, u.aliases)) return &u;
   }
   return nullptr;
 }
@@ -53,7 +60,7 @@ const EventDescriptor* FindEvent(BoxType box, std::string_view name) {
     if (common::EqualsIgnoreCase(e.name, name)) return &e;
   }
   for (const EventDescriptor& e : events) {
-    if (common::MatchesAnyIgnoreCase(name, e.aliases)) return &e;
+    if (MatchesAny(name, e.aliases)) return &e;
   }
   return nullptr;
 }

@@ -35,12 +35,13 @@ enum SourceBits : uint8_t {
 struct UmaskDescriptor {
   std::string_view name;  // manual spelling, e.g. "RD", "MISS_OPCODE"
   uint8_t value = 0;      // umask[15:8]
-  // Kernel filter fields this unit mask needs ("filter_opc,filter_nid"),
-  // empty when none.
-  std::string_view filters;
+  // Filter fields this unit mask needs beyond its event's, by their kernel
+  // names (BoxDescriptor::FindField; `irp_filter` and `ubox_filter` name
+  // registers the manual gives no address for); empty when none.
+  std::span<const std::string_view> filters;
   // Alternative spellings accepted in specs (perfmon's, or the names the
-  // manual's metrics use), '|'-separated; empty when none.
-  std::string_view aliases;
+  // manual's metrics use); empty when none.
+  std::span<const std::string_view> aliases;
   uint8_t sources = 0;  // SourceBits
 };
 
@@ -51,9 +52,10 @@ struct EventDescriptor {
   bool extended = false;       // needs the extra select bit (PCU, QPI)
   uint8_t counter_mask = 0;    // bit i set: general counter i may count it
   uint16_t max_increment = 1;  // maximum increment per cycle
-  // Kernel filter fields the event itself needs (all unit masks), or empty.
-  std::string_view filters;
-  std::string_view aliases;  // '|'-separated alternative names
+  // Filter fields the event itself needs (all unit masks), as for
+  // UmaskDescriptor::filters, or empty.
+  std::span<const std::string_view> filters;
+  std::span<const std::string_view> aliases;  // alternative names
   std::span<const UmaskDescriptor> umasks;
   uint8_t sources = 0;           // SourceBits
   std::string_view description;  // our own short words

@@ -76,8 +76,8 @@ TEST(BoxDescriptorsTest, NamesAndSpaces) {
     EXPECT_EQ(AllBoxes()[i].name, expected[i].first);
     EXPECT_EQ(AllBoxes()[i].space, expected[i].second);
   }
-  EXPECT_EQ(Cbo().kernel_pmu, "uncore_cbox");
-  EXPECT_EQ(Imc().kernel_pmu, "uncore_imc");
+  EXPECT_EQ(Cbo().kernel.pmu, "uncore_cbox");
+  EXPECT_EQ(Imc().kernel.pmu, "uncore_imc");
   EXPECT_EQ(Ubox().num_instances(), 1);
   EXPECT_EQ(Cbo().num_instances(), 15);
   EXPECT_EQ(Ha().num_instances(), 2);
@@ -872,7 +872,92 @@ TEST(BoxDescriptorsTest, AliasesAreUnambiguous) {
                      [](unsigned char c) { return std::tolower(c); });
       EXPECT_TRUE(seen.insert(lower).second) << n;
     }
-    EXPECT_EQ(FindBox(box.kernel_pmu), &box) << box.kernel_pmu;
+    EXPECT_EQ(FindBox(box.kernel.pmu), &box) << box.kernel.pmu;
+  }
+}
+
+// The manual's register-name prefix (Tables 1-2, 1-3) and clock domain
+// (each box's CLOCKTICKS category) are data in the descriptor.
+TEST(BoxDescriptorsTest, RegisterPrefixesAndClockDomains) {
+  EXPECT_EQ(Ubox().register_prefix, "U_MSR_PMON_");
+  EXPECT_EQ(Cbo().register_prefix, "Cn_MSR_PMON_");
+  EXPECT_EQ(Pcu().register_prefix, "PCU_MSR_PMON_");
+  EXPECT_EQ(Qpi().register_prefix, "Q_Py_PCI_PMON_");
+  for (const BoxDescriptor& box : AllBoxes()) {
+    for (const FilterRegisterDescriptor& f : box.filters) {
+      EXPECT_TRUE(f.name.starts_with(box.register_prefix)) << f.name;
+    }
+  }
+  EXPECT_EQ(Cbo().clock, ClockDomain::kUclk);
+  EXPECT_EQ(Imc().clock, ClockDomain::kDclk);
+  EXPECT_EQ(Irp().clock, ClockDomain::kIoClk);
+  EXPECT_EQ(Pcu().clock, ClockDomain::kPclk);
+  EXPECT_EQ(Qpi().clock, ClockDomain::kQfclk);
+  EXPECT_EQ(ClockDomainName(ClockDomain::kDclk), "DCLK");
+}
+
+// Roles: what the engines look up instead of names.
+TEST(BoxDescriptorsTest, FieldRoles) {
+  for (const BoxDescriptor& box : AllBoxes()) {
+    ASSERT_NE(box.FindRole(FieldRole::kEnable), nullptr) << box.name;
+    EXPECT_EQ(box.FindRole(FieldRole::kEnable)->name, "en");
+    EXPECT_EQ(box.FindRole(FieldRole::kEventSelect)->name, "event");
+    EXPECT_EQ(box.FindRole(FieldRole::kUmask)->name, "umask");
+  }
+  EXPECT_EQ(Cbo().FindRole(FieldRole::kThreadFilter),
+            &Field(Cbo(), "filter_tid"));
+  EXPECT_EQ(Ha().FindRole(FieldRole::kQueueOccupancyReset),
+            &Field(Ha(), "q_occ_rst"));
+  EXPECT_EQ(Pcu().FindRole(FieldRole::kOccupancyInvert),
+            &Field(Pcu(), "occ_invert"));
+  EXPECT_EQ(Qpi().FindRole(FieldRole::kExtendedSelect), &Field(Qpi(), "ext"));
+  EXPECT_EQ(Irp().FindRole(FieldRole::kOverflowEnable), nullptr);
+}
+
+// How the simulator matches traffic against each filter field.
+TEST(BoxDescriptorsTest, FilterMatchSemantics) {
+  EXPECT_EQ(Field(Cbo(), "filter_opc").match, FilterMatch::kOpcodeEquals);
+  EXPECT_EQ(Field(Ha(), "filter_opc").match, FilterMatch::kOpcodeEquals);
+  EXPECT_EQ(Field(Cbo(), "filter_nid").match, FilterMatch::kNodeAnyBit);
+  EXPECT_EQ(Field(Cbo(), "filter_state").match, FilterMatch::kStateAnyBit);
+  EXPECT_EQ(Field(Ha(), "filter_addr_lo").match, FilterMatch::kAddressLow);
+  EXPECT_EQ(Field(Ha(), "filter_addr_hi").match, FilterMatch::kAddressHigh);
+  EXPECT_EQ(Field(Pcu(), "filter_band2").match, FilterMatch::kFrequencyAtLeast);
+  EXPECT_EQ(Field(Qpi(), "match1").match, FilterMatch::kPacketMatch);
+  EXPECT_EQ(Field(Qpi(), "match1").pair, 1);
+  EXPECT_EQ(Field(Qpi(), "mask1").match, FilterMatch::kPacketMask);
+  EXPECT_EQ(Field(Qpi(), "mask1").pair, 1);
+  EXPECT_EQ(Field(Qpi(), "match_dnid").match, FilterMatch::kPartOfRegister);
+  for (const BoxDescriptor& box : AllBoxes()) {
+    for (const FieldDescriptor& f : box.fields) {
+      if (f.reg == FieldRegister::kControl) {
+        EXPECT_EQ(f.match, FilterMatch::kNone) << box.name << " " << f.name;
+      }
+    }
+  }
+}
+
+// The kernel's view: PMU names and counts, filter packing, constraints.
+TEST(BoxDescriptorsTest, KernelView) {
+  EXPECT_EQ(Cbo().kernel.boxes, 15);
+  EXPECT_EQ(R3qpi().kernel.boxes, 2);  // DECISION: #16, three links here
+  EXPECT_EQ(Ubox().kernel.counters, 2);
+  EXPECT_EQ(Cbo().kernel.packing[1].config, 1);
+  EXPECT_EQ(Cbo().kernel.packing[1].shift, 32);
+  EXPECT_EQ(Qpi().kernel.packing[2].config, 2);  // MASK0 in config2
+  EXPECT_EQ(Qpi().kernel.filter_instances, 2);   // no port-2 match device
+  EXPECT_EQ(Ha().kernel.gate, KernelFilterGate::kNever);
+  EXPECT_EQ(Ha().kernel.packing[0].config, 0);
+  EXPECT_TRUE(Imc().kernel.constraints.empty());
+  for (const BoxDescriptor& box : AllBoxes()) {
+    EXPECT_TRUE(box.kernel.pmu.starts_with("uncore_")) << box.name;
+    EXPECT_EQ(FindBox(box.kernel.pmu), &box) << box.kernel.pmu;
+    // The driver keeps no engine bit (en, ov_en, rst, q_occ_rst).
+    for (const FieldDescriptor& f : box.fields) {
+      if (f.reg == FieldRegister::kControl && f.use == FieldUse::kEngine) {
+        EXPECT_EQ(box.kernel.event_mask & f.bits.mask(), 0u) << f.name;
+      }
+    }
   }
 }
 

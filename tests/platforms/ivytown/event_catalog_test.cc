@@ -3,6 +3,7 @@
 #include <array>
 #include <cctype>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -24,24 +25,17 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-std::vector<std::string> SplitList(std::string_view list, char sep) {
-  std::vector<std::string> out;
-  while (!list.empty()) {
-    const size_t end = list.find(sep);
-    out.emplace_back(list.substr(0, end));
-    if (end == std::string_view::npos) break;
-    list.remove_prefix(end + 1);
-  }
-  return out;
+std::vector<std::string> Strings(std::span<const std::string_view> list) {
+  return std::vector<std::string>(list.begin(), list.end());
 }
 
 // Every filter field an event or unit mask needs: the event's and its own.
 std::set<std::string> FiltersOf(const EventDescriptor& e,
                                 const UmaskDescriptor* u) {
   std::set<std::string> out;
-  for (const std::string& f : SplitList(e.filters, ',')) out.insert(f);
+  for (const std::string& f : Strings(e.filters)) out.insert(f);
   if (u != nullptr) {
-    for (const std::string& f : SplitList(u->filters, ',')) out.insert(f);
+    for (const std::string& f : Strings(u->filters)) out.insert(f);
   }
   return out;
 }
@@ -81,7 +75,7 @@ TEST(EventCatalogTest, CboLlcLookupNeedsStateFilter) {
   const EventDescriptor& e = MustFind(BoxType::kCbo, "LLC_LOOKUP");
   EXPECT_EQ(e.code, 0x34);
   // Every unit mask needs the state filter, so the event carries it.
-  EXPECT_EQ(e.filters, "filter_state");
+  EXPECT_EQ(Strings(e.filters), std::vector<std::string>{"filter_state"});
   const UmaskDescriptor* u = e.FindUmask("DATA_READ");
   ASSERT_NE(u, nullptr);
   EXPECT_EQ(u->value, 0x03);
@@ -117,7 +111,8 @@ TEST(EventCatalogTest, QpiCtoCountIsExtended) {
   EXPECT_EQ(e.code, 0x38);
   EXPECT_TRUE(e.extended);
   EXPECT_EQ(e.max_increment, 2);
-  EXPECT_EQ(e.filters, "match0,match1,mask0,mask1");
+  EXPECT_EQ(Strings(e.filters),
+            (std::vector<std::string>{"match0", "match1", "mask0", "mask1"}));
   EXPECT_EQ(FindEventByCode(BoxType::kQpi, 0x38, /*extended=*/true), &e);
   EXPECT_EQ(FindEventByCode(BoxType::kQpi, 0x38, /*extended=*/false), nullptr);
 }
@@ -133,7 +128,8 @@ TEST(EventCatalogTest, PcuSameCodeWithAndWithoutExtraSelect) {
   EXPECT_EQ(abort7->name, "DELAYED_C_STATE_ABORT_CORE7");
   EXPECT_EQ(FindEvent(BoxType::kPcu, "DEMOTIONS_CORE0"), demotions);
   EXPECT_EQ(FindEvent(BoxType::kPcu, "DELAYED_C_STATE_ABORT_CORE7"), abort7);
-  EXPECT_EQ(demotions->filters, "filter_band0");
+  EXPECT_EQ(Strings(demotions->filters),
+            std::vector<std::string>{"filter_band0"});
 }
 
 TEST(EventCatalogTest, PcuFrequencyBandsUseTheirOwnBand) {
@@ -146,7 +142,7 @@ TEST(EventCatalogTest, PcuFrequencyBandsUseTheirOwnBand) {
   for (const auto& [name, field] : bands) {
     const EventDescriptor& e = MustFind(BoxType::kPcu, name);
     EXPECT_EQ(e.code, code++);
-    EXPECT_EQ(e.filters, field);
+    EXPECT_EQ(Strings(e.filters), std::vector<std::string>{std::string(field)});
   }
 }
 
@@ -254,7 +250,7 @@ TEST(EventCatalogTest, NamesUniqueIgnoringCase) {
     std::set<std::string> event_names;
     for (const EventDescriptor& e : EventsOf(static_cast<BoxType>(b))) {
       EXPECT_TRUE(event_names.insert(Lower(e.name)).second) << e.name;
-      for (const std::string& a : SplitList(e.aliases, '|')) {
+      for (const std::string& a : Strings(e.aliases)) {
         EXPECT_TRUE(event_names.insert(Lower(a)).second) << a;
         EXPECT_EQ(FindEvent(e.box, a), &e) << a;
       }
@@ -263,7 +259,7 @@ TEST(EventCatalogTest, NamesUniqueIgnoringCase) {
         EXPECT_TRUE(umask_names.insert(Lower(u.name)).second)
             << e.name << "." << u.name;
         EXPECT_EQ(e.FindUmask(u.name), &u);
-        for (const std::string& a : SplitList(u.aliases, '|')) {
+        for (const std::string& a : Strings(u.aliases)) {
           EXPECT_TRUE(umask_names.insert(Lower(a)).second)
               << e.name << "." << a;
           EXPECT_EQ(e.FindUmask(a), &u) << e.name << "." << a;
