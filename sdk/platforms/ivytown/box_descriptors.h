@@ -28,6 +28,8 @@
 #include <span>
 #include <string_view>
 
+#include "sdk/platforms/bit_range.h"
+
 namespace uncore::ivytown {
 
 // The nine IvyTown uncore box types, in the manual's chapter order.
@@ -46,27 +48,8 @@ inline constexpr int kNumBoxTypes = 9;
 
 enum class AccessSpace : uint8_t { kMsr, kPci };
 
-// A contiguous bit range within a 64-bit register value.
-struct BitRange {
-  uint8_t lo = 0;
-  uint8_t width = 0;
-
-  constexpr bool empty() const { return width == 0; }
-  constexpr uint64_t mask() const {
-    return width == 0    ? 0
-           : width >= 64 ? ~uint64_t{0}
-                         : ((uint64_t{1} << width) - 1) << lo;
-  }
-  constexpr uint64_t max_value() const {
-    return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
-  }
-  constexpr uint64_t Insert(uint64_t reg, uint64_t value) const {
-    return (reg & ~mask()) | ((value << lo) & mask());
-  }
-  constexpr uint64_t Extract(uint64_t reg) const {
-    return (reg & mask()) >> lo;
-  }
-};
+// A contiguous bit range within a 64-bit register value (bit_range.h).
+using ::uncore::BitRange;
 
 // Which register a field lives in.
 enum class FieldRegister : uint8_t {

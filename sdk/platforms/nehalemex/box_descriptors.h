@@ -35,6 +35,8 @@
 #include <string>
 #include <string_view>
 
+#include "sdk/platforms/bit_range.h"
+
 namespace uncore::nehalemex {
 
 enum class Variant : uint8_t {
@@ -56,28 +58,8 @@ std::string_view VariantDisplayName(Variant v);
 // The variant of a family-6 CPU model, if it is one of the two.
 std::optional<Variant> VariantFromModel(int family, int model);
 
-// A contiguous bit range within a 64-bit register value.
-struct BitRange {
-  uint8_t lo = 0;
-  uint8_t width = 0;
-
-  constexpr bool empty() const { return width == 0; }
-  constexpr uint8_t hi() const { return lo + width - 1; }
-  constexpr uint64_t mask() const {
-    return width == 0    ? 0
-           : width >= 64 ? ~uint64_t{0}
-                         : ((uint64_t{1} << width) - 1) << lo;
-  }
-  constexpr uint64_t max_value() const {
-    return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
-  }
-  constexpr uint64_t Insert(uint64_t reg, uint64_t value) const {
-    return (reg & ~mask()) | ((value << lo) & mask());
-  }
-  constexpr uint64_t Extract(uint64_t reg) const {
-    return (reg & mask()) >> lo;
-  }
-};
+// A contiguous bit range within a 64-bit register value (bit_range.h).
+using ::uncore::BitRange;
 
 constexpr BitRange Bits(uint8_t hi, uint8_t lo) {
   return BitRange{lo, static_cast<uint8_t>(hi - lo + 1)};
