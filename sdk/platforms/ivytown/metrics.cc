@@ -1329,8 +1329,29 @@ static_assert(GroupedInBoxTypeOrder());
 
 std::span<const MetricDescriptor> AllMetrics() { return kMetrics; }
 
+std::span<const PerfMetricName> PerfMetricNames() {
+  // Intel's perf metric names (the newer Xeons' metric lists) for the
+  // IvyTown metrics that measure the same thing.  Intel's io_bandwidth_read
+  // is what devices read from memory (IvyTown's IO_WRITE_BW: disk and
+  // network writes), io_bandwidth_write what they write into it.
+  static constexpr PerfMetricName kNames[] = {
+      {"memory_bandwidth_read", "MEM_BW_READS"},
+      {"memory_bandwidth_write", "MEM_BW_WRITES"},
+      {"memory_bandwidth_total", "MEM_BW_TOTAL"},
+      {"io_bandwidth_read", "IO_WRITE_BW"},
+      {"io_bandwidth_write", "IO_READ_BW"},
+      {"upi_data_transmit_bw", "QPI_DATA_BW"},
+  };
+  return kNames;
+}
+
 const MetricDescriptor* FindMetric(std::string_view name, bool* ambiguous) {
   if (ambiguous != nullptr) *ambiguous = false;
+  for (const PerfMetricName& p : PerfMetricNames()) {
+    if (common::EqualsIgnoreCase(p.perf_name, name)) {
+      return FindMetric(p.metric, ambiguous);
+    }
+  }
   std::optional<BoxType> box;
   if (const size_t dot = name.find('.'); dot != std::string_view::npos) {
     const BoxDescriptor* b = FindBox(name.substr(0, dot));

@@ -63,9 +63,17 @@ struct MetricDescriptor {
 
 // All 93 metrics, grouped by box in BoxType order.
 std::span<const MetricDescriptor> AllMetrics();
+// Intel's perf metric name for an IvyTown metric that means the same.
+struct PerfMetricName {
+  std::string_view perf_name;  // "memory_bandwidth_read"
+  std::string_view metric;     // "MEM_BW_READS"
+};
+std::span<const PerfMetricName> PerfMetricNames();
+
 // Lookup by name, case-insensitive.  `name` may be qualified with a box
-// ("r2pcie.CYC_USED_DNEVEN"); an unqualified name that several boxes define
-// returns nullptr and sets *ambiguous (if given) to true.
+// ("r2pcie.CYC_USED_DNEVEN"), or one of PerfMetricNames(); an unqualified
+// name that several boxes define returns nullptr and sets *ambiguous (if
+// given) to true.
 const MetricDescriptor* FindMetric(std::string_view name,
                                    bool* ambiguous = nullptr);
 

@@ -667,3 +667,22 @@ TEST(MetricsTest, ParamRangesFitFields) {
 
 }  // namespace
 }  // namespace uncore::ivytown
+
+namespace uncore::ivytown {
+namespace {
+
+TEST(PerfMetricNamesTest, IntelsNamesFindTheSameMetrics) {
+  EXPECT_EQ(FindMetric("memory_bandwidth_read"), FindMetric("MEM_BW_READS"));
+  EXPECT_EQ(FindMetric("MEMORY_BANDWIDTH_WRITE"), FindMetric("MEM_BW_WRITES"));
+  EXPECT_EQ(FindMetric("memory_bandwidth_total"), FindMetric("MEM_BW_TOTAL"));
+  // Devices reading memory: Intel's io_bandwidth_read, IvyTown's
+  // IO_WRITE_BW (disk and network writes).
+  EXPECT_EQ(FindMetric("io_bandwidth_read"), FindMetric("IO_WRITE_BW"));
+  EXPECT_EQ(FindMetric("io_bandwidth_write"), FindMetric("IO_READ_BW"));
+  for (const PerfMetricName& p : PerfMetricNames()) {
+    EXPECT_NE(FindMetric(p.perf_name), nullptr) << p.perf_name;
+  }
+}
+
+}  // namespace
+}  // namespace uncore::ivytown
