@@ -450,9 +450,11 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
   impl->cpu = cpu.ok() ? cpu->ToString() : "unknown";
   const std::string backend_name =
       common::ToLower(options.backend.empty() ? "auto" : options.backend);
-  // The kernel's PMUs, where a backend may count on them.
+  // The kernel's PMUs, where a backend may count on them.  A session that
+  // reads another's counters (node sharing) looks too, so that it makes
+  // the same choices (platform, free-running counters) as the one serving.
   std::optional<devices::perf::PmuCatalog> pmus;
-  if (injected.device == nullptr && options.read_counters_from.empty() &&
+  if (injected.device == nullptr &&
       (backend_name == "perf" || backend_name == "auto" ||
        backend_name == "direct")) {
     absl::StatusOr<devices::perf::PmuCatalog> found =
@@ -516,7 +518,8 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
       std::string used;
       std::optional<spec::CompiledMetric> free_running;
       if (r.metric != nullptr && r.metric->sdk_defined &&
-          options.use_free_running && pmus.has_value()) {
+          options.use_free_running && pmus.has_value() &&
+          backend_name != "direct") {
         free_running = FreeRunningBandwidth(r.name, *pmus, &used);
       }
       if (free_running.has_value()) {
