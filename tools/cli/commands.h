@@ -45,6 +45,9 @@ int RunDescribe(const DescribeOptions& options, std::FILE* out, std::FILE* err);
 bool IsIvyTownPlatform(std::string_view name);
 // `platform` with UNCORE_PLATFORM filled in when it is empty.
 std::string PlatformOrEnvironment(const std::string& platform);
+// The platform a session would use on this machine when it is a tabled one
+// (its CPU, with its PMUs visible: runtime/session_platform.h), else "".
+std::string DetectedPlatform();
 int RunListPlatforms(const ListOptions& options, std::FILE* out,
                      std::FILE* err);
 int RunListPlatform(const ListOptions& options, std::FILE* out, std::FILE* err);

@@ -475,6 +475,9 @@ int Main(std::vector<std::string> args) {
       return UsageError("list", *error);
     }
     list.platform = PlatformOrEnvironment(list.platform);
+    if (list.platform.empty() && !list.platforms) {
+      list.platform = DetectedPlatform();
+    }
     if (list.platforms) return RunListPlatforms(list, stdout, stderr);
     if (!list.platform.empty() && !IsIvyTownPlatform(list.platform)) {
       return RunListPlatform(list, stdout, stderr);
@@ -487,6 +490,7 @@ int Main(std::vector<std::string> args) {
       return UsageError("describe", *error);
     }
     describe.platform = PlatformOrEnvironment(describe.platform);
+    if (describe.platform.empty()) describe.platform = DetectedPlatform();
     // Xeon 7500 / E7 (tools/cli/xeon7500_registers.cc): -1 when not one.
     if (const int rc = RunDescribeXeon7500(describe, stdout, stderr); rc >= 0) {
       return rc;

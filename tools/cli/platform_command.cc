@@ -13,7 +13,9 @@
 #include "sdk/common/text.h"
 #include "sdk/devices/perf/perfmon_plan.h"
 #include "sdk/devices/perf/pmu_discovery.h"
+#include "sdk/machine/topology.h"
 #include "sdk/platforms/perfmon/perfmon_tables.h"
+#include "sdk/runtime/session_platform.h"
 #include "sdk/spec/platform_catalog.h"
 #include "tools/cli/commands.h"
 
@@ -231,6 +233,15 @@ std::string PlatformOrEnvironment(const std::string& platform) {
   if (!platform.empty()) return platform;
   const char* env = std::getenv("UNCORE_PLATFORM");
   return env != nullptr ? std::string(env) : std::string();
+}
+
+std::string DetectedPlatform() {
+  absl::StatusOr<devices::perf::PmuCatalog> pmus =
+      devices::perf::DiscoverPmus();
+  absl::StatusOr<runtime::SessionPlatform> p = runtime::ChooseSessionPlatform(
+      "", "auto", /*on_hardware=*/true, machine::ReadCpuIdentity(),
+      pmus.ok() ? &*pmus : nullptr);
+  return p.ok() && p->generated != nullptr ? p->name : std::string();
 }
 
 int RunListPlatforms(const ListOptions& options, std::FILE* out,
