@@ -227,16 +227,25 @@ void NehalemExUncore::Advance(Socket& s) {
   }
 }
 
+absl::StatusOr<const nehalemex::RegisterInfo*> NehalemExUncore::Lookup(
+    std::string_view op, int cpu, uint32_t msr) {
+  const nehalemex::RegisterInfo* reg = nehalemex::FindRegister(variant_, msr);
+  if (reg == nullptr) {
+    return Fault(fmt::format("{} 0x{:x} on CPU {}: {} has no such MSR", op, msr,
+                             cpu, nehalemex::VariantDisplayName(variant_)));
+  }
+  return reg;
+}
+
 absl::Status NehalemExUncore::ReadMsr(int cpu, uint32_t msr, uint64_t* value) {
   int socket = 0;
   absl::Status st = SocketOf(cpu, &socket);
   if (!st.ok()) return st;
   std::lock_guard<std::mutex> lock(mu_);
-  const nehalemex::RegisterInfo* reg = nehalemex::FindRegister(variant_, msr);
-  if (reg == nullptr) {
-    return Fault(fmt::format("rdmsr 0x{:x} on CPU {}: {} has no such MSR", msr,
-                             cpu, nehalemex::VariantDisplayName(variant_)));
-  }
+  absl::StatusOr<const nehalemex::RegisterInfo*> found =
+      Lookup("rdmsr", cpu, msr);
+  if (!found.ok()) return found.status();
+  const nehalemex::RegisterInfo* reg = *found;
   Socket& s = sockets_[socket];
   const BoxDescriptor& box = nehalemex::Box(reg->box);
   const bool is_counter =
@@ -254,11 +263,10 @@ absl::Status NehalemExUncore::WriteMsr(int cpu, uint32_t msr, uint64_t value) {
   absl::Status st = SocketOf(cpu, &socket);
   if (!st.ok()) return st;
   std::lock_guard<std::mutex> lock(mu_);
-  const nehalemex::RegisterInfo* reg = nehalemex::FindRegister(variant_, msr);
-  if (reg == nullptr) {
-    return Fault(fmt::format("wrmsr 0x{:x} on CPU {}: {} has no such MSR", msr,
-                             cpu, nehalemex::VariantDisplayName(variant_)));
-  }
+  absl::StatusOr<const nehalemex::RegisterInfo*> found =
+      Lookup("wrmsr", cpu, msr);
+  if (!found.ok()) return found.status();
+  const nehalemex::RegisterInfo* reg = *found;
   Socket& s = sockets_[socket];
   const BoxDescriptor& box = nehalemex::Box(reg->box);
   const int inst = reg->instance;

@@ -44,10 +44,12 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "sdk/platforms/nehalemex/box_descriptors.h"
 #include "sdk/registers/register_space.h"
 
@@ -128,6 +130,10 @@ class NehalemExUncore : public registers::RegisterSpace {
 
   absl::Status SocketOf(int cpu, int* socket) const;
   absl::Status Fault(std::string what);  // mu_ held
+  // The model's register `msr` (a fault when the variant has none); mu_
+  // held.  `op`: "rdmsr" or "wrmsr", for the message.
+  absl::StatusOr<const nehalemex::RegisterInfo*> Lookup(std::string_view op,
+                                                        int cpu, uint32_t msr);
   uint64_t Get(const Socket& s, uint32_t msr) const;
   bool Counting(const Socket& s, const nehalemex::BoxDescriptor& box,
                 int instance, int counter) const;
