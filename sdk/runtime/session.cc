@@ -804,17 +804,16 @@ sim::DemoTrafficModel* SessionAccess::DemoTraffic(const Session& session) {
   return s.backend == nullptr ? nullptr : s.backend->demo_traffic();
 }
 
-std::vector<spec::CompiledMetric> SessionAccess::CompiledMetrics(
-    const Session& session) {
-  std::vector<spec::CompiledMetric> out;
+std::vector<SessionMetric> SessionAccess::Metrics(const Session& session) {
+  std::vector<SessionMetric> out;
   for (const Session::Impl::Metric& m : session.impl_->metrics) {
-    out.push_back(m.compiled);
+    out.push_back({m.compiled, m.event_index});
   }
   return out;
 }
 
-std::vector<spec::CompiledMetric> CompiledMetricsOf(const Session& session) {
-  return SessionAccess::CompiledMetrics(session);
+std::vector<SessionMetric> MetricsOf(const Session& session) {
+  return SessionAccess::Metrics(session);
 }
 
 sim::SimulatedUncore* SimulatorOf(const Session& session) {

@@ -50,9 +50,15 @@ struct MachineFiles {
   std::string cpuinfo = "/proc/cpuinfo";
 };
 
-// The session's metrics as compiled, in Results::metrics order (`uncore
-// stat -I` evaluates them over each interval).
-std::vector<spec::CompiledMetric> CompiledMetricsOf(const Session& session);
+// A metric of the session as compiled, and the session event (index into
+// Results::events) behind each of its events.
+struct SessionMetric {
+  spec::CompiledMetric compiled;
+  std::vector<int> event_index;
+};
+// The session's metrics, in Results::metrics order (`uncore stat -I`
+// evaluates them over each interval).
+std::vector<SessionMetric> MetricsOf(const Session& session);
 
 // Session::Start on the machine `files` describe.
 absl::StatusOr<std::unique_ptr<Session>> StartSessionOnMachine(
@@ -63,8 +69,7 @@ struct SessionAccess {
       SessionOptions options, InjectedDevice injected,
       const MachineFiles& files = {});
   static void CompileForPlan(Session::Impl& s);
-  static std::vector<spec::CompiledMetric> CompiledMetrics(
-      const Session& session);
+  static std::vector<SessionMetric> Metrics(const Session& session);
   static sim::SimulatedUncore* Simulator(const Session& session);
   static sim::DemoTrafficModel* DemoTraffic(const Session& session);
   static void AddWarning(Session& session, std::string warning);

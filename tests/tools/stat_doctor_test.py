@@ -284,6 +284,26 @@ class StatTest(unittest.TestCase):
         self.assertIn("LLC_LOOKUP", r.stderr)
         self.assertNotIn("ran", r.stdout)  # the command did not run
 
+    def test_interval_metrics_on_another_platform(self):
+        # The Xeon 7500's simulator: its events go by the vendor's names,
+        # and each interval line still evaluates the metric.
+        out = self.path("n.json")
+        r = run("stat", "--platform", "nehalemex", "-e", "wbox/UNCORE_CLOCK",
+                "-M", "MEM_BW_TOTAL", "--backend", "sim", "-I", "50", "-o",
+                out, "--", "sleep", "0.2")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = [INTERVAL_LINE.match(l) for l in r.stderr.splitlines()]
+        lines = [m for m in lines if m]
+        self.assertGreaterEqual(len(lines), 2, r.stderr)
+        for m in lines[:-1]:
+            columns = m.group(2).split()
+            self.assertGreater(int(columns[0].replace(",", "")), 0)
+            self.assertTrue(columns[-1].endswith("bytes/s"), columns)
+        with open(out) as f:
+            d = json.load(f)
+        self.assertEqual(d["platform"], "nehalemex")
+        self.assertIn("UNCORE_CLOCK", d["regions"][0]["events"])
+
     def test_interval_lines(self):
         out = self.path("i.json")
         r = run("stat", "-e", "imc/CAS_COUNT.RD", "-M", "MEM_BW_TOTAL",

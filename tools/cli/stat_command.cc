@@ -133,8 +133,8 @@ std::optional<std::string> ValidateSpecs(const StatOptions& o) {
 class IntervalPrinter {
  public:
   IntervalPrinter(const Session* session, std::string region_path,
-                  std::vector<spec::CompiledMetric> metrics, uint64_t start_ns,
-                  std::FILE* err)
+                  std::vector<runtime::SessionMetric> metrics,
+                  uint64_t start_ns, std::FILE* err)
       : session_(session),
         path_(std::move(region_path)),
         metrics_(std::move(metrics)),
@@ -216,18 +216,17 @@ class IntervalPrinter {
   std::optional<double> Evaluate(const Results& r, size_t m,
                                  const std::vector<uint64_t>& delta,
                                  double seconds) const {
-    if (m >= metrics_.size() || metrics_[m].name != r.metrics[m].name) {
+    if (m >= metrics_.size() ||
+        metrics_[m].compiled.name != r.metrics[m].name) {
       return std::nullopt;
     }
-    const spec::CompiledMetric& c = metrics_[m];
+    const spec::CompiledMetric& c = metrics_[m].compiled;
     std::vector<double> values;
-    for (const spec::EventSpec& e : c.events) {
-      const std::string canonical = e.Canonical();
-      size_t index = r.events.size();
-      for (size_t i = 0; i < r.events.size(); ++i) {
-        if (r.events[i].canonical == canonical) index = i;
+    for (const int index : metrics_[m].event_index) {
+      if (index < 0 || static_cast<size_t>(index) >= r.events.size() ||
+          static_cast<size_t>(index) >= delta.size()) {
+        return std::nullopt;
       }
-      if (index == r.events.size()) return std::nullopt;
       values.push_back(static_cast<double>(delta[index]) *
                        r.events[index].scale);
     }
@@ -239,7 +238,7 @@ class IntervalPrinter {
 
   const Session* session_;
   std::string path_;
-  std::vector<spec::CompiledMetric> metrics_;
+  std::vector<runtime::SessionMetric> metrics_;
   uint64_t start_ns_;
   std::FILE* err_;
   bool header_printed_ = false;
@@ -425,7 +424,7 @@ int RunStat(const StatOptions& stat_options, std::FILE* /*out*/,
   signals.IgnoreInterrupts();
   const uint64_t start_ns = common::MonotonicNowNs();
   IntervalPrinter printer(session.get(), name + "/" + kIntervalRegion,
-                          runtime::CompiledMetricsOf(*session), start_ns, err);
+                          runtime::MetricsOf(*session), start_ns, err);
   RegionBegin(command_region);
   if (o.interval_ms > 0) RegionBegin(interval_region);
   const pid_t pid = fork();
