@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
+#include "sdk/common/sysfs.h"
 #include "sdk/common/text.h"
 #include "sdk/platforms/perfmon/perfmon_tables.h"
 
@@ -137,21 +138,18 @@ std::optional<Target> ParseTarget(const Platform& platform,
   return std::nullopt;
 }
 
+// `text` as 5 or 0x5 (no spaces around it).
 absl::StatusOr<uint64_t> ParseNumber(std::string_view text,
                                      std::string_view input) {
-  int base = 10;
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
-    base = 16;
-    text.remove_prefix(2);
+  std::optional<uint64_t> value;
+  if (text == common::StripWhitespace(text)) {
+    value = common::ParseUnsigned(text);
   }
-  uint64_t value = 0;
-  auto [end, ec] =
-      std::from_chars(text.data(), text.data() + text.size(), value, base);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
+  if (!value.has_value()) {
     return absl::InvalidArgumentError(fmt::format(
         "'{}': '{}' is not a number (write 5 or 0x5)", input, text));
   }
-  return value;
+  return *value;
 }
 
 std::string Hex(uint64_t v) { return fmt::format("0x{:02x}", v); }

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
 #include "sdk/common/status_macros.h"
+#include "sdk/common/sysfs.h"
 #include "sdk/common/text.h"
 
 namespace uncore::devices::perf {
@@ -37,20 +38,15 @@ std::optional<int> InstanceNumber(std::string_view name, std::string_view pmu) {
   return n;
 }
 
+// `text` as 5 or 0x5 (no spaces around it).
 absl::StatusOr<uint64_t> ParseValue(std::string_view text) {
-  int base = 10;
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
-    base = 16;
-    text.remove_prefix(2);
-  }
-  uint64_t v = 0;
-  auto [end, ec] =
-      std::from_chars(text.data(), text.data() + text.size(), v, base);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
+  std::optional<uint64_t> v;
+  if (text == common::StripWhitespace(text)) v = common::ParseUnsigned(text);
+  if (!v.has_value()) {
     return absl::InvalidArgumentError(
         fmt::format("'{}' is not a number", text));
   }
-  return v;
+  return *v;
 }
 
 absl::StatusOr<PerfConfig> EncodeOn(const Pmu& pmu, std::string_view terms) {
