@@ -24,7 +24,6 @@
 #include "sdk/common/clock.h"
 #include "sdk/common/id_list.h"
 #include "sdk/common/status_macros.h"
-#include "sdk/common/sysfs.h"
 #include "sdk/common/text.h"
 #include "sdk/devices/device.h"
 #include "sdk/devices/perf/perfmon_plan.h"
@@ -61,35 +60,6 @@ std::string HostName() {
   char name[256] = {};
   if (gethostname(name, sizeof(name) - 1) != 0) return "unknown";
   return name;
-}
-
-// `pmu/terms/` as the kernel writes it (a trailing slash): any PMU, its
-// terms resolved by the perf backend from sysfs (`uncore_imc_0/cas_count_read/`).
-std::optional<spec::EventSpec> KernelSyntaxSpec(std::string_view text) {
-  text = common::StripWhitespace(text);
-  const size_t slash = text.find('/');
-  if (slash == 0 || slash == std::string_view::npos || !text.ends_with('/') ||
-      slash + 1 >= text.size()) {
-    return std::nullopt;
-  }
-  spec::EventSpec e;
-  e.kind = spec::EventSpec::Kind::kGenericPerf;
-  e.text = std::string(text);
-  e.pmu = std::string(text.substr(0, slash));
-  const std::string_view body = text.substr(slash + 1, text.size() - slash - 2);
-  for (std::string_view term : common::Split(body, ',', true)) {
-    const size_t eq = term.find('=');
-    spec::PerfTerm t{std::string(common::StripWhitespace(term.substr(0, eq))),
-                     std::nullopt};
-    if (eq != std::string_view::npos) {
-      std::optional<uint64_t> v =
-          common::ParseUnsigned(common::StripWhitespace(term.substr(eq + 1)));
-      if (!v) return std::nullopt;
-      t.value = *v;
-    }
-    e.perf_terms.push_back(std::move(t));
-  }
-  return e;
 }
 
 // The multiplier from a free-running alias's unit to bytes, or 0.
@@ -538,7 +508,7 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
       if (!r.ok()) {
         // Another PMU in the kernel's syntax (msr/tsc/, power/energy-pkg/,
         // uncore_imc_0/cas_count_read/): perf resolves it from sysfs.
-        std::optional<spec::EventSpec> raw = KernelSyntaxSpec(text);
+        std::optional<spec::EventSpec> raw = spec::KernelSyntaxEvent(text);
         if (!raw.has_value()) return r.status();
         impl->event_infos[add_event(*raw, text, false)].from_metric = false;
         continue;
@@ -546,13 +516,8 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
       UNCORE_RETURN_IF_ERROR(add_resolution(*std::move(r)));
     }
     for (const std::string& text : options.metrics) {
-      const std::string_view name = common::StripWhitespace(text);
-      UNCORE_ASSIGN_OR_RETURN(
-          spec::Resolution r,
-          spec::ResolveOnPlatform(p,
-                                  common::StartsWithIgnoreCase(name, "metric/")
-                                      ? std::string(name)
-                                      : fmt::format("metric/{}", name)));
+      UNCORE_ASSIGN_OR_RETURN(spec::Resolution r,
+                              spec::ResolveMetricOnPlatform(p, text));
       UNCORE_RETURN_IF_ERROR(add_resolution(std::move(r)));
     }
   } else {

@@ -450,6 +450,42 @@ std::vector<EventSpec> ToPerfEventSpecs(const Resolution& resolution) {
   return out;
 }
 
+absl::StatusOr<Resolution> ResolveMetricOnPlatform(
+    const perfmon::Platform& platform, std::string_view text) {
+  const std::string_view name = common::StripWhitespace(text);
+  return ResolveOnPlatform(platform,
+                           common::StartsWithIgnoreCase(name, kMetricPrefix)
+                               ? std::string(name)
+                               : fmt::format("{}{}", kMetricPrefix, name));
+}
+
+std::optional<EventSpec> KernelSyntaxEvent(std::string_view text) {
+  text = common::StripWhitespace(text);
+  const size_t slash = text.find('/');
+  if (slash == 0 || slash == std::string_view::npos || !text.ends_with('/') ||
+      slash + 1 >= text.size()) {
+    return std::nullopt;
+  }
+  EventSpec e;
+  e.kind = EventSpec::Kind::kGenericPerf;
+  e.text = std::string(text);
+  e.pmu = std::string(text.substr(0, slash));
+  const std::string_view body = text.substr(slash + 1, text.size() - slash - 2);
+  for (std::string_view term : common::Split(body, ',', true)) {
+    const size_t eq = term.find('=');
+    PerfTerm t{std::string(common::StripWhitespace(term.substr(0, eq))),
+               std::nullopt};
+    if (eq != std::string_view::npos) {
+      std::optional<uint64_t> v =
+          common::ParseUnsigned(common::StripWhitespace(term.substr(eq + 1)));
+      if (!v) return std::nullopt;
+      t.value = *v;
+    }
+    e.perf_terms.push_back(std::move(t));
+  }
+  return e;
+}
+
 const perfmon::Metric* FindMetric(const perfmon::Platform& platform,
                                   std::string_view name) {
   if (common::StartsWithIgnoreCase(name, kMetricPrefix)) {

@@ -89,6 +89,17 @@ struct Resolution {
 absl::StatusOr<Resolution> ResolveOnPlatform(const perfmon::Platform& platform,
                                              std::string_view text);
 
+// A metric given by name, as UNCORE_METRICS and `-M` take it:
+// "MEM_BW_TOTAL" or "metric/MEM_BW_TOTAL".
+absl::StatusOr<Resolution> ResolveMetricOnPlatform(
+    const perfmon::Platform& platform, std::string_view text);
+
+// `pmu/terms/` in the kernel's syntax (the trailing slash required) for a
+// PMU the platform's tables do not name (`msr/tsc/`, `power/energy-pkg/`,
+// `uncore_imc_0/cas_count_read/`): a generic perf event whose terms the perf
+// backend checks against sysfs; nullopt when `text` is not of that form.
+std::optional<EventSpec> KernelSyntaxEvent(std::string_view text);
+
 // The events of `resolution` as generic perf event specs (kind
 // kGenericPerf: the PMU prefix, or one instance, and the perf terms), one per
 // resolved event, in order: what the perf backend's PlanPerfCounters opens

@@ -222,3 +222,37 @@ TEST(PlatformCatalogTermsTest, NamedEventsTakeTheUsersTerms) {
 
 }  // namespace
 }  // namespace uncore::spec
+
+namespace uncore::spec {
+namespace {
+
+TEST(PlatformCatalogTermsTest, OtherPmusInTheKernelsSyntax) {
+  std::optional<EventSpec> e = KernelSyntaxEvent(" msr/tsc/ ");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, EventSpec::Kind::kGenericPerf);
+  EXPECT_EQ(e->pmu, "msr");
+  ASSERT_EQ(e->perf_terms.size(), 1u);
+  EXPECT_EQ(e->perf_terms[0].name, "tsc");
+  EXPECT_FALSE(e->perf_terms[0].value.has_value());
+  e = KernelSyntaxEvent("uncore_imc_0/event=0x5,umask=207/");
+  ASSERT_TRUE(e.has_value());
+  ASSERT_EQ(e->perf_terms.size(), 2u);
+  EXPECT_EQ(e->perf_terms[0].value, 0x5u);
+  EXPECT_EQ(e->perf_terms[1].value, 207u);
+  // Not the kernel's syntax: no trailing slash, no PMU, a value that is not
+  // a number.
+  EXPECT_FALSE(KernelSyntaxEvent("imc/CAS_COUNT.RD").has_value());
+  EXPECT_FALSE(KernelSyntaxEvent("/event=0x5/").has_value());
+  EXPECT_FALSE(KernelSyntaxEvent("msr/event=zz/").has_value());
+  // Metrics by name, with or without metric/.
+  const perfmon::Platform* spr = FindPlatform("spr");
+  ASSERT_NE(spr, nullptr);
+  absl::StatusOr<Resolution> m = ResolveMetricOnPlatform(*spr, "MEM_BW_TOTAL");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->kind, Resolution::Kind::kMetric);
+  EXPECT_TRUE(ResolveMetricOnPlatform(*spr, "metric/MEM_BW_TOTAL").ok());
+  EXPECT_FALSE(ResolveMetricOnPlatform(*spr, "imc/CAS_COUNT.RD").ok());
+}
+
+}  // namespace
+}  // namespace uncore::spec

@@ -89,17 +89,15 @@ std::optional<std::string> ValidateSpecs(const StatOptions& o) {
     const perfmon::Platform& p = *platform->generated;
     for (const std::string& text : o.events) {
       absl::StatusOr<spec::Resolution> r = spec::ResolveOnPlatform(p, text);
-      // Another PMU in the kernel's syntax: perf checks it when it opens.
-      if (!r.ok() && !common::StripWhitespace(text).ends_with('/')) {
+      // Another PMU in the kernel's syntax, as the session takes it: perf
+      // checks its terms when it opens.
+      if (!r.ok() && !spec::KernelSyntaxEvent(text).has_value()) {
         return common::StatusMessage(r.status());
       }
     }
     for (const std::string& text : o.metrics) {
-      const std::string_view name = common::StripWhitespace(text);
-      absl::StatusOr<spec::Resolution> r = spec::ResolveOnPlatform(
-          p, common::StartsWithIgnoreCase(name, "metric/")
-                 ? std::string(name)
-                 : fmt::format("metric/{}", name));
+      absl::StatusOr<spec::Resolution> r =
+          spec::ResolveMetricOnPlatform(p, text);
       if (!r.ok()) return common::StatusMessage(r.status());
     }
     return std::nullopt;
