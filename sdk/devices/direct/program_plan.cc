@@ -22,6 +22,8 @@ using ivytown::AccessSpace;
 using ivytown::BoxDescriptor;
 using ivytown::BoxType;
 using ivytown::kGlobal;
+using engine::Msr;
+using engine::Pci;
 
 std::string Hex(uint64_t v) { return fmt::format("0x{:x}", v); }
 
@@ -145,6 +147,11 @@ absl::Status PlanInstance(const std::vector<EventInfo>& events,
       c.control = q->bits.Insert(c.control, 1);
     }
     c.width = box.counter_width;
+    c.max_increment_per_cycle = box.max_increment_per_cycle;
+    if (info.spec->event != nullptr) {
+      c.max_increment_per_cycle = std::max<double>(
+          c.max_increment_per_cycle, info.spec->event->max_increment);
+    }
     if (info.interval) {
       c.sampled = true;
       c.control = box.FindRole(ivytown::FieldRole::kOverflowEnable)
@@ -241,22 +248,6 @@ absl::Status PlanInstance(const std::vector<EventInfo>& events,
   return absl::OkStatus();
 }
 
-RegisterRef Msr(int socket, int cpu, uint32_t address) {
-  return RegisterRef{.socket = socket,
-                     .space = AccessSpace::kMsr,
-                     .cpu = cpu,
-                     .pci = {},
-                     .address = address};
-}
-
-RegisterRef Pci(int socket, const registers::PciAddress& fn, uint32_t offset) {
-  return RegisterRef{.socket = socket,
-                     .space = AccessSpace::kPci,
-                     .cpu = 0,
-                     .pci = fn,
-                     .address = offset};
-}
-
 // A GLOBAL_STATUS bit number; -1 (stored as int8_t) means none.
 int StatusBit(int8_t bit) { return bit < 0 ? -1 : static_cast<uint8_t>(bit); }
 
@@ -272,12 +263,6 @@ bool QueueOccupancyReset(const BoxDescriptor& box, uint64_t control) {
 }
 
 }  // namespace
-
-std::string RegisterRef::Location() const {
-  if (space == AccessSpace::kMsr) return fmt::format("MSR 0x{:04x}", address);
-  return fmt::format("PCI D{}:F{} +0x{:03x} ({})", pci.device, pci.function,
-                     address, pci.ToString());
-}
 
 std::string_view RegisterPrefix(BoxType box) {
   return ivytown::Box(box).register_prefix;
@@ -497,30 +482,115 @@ absl::StatusOr<ProgramPlan> BuildProgramPlan(
   return plan;
 }
 
-std::vector<RegisterWrite> ProgramWrites(const ProgramPlan& plan,
-                                         std::span<const uint64_t> keep) {
-  std::vector<RegisterWrite> out;
-  for (size_t si = 0; si < plan.sockets.size(); ++si) {
-    const ProgramPlan::Socket& socket = plan.sockets[si];
-    const uint64_t kept = si < keep.size() ? keep[si] : 0;
+engine::RegisterProgram ToRegisterProgram(const ProgramPlan& plan) {
+  engine::RegisterProgram program;
+  program.read_plan = plan.read_plan;
+  const uint64_t keep_mask =
+      kGlobal.pmi_core_sel.mask() | kGlobal.wk_on_pmi.mask();
+  for (const ProgramPlan::Socket& socket : plan.sockets) {
+    engine::SocketProgram& sp = program.sockets.emplace_back();
+    sp.socket = socket.socket;
+    sp.cpu = socket.cpu;
     std::vector<int> groups;
     for (size_t g = 0; g < plan.instances.size(); ++g) {
       if (plan.instances[g].socket == socket.socket) {
         groups.push_back(static_cast<int>(g));
       }
     }
+    const RegisterRef global = GlobalControl(socket.socket, socket.cpu);
+    const std::string global_name = GlobalName(socket.socket, "CTL");
+    auto global_write = [&](const BitRange& trigger, std::string why) {
+      return engine::ProgramWrite{.reg = global,
+                                  .set = trigger.Insert(0, 1),
+                                  .keep = keep_mask,
+                                  .name = global_name,
+                                  .why = std::move(why),
+                                  .group = -1};
+    };
     auto add = [&](const RegisterRef& reg, uint64_t value, std::string name,
                    std::string why, int group) {
-      out.push_back(RegisterWrite{.reg = reg,
-                                  .value = value,
-                                  .name = std::move(name),
-                                  .why = std::move(why),
-                                  .group = group});
+      sp.setup.push_back(engine::ProgramWrite{.reg = reg,
+                                              .set = value,
+                                              .keep = 0,
+                                              .name = std::move(name),
+                                              .why = std::move(why),
+                                              .group = group});
     };
+
+    // Saved: the global control (its kept bits), then per instance, in
+    // restore order: data, counter controls, fixed control, filters, box
+    // control (the box control last, so a frozen box is frozen again last).
+    sp.Save({.reg = global,
+             .name = global_name,
+             .group = -1,
+             .restore_mask = ~uint64_t{0},
+             .in_use_bits = 0,
+             .in_use_reason = "",
+             .owner = ""});
+    std::vector<std::vector<int>> saved_of(plan.instances.size());
+    for (int g : groups) {
+      const PlannedInstance& inst = plan.instances[g];
+      const BoxDescriptor& box = *inst.box;
+      const std::string owner = fmt::format("{} {} on socket {}", box.name,
+                                            inst.InstanceName(), inst.socket);
+      auto save = [&](const RegisterRef& reg, std::string name,
+                      uint64_t in_use_bits = 0, std::string reason = "",
+                      uint64_t restore_mask = ~uint64_t{0}) {
+        saved_of[g].push_back(sp.Save({.reg = reg,
+                                       .name = std::move(name),
+                                       .group = g,
+                                       .restore_mask = restore_mask,
+                                       .in_use_bits = in_use_bits,
+                                       .in_use_reason = std::move(reason),
+                                       .owner = owner}));
+      };
+      const int fixed = box.fixed_counter ? 1 : 0;
+      for (int c = 0; c < box.num_counters + fixed; ++c) {
+        const int counter = c < box.num_counters ? c : kFixedCounter;
+        const std::vector<RegisterRef> regs = inst.CounterData(counter);
+        const std::string base =
+            counter == kFixedCounter
+                ? fmt::format("{} ({})", box.fixed_counter->manual_counter_name,
+                              inst.InstanceName())
+                : inst.RegisterName(fmt::format("CTR{}", c));
+        for (size_t h = 0; h < regs.size(); ++h) {
+          save(regs[h], regs.size() == 1 ? base
+                                         : fmt::format("{} {}", base,
+                                                       h == 0 ? "low" : "high"));
+        }
+      }
+      const ivytown::FieldDescriptor* en =
+          box.FindRole(ivytown::FieldRole::kEnable);
+      for (int c = 0; c < box.num_counters + fixed; ++c) {
+        const int counter = c < box.num_counters ? c : kFixedCounter;
+        const BitRange en_bits =
+            counter == kFixedCounter ? box.fixed_counter->en : en->bits;
+        save(inst.CounterControl(counter),
+             counter == kFixedCounter
+                 ? fmt::format("{} ({})",
+                               box.fixed_counter->manual_control_name,
+                               inst.InstanceName())
+                 : inst.RegisterName(fmt::format("CTL{}", c)),
+             en_bits.mask(), "en is set");
+      }
+      for (const PlannedInstance::Filter& f : inst.filters) {
+        save(inst.FilterRegister(f.filter),
+             fmt::format("{} ({})", box.filters[f.filter].name,
+                         inst.InstanceName()));
+      }
+      if (std::optional<RegisterRef> ref = inst.BoxControl()) {
+        // rst_ctrl and rst_ctrs are write-only triggers: never written back.
+        const ivytown::BoxControlLayout& l = box.box_control;
+        save(*ref, inst.RegisterName("BOX_CTL"), l.frz.mask(),
+             "frz is set (the box is frozen)",
+             ~(l.rst_ctrl.mask() | l.rst_ctrs.mask()));
+      }
+    }
+
     // (a) freeze.
-    add(GlobalControl(socket.socket, socket.cpu),
-        kept | kGlobal.frz_all.Insert(0, 1), GlobalName(socket.socket, "CTL"),
-        "a: frz_all, freeze every box of the socket while programming", -1);
+    sp.setup.push_back(global_write(
+        kGlobal.frz_all,
+        "a: frz_all, freeze every box of the socket while programming"));
     // (d) box resets, first.
     for (int g : groups) {
       const PlannedInstance& inst = plan.instances[g];
@@ -629,11 +699,56 @@ std::vector<RegisterWrite> ProgramWrites(const ProgramPlan& plan,
           "e: clear the sampled boxes' overflow bits (write 1 to clear)", -1);
     }
     // (f) unfreeze.
-    add(GlobalControl(socket.socket, socket.cpu),
-        kept | kGlobal.unfrz_all.Insert(0, 1), GlobalName(socket.socket, "CTL"),
-        "f: unfrz_all, counting starts on every box at once", -1);
+    sp.setup.push_back(global_write(
+        kGlobal.unfrz_all,
+        "f: unfrz_all, counting starts on every box at once"));
+
+    // A snapshot: one freeze window.
+    sp.open_window = global_write(kGlobal.frz_all, "snapshot: frz_all");
+    sp.close_window = global_write(kGlobal.unfrz_all, "snapshot: unfrz_all");
+
+    // Release: freeze, every touched instance back (last planned first),
+    // unfreeze.
+    sp.ReleaseWrite(global_write(kGlobal.frz_all, "freeze"));
+    for (size_t k = groups.size(); k-- > 0;) {
+      for (int saved : saved_of[groups[k]]) sp.Restore(saved);
+    }
+    sp.ReleaseWrite(global_write(kGlobal.unfrz_all, "restore"));
   }
-  return out;
+
+  // The counters a snapshot reads.
+  for (size_t i = 0; i < plan.read_plan.size(); ++i) {
+    const auto [g, c] = plan.read_source[i];
+    const PlannedInstance& inst = plan.instances[g];
+    const PlannedCounter& pc = inst.counters[c];
+    for (engine::SocketProgram& sp : program.sockets) {
+      if (sp.socket != inst.socket) continue;
+      sp.reads.push_back(
+          {.entry = static_cast<int>(i),
+           .reg = inst.CounterData(pc.counter)[0],
+           .width = pc.width,
+           .initial = pc.initial,
+           .max_increment_per_cycle = pc.max_increment_per_cycle});
+    }
+  }
+  return program;
+}
+
+std::vector<RegisterWrite> ProgramWrites(const ProgramPlan& plan,
+                                         std::span<const uint64_t> keep) {
+  // Only the global control keeps bits: resolve against its kept bits.
+  return engine::ResolveSetup(ToRegisterProgram(plan),
+                              [&](size_t socket, size_t) -> uint64_t {
+                                return socket < keep.size() ? keep[socket] : 0;
+                              });
+}
+
+absl::StatusOr<engine::RegisterProgram> BuildRegisterProgram(
+    const ProgramRequest& request, const ProgramOptions& options,
+    const machine::Topology& topology) {
+  UNCORE_ASSIGN_OR_RETURN(ProgramPlan plan,
+                          BuildProgramPlan(request, options, topology));
+  return ToRegisterProgram(plan);
 }
 
 absl::StatusOr<std::vector<RegisterWrite>> PlanWrites(

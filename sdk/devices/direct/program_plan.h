@@ -1,8 +1,10 @@
-// Program plan: the direct backend's pure half.  Turns a ProgramRequest and a
-// Topology into the resolved plan (every event on a socket, box instance and
-// counter; the filter values of each instance; the flat read plan) and into
-// the exact ordered register writes that program it.  Nothing here touches a
-// register: DirectDevice (direct_device.h) reads, writes and restores.
+// Program plan: IvyTown's planner for the generic register engine
+// (engine/register_engine.h).  Turns a ProgramRequest and a Topology into
+// the resolved plan (every event on a socket, box instance and counter; the
+// filter values of each instance; the flat read plan), into the exact
+// ordered register writes that program it, and into the engine's
+// RegisterProgram (ToRegisterProgram).  Nothing here touches a register:
+// the engine reads, writes and restores.
 //
 //   ProgramRequest request;
 //   request.events.push_back(
@@ -45,35 +47,16 @@
 
 #include "absl/status/statusor.h"
 #include "sdk/devices/device.h"
+#include "sdk/devices/engine/register_program.h"
 #include "sdk/machine/topology.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/registers/register_space.h"
 
 namespace uncore::devices::direct {
 
-// One register the direct engine reads or writes.  PCI registers are 32 bits
-// wide: a 48-bit PCI counter is two RegisterRefs (low dword at the counter
-// offset, high dword at +4).
-struct RegisterRef {
-  int socket = 0;
-  ivytown::AccessSpace space = ivytown::AccessSpace::kMsr;
-  int cpu = 0;                  // MSR: a CPU of the socket
-  registers::PciAddress pci{};  // PCI: the function
-  uint32_t address = 0;         // MSR number, or config-space offset
-
-  // "MSR 0x0d70" or "PCI D16:F4 +0x0d8 (0000:7f:10.4)".
-  std::string Location() const;
-};
-
-// One write of the setup (or restore) sequence.
-struct RegisterWrite {
-  RegisterRef reg;
-  uint64_t value = 0;
-  std::string name;  // the manual's name and the instance: "Cn_MSR_PMON_CTL0
-                     // (CBo3)", "U_MSR_PMON_GLOBAL_CTL (socket 0)"
-  std::string why;   // the setup step and its reason
-  int group = -1;    // index into ProgramPlan::instances; -1: socket-global
-};
+// Registers and writes are the generic engine's (register_program.h).
+using engine::RegisterRef;
+using engine::RegisterWrite;
 
 // Sampling (manual §2.1.2 e): preload the event's counters with
 // 2^width - interval and set ov_en, so the counter overflows after
@@ -97,6 +80,9 @@ struct PlannedCounter {
   uint64_t initial = 0;  // data register value at start: 0 or the preload
   uint8_t width = 48;
   bool sampled = false;
+  // The most the event adds per clock (the box's and the event's own
+  // statement): with the width, the counter's wrap period.
+  double max_increment_per_cycle = 1;
 };
 
 // A box instance on a socket, with the registers the engine may touch.
@@ -168,6 +154,18 @@ RegisterRef GlobalStatus(int socket, int cpu);
 // GlobalKeepBits of sockets[i]'s global control as read (empty: all 0).
 std::vector<RegisterWrite> ProgramWrites(const ProgramPlan& plan,
                                          std::span<const uint64_t> keep);
+
+// The plan as the generic engine's program (register_program.h): the
+// registers to save (each instance one restore group), ProgramWrites' setup
+// with the global control's kept bits as `keep`, the freeze window, the
+// reads and the release sequence (freeze, every instance back, unfreeze).
+engine::RegisterProgram ToRegisterProgram(const ProgramPlan& plan);
+
+// BuildProgramPlan, then ToRegisterProgram: the IvyTown planner of
+// DirectDevice.
+absl::StatusOr<engine::RegisterProgram> BuildRegisterProgram(
+    const ProgramRequest& request, const ProgramOptions& options,
+    const machine::Topology& topology);
 
 // What ProgramWrites gives for `request` on `topology`, with the global
 // control assumed 0: what `uncore describe --registers` shows.

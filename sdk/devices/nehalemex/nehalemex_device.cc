@@ -29,13 +29,13 @@ using nehalemex::kGlobalCtl;
 using nehalemex::kWFixed;
 using nehalemex::Variant;
 
-constexpr uint64_t kCounterMask = (uint64_t{1} << nehalemex::kCounterWidth) - 1;
+// DECISION: the sources give no largest increment per clock for the
+// 7500's events.  The engine assumes 255, the largest value the 8-bit
+// threshold field compares a clock's increment with, so the background
+// extender reads every 48-bit counter at least once a minute (at the
+// engine's assumed 5 GHz) and no wrap goes unseen.
+constexpr double kAssumedMaxIncrementPerCycle = 255;
 constexpr uint64_t kLow32 = 0xFFFFFFFF;
-
-absl::Status Annotate(const absl::Status& s, std::string_view context) {
-  return absl::Status(s.code(),
-                      fmt::format("{}: {}", context, common::StatusMessage(s)));
-}
 
 // One event, parsed into the kernel's (config, config1, config2).
 struct Encoded {
@@ -210,12 +210,10 @@ std::string RegName(Variant v, uint32_t msr) {
   return r == nullptr ? fmt::format("MSR 0x{:x}", msr) : r->name;
 }
 
-}  // namespace
-
 // Builds the per-instance plans and the read plan for one request.
-class NehalemExDevice::Plan {
+class Placement {
  public:
-  Plan(Variant v, const std::vector<Encoded>& events)
+  Placement(Variant v, const std::vector<Encoded>& events)
       : v_(v), events_(events) {}
 
   absl::Status Place(const Encoded& e, int socket, int cpu, int instance,
@@ -550,12 +548,20 @@ class NehalemExDevice::Plan {
   std::map<Key, InstancePlan> plans_;
 };
 
+}  // namespace
+
 NehalemExDevice::NehalemExDevice(registers::RegisterSpace* space,
                                  Variant variant,
                                  std::vector<SocketCpu> sockets)
-    : space_(space), variant_(variant), socket_cpus_(std::move(sockets)) {}
+    : NehalemExDevice(space, variant, std::move(sockets), Options{}) {}
 
-NehalemExDevice::~NehalemExDevice() { Release().IgnoreError(); }
+NehalemExDevice::NehalemExDevice(registers::RegisterSpace* space,
+                                 Variant variant,
+                                 std::vector<SocketCpu> sockets,
+                                 Options options)
+    : RegisterEngine(space, options),
+      variant_(variant),
+      socket_cpus_(std::move(sockets)) {}
 
 std::vector<NehalemExDevice::SocketCpu> NehalemExDevice::ConsecutiveSockets(
     int sockets, int cpus_per_socket) {
@@ -568,20 +574,17 @@ std::vector<NehalemExDevice::SocketCpu> NehalemExDevice::ConsecutiveSockets(
 }
 
 std::string NehalemExDevice::EntryName(size_t entry) const {
-  if (entry >= read_plan_.size()) return "";
+  if (entry >= read_plan().size() || entry >= entry_box_.size()) return "";
   return nehalemex::KernelPmuName(nehalemex::Box(entry_box_[entry]),
-                                  read_plan_[entry].instance);
+                                  read_plan()[entry].instance);
 }
 
 nehalemex::BoxType NehalemExDevice::EntryBox(size_t entry) const {
   return entry < entry_box_.size() ? entry_box_[entry] : BoxType::kU;
 }
 
-absl::Status NehalemExDevice::Program(const ProgramRequest& request) {
-  if (programmed_) {
-    return absl::FailedPreconditionError(
-        "the nehalemex device is already programmed: Release() it first");
-  }
+absl::StatusOr<engine::RegisterProgram> NehalemExDevice::Plan(
+    const ProgramRequest& request) {
   if (request.events.empty()) {
     return absl::InvalidArgumentError("no events to program");
   }
@@ -609,340 +612,209 @@ absl::Status NehalemExDevice::Program(const ProgramRequest& request) {
         Encoded e, Encode(request.events[i], static_cast<int>(i), variant_));
     events.push_back(std::move(e));
   }
-  Plan plan(variant_, events);
-  std::vector<CounterPlacement> read_plan;
+  Placement placement(variant_, events);
+  engine::RegisterProgram program;
   std::vector<BoxType> entry_box;
   for (const Encoded& e : events) {
     for (const SocketCpu& sc : sockets) {
       for (int instance : e.instances) {
-        UNCORE_RETURN_IF_ERROR(
-            plan.Place(e, sc.socket, sc.cpu, instance, &read_plan, &entry_box));
+        UNCORE_RETURN_IF_ERROR(placement.Place(e, sc.socket, sc.cpu, instance,
+                                               &program.read_plan,
+                                               &entry_box));
       }
     }
   }
-  std::vector<InstancePlan*> instances = plan.Ordered();
+  const std::vector<InstancePlan*> instances = placement.Ordered();
 
-  // Read pass: save every register the writes will touch.
-  saved_.clear();
-  absl::flat_hash_map<std::pair<int, uint32_t>, size_t> index;
-  std::string in_use;
-  auto save = [&](const SocketCpu& sc, uint32_t msr) -> absl::Status {
-    if (index.contains({sc.socket, msr})) return absl::OkStatus();
-    uint64_t v = 0;
-    absl::Status s = space_->ReadMsr(sc.cpu, msr, &v);
-    const std::string name = RegName(variant_, msr);
-    if (!s.ok()) {
-      return Annotate(s, fmt::format("reading {} (0x{:x}) on socket {} (CPU "
-                                     "{}) to save it",
-                                     name, msr, sc.socket, sc.cpu));
-    }
-    index[{sc.socket, msr}] = saved_.size();
-    saved_.push_back({.socket = sc.socket,
-                      .cpu = sc.cpu,
-                      .msr = msr,
-                      .original = v,
-                      .name = name});
-    return absl::OkStatus();
-  };
+  int next_group = 0;
+  const uint64_t rst = kGlobalCtl.rst_all.mask();
+  const uint64_t en_all = kGlobalCtl.en_all.mask();
   for (const SocketCpu& sc : sockets) {
-    UNCORE_RETURN_IF_ERROR(save(sc, kGlobalCtl.address));
-    saved_.back().global = true;
+    engine::SocketProgram& sp = program.sockets.emplace_back();
+    sp.socket = sc.socket;
+    sp.cpu = sc.cpu;
+    // Saved: every register a write touches, each its own restore group
+    // (only what was written is put back).
+    std::vector<int> guards;  // saved indices of MM_CFG registers
+    auto save = [&](uint32_t msr, uint64_t in_use_bits = 0,
+                    std::string owner = "") {
+      const engine::RegisterRef reg = engine::Msr(sc.socket, sc.cpu, msr);
+      if (const int k = sp.FindSaved(reg); k >= 0) return k;
+      const std::string name = RegName(variant_, msr);
+      return sp.Save({.reg = reg,
+                      .name = name,
+                      .group = next_group++,
+                      .restore_mask = ~uint64_t{0},
+                      .in_use_bits = in_use_bits,
+                      .in_use_reason = "en is set",
+                      .owner = owner.empty()
+                                   ? fmt::format("socket {}", sc.socket)
+                                   : std::move(owner)});
+    };
+    const int global = save(kGlobalCtl.address);
+    // The global control never writes rst_all back (a write-one trigger).
+    sp.saved[global].restore_mask = ~rst;
     for (InstancePlan* p : instances) {
       if (p->socket != sc.socket) continue;
       const BoxDescriptor& box = *p->box;
-      if (box.type != BoxType::kU) {
-        UNCORE_RETURN_IF_ERROR(save(sc, box.GlobalCtlAddress(p->instance)));
+      const std::string owner = fmt::format(
+          "{} on socket {}", nehalemex::KernelPmuName(box, p->instance),
+          sc.socket);
+      if (box.type != BoxType::kU) save(box.GlobalCtlAddress(p->instance));
+      for (int c = 0; c < box.num_counters; ++c) {
+        if (((p->used >> c) & 1) == 0) continue;
+        save(box.ControlAddress(p->instance, c), box.FieldBits("en").mask(),
+             owner);
+        save(box.CounterAddress(p->instance, c));
+      }
+      if (p->fixed_used) {
+        save(kWFixed.control, kWFixed.en.mask(), owner);
+        save(kWFixed.counter);
+      }
+      for (const Extra& x : p->extras) save(x.msr);
+      if (p->guarded) {
+        guards.push_back(save(p->guarded->regs.mm_cfg));
+        if (p->guarded->write_match) {
+          save(p->guarded->regs.match);
+          save(p->guarded->regs.mask);
+        }
+      }
+    }
+
+    // Setup.
+    auto write = [&](uint32_t msr, uint64_t set, uint64_t keep,
+                     std::string why) {
+      const engine::RegisterRef reg = engine::Msr(sc.socket, sc.cpu, msr);
+      const engine::SavedRegister& r = sp.saved[sp.FindSaved(reg)];
+      sp.setup.push_back({.reg = reg,
+                          .set = set,
+                          .keep = keep,
+                          .name = r.name,
+                          .why = std::move(why),
+                          .group = r.group});
+    };
+    write(kGlobalCtl.address, 0, ~(rst | en_all),
+          "stop counting: clear en_all");
+    bool ubox_used = false;
+    for (InstancePlan* p : instances) {
+      if (p->socket != sc.socket) continue;
+      const BoxDescriptor& box = *p->box;
+      const int i = p->instance;
+      uint64_t ctr_en = p->used;
+      if (p->fixed_used) ctr_en |= kWFixed.global_bit.mask();
+      if (box.type == BoxType::kU) {
+        ubox_used = true;
+      } else {
+        write(box.GlobalCtlAddress(i), 0, ~ctr_en,
+              "disable the counters being programmed (ctr_en)");
       }
       for (int c = 0; c < box.num_counters; ++c) {
         if (((p->used >> c) & 1) == 0) continue;
-        const uint32_t ctl = box.ControlAddress(p->instance, c);
-        UNCORE_RETURN_IF_ERROR(save(sc, ctl));
-        const uint64_t v = saved_[index[{sc.socket, ctl}]].original;
-        if (box.FieldBits("en").Extract(v) != 0) {
-          in_use += fmt::format("\n  {} on socket {} = 0x{:x} (en is set)",
-                                RegName(variant_, ctl), sc.socket, v);
-        }
-        UNCORE_RETURN_IF_ERROR(save(sc, box.CounterAddress(p->instance, c)));
+        write(box.ControlAddress(i, c), 0, 0, "disable the counter");
+        write(box.CounterAddress(i, c), 0, 0, "zero the counter");
       }
       if (p->fixed_used) {
-        UNCORE_RETURN_IF_ERROR(save(sc, kWFixed.control));
-        const uint64_t v = saved_[index[{sc.socket, kWFixed.control}]].original;
-        if (kWFixed.en.Extract(v) != 0) {
-          in_use += fmt::format(
-              "\n  W_MSR_PMON_FIXED_CTR_CTL on socket {} = "
-              "0x{:x} (en is set)",
-              sc.socket, v);
-        }
-        UNCORE_RETURN_IF_ERROR(save(sc, kWFixed.counter));
+        write(kWFixed.control, 0, 0, "disable the fixed counter");
+        write(kWFixed.counter, 0, 0, "zero the fixed counter");
       }
       for (const Extra& x : p->extras) {
-        UNCORE_RETURN_IF_ERROR(save(sc, x.msr));
+        write(x.msr, x.value, ~x.mask,
+              fmt::format("extra register of event {}", x.owner));
       }
       if (p->guarded) {
-        UNCORE_RETURN_IF_ERROR(save(sc, p->guarded->regs.mm_cfg));
-        saved_.back().guard = true;
-        if (p->guarded->write_match) {
-          UNCORE_RETURN_IF_ERROR(save(sc, p->guarded->regs.match));
-          UNCORE_RETURN_IF_ERROR(save(sc, p->guarded->regs.mask));
+        const Guarded& g = *p->guarded;
+        write(g.regs.mm_cfg, 0, 0, "step a: MM_CFG[63] = 0");
+        if (g.write_match) {
+          write(g.regs.match, g.match, 0, "step b: program MATCH");
+          write(g.regs.mask, g.mask, 0, "step b: program MASK");
         }
       }
-    }
-  }
-  if (!in_use.empty() && !request.force) {
-    saved_.clear();
-    return absl::FailedPreconditionError(fmt::format(
-        "the uncore counters are in use by another agent (their enable bits "
-        "are set):{}\nStop the other tool, or pass force to take them over.",
-        in_use));
-  }
-
-  // Write pass.
-  program_writes_.clear();
-  std::vector<std::unique_ptr<SocketState>> states;
-  auto orig = [&](int socket, uint32_t msr) {
-    return saved_[index[{socket, msr}]].original;
-  };
-  auto write = [&](const SocketCpu& sc, uint32_t msr, uint64_t value,
-                   std::string why) -> absl::Status {
-    Saved& s = saved_[index[{sc.socket, msr}]];
-    s.written = true;  // a failed write may still have landed: restore it
-    absl::Status st = space_->WriteMsr(sc.cpu, msr, value);
-    if (!st.ok()) {
-      return Annotate(st, fmt::format("writing {} (0x{:x}) <- 0x{:x} on socket "
-                                      "{} ({})",
-                                      s.name, msr, value, sc.socket, why));
-    }
-    program_writes_.push_back({.socket = sc.socket,
-                               .cpu = sc.cpu,
-                               .msr = msr,
-                               .value = value,
-                               .name = s.name,
-                               .why = std::move(why)});
-    return absl::OkStatus();
-  };
-  auto run = [&]() -> absl::Status {
-    for (const SocketCpu& sc : sockets) {
-      const uint64_t g0 =
-          orig(sc.socket, kGlobalCtl.address) & ~kGlobalCtl.rst_all.mask();
-      UNCORE_RETURN_IF_ERROR(write(sc, kGlobalCtl.address,
-                                   kGlobalCtl.en_all.Insert(g0, 0),
-                                   "stop counting: clear en_all"));
-      bool ubox_used = false;
-      for (InstancePlan* p : instances) {
-        if (p->socket != sc.socket) continue;
-        const BoxDescriptor& box = *p->box;
-        const int i = p->instance;
-        uint64_t ctr_en = p->used;
-        if (p->fixed_used) ctr_en |= kWFixed.global_bit.mask();
-        if (box.type == BoxType::kU) {
-          ubox_used = true;
-        } else {
-          UNCORE_RETURN_IF_ERROR(
-              write(sc, box.GlobalCtlAddress(i),
-                    orig(sc.socket, box.GlobalCtlAddress(i)) & ~ctr_en,
-                    "disable the counters being programmed (ctr_en)"));
-        }
-        for (int c = 0; c < box.num_counters; ++c) {
-          if (((p->used >> c) & 1) == 0) continue;
-          UNCORE_RETURN_IF_ERROR(
-              write(sc, box.ControlAddress(i, c), 0, "disable the counter"));
-          UNCORE_RETURN_IF_ERROR(
-              write(sc, box.CounterAddress(i, c), 0, "zero the counter"));
-        }
-        if (p->fixed_used) {
-          UNCORE_RETURN_IF_ERROR(
-              write(sc, kWFixed.control, 0, "disable the fixed counter"));
-          UNCORE_RETURN_IF_ERROR(
-              write(sc, kWFixed.counter, 0, "zero the fixed counter"));
-        }
-        for (const Extra& x : p->extras) {
-          UNCORE_RETURN_IF_ERROR(
-              write(sc, x.msr, (orig(sc.socket, x.msr) & ~x.mask) | x.value,
-                    fmt::format("extra register of event {}", x.owner)));
-        }
-        if (p->guarded) {
-          const Guarded& g = *p->guarded;
-          UNCORE_RETURN_IF_ERROR(
-              write(sc, g.regs.mm_cfg, 0, "step a: MM_CFG[63] = 0"));
-          if (g.write_match) {
-            UNCORE_RETURN_IF_ERROR(
-                write(sc, g.regs.match, g.match, "step b: program MATCH"));
-            UNCORE_RETURN_IF_ERROR(
-                write(sc, g.regs.mask, g.mask, "step b: program MASK"));
-          }
-        }
-        for (int c = 0; c < box.num_counters; ++c) {
-          if (((p->used >> c) & 1) == 0) continue;
-          const bool prog_ev =
-              box.type == BoxType::kS && p->guarded &&
-              (p->control[c] & 0xFF) == nehalemex::kSboxToRProgEv;
-          UNCORE_RETURN_IF_ERROR(write(
-              sc, box.ControlAddress(i, c), p->control[c],
-              prog_ev
-                  ? fmt::format("step c: event select 0x0 (TO_R_PROG_EV) "
-                                "for event {}",
-                                p->owner[c])
-                  : fmt::format("select event {} and set en", p->owner[c])));
-        }
-        if (p->fixed_used) {
-          UNCORE_RETURN_IF_ERROR(write(sc, kWFixed.control, kWFixed.en.mask(),
-                                       "enable the fixed counter"));
-        }
-        if (p->guarded && p->guarded->enable) {
-          UNCORE_RETURN_IF_ERROR(
-              write(sc, p->guarded->regs.mm_cfg, nehalemex::kMmCfgEnable.mask(),
-                    "step d: MM_CFG[63] = 1, start matching"));
-        }
-        if (box.type != BoxType::kU) {
-          UNCORE_RETURN_IF_ERROR(
-              write(sc, box.GlobalCtlAddress(i),
-                    orig(sc.socket, box.GlobalCtlAddress(i)) | ctr_en,
-                    "enable the programmed counters (ctr_en)"));
-        }
+      for (int c = 0; c < box.num_counters; ++c) {
+        if (((p->used >> c) & 1) == 0) continue;
+        const bool prog_ev =
+            box.type == BoxType::kS && p->guarded &&
+            (p->control[c] & 0xFF) == nehalemex::kSboxToRProgEv;
+        write(box.ControlAddress(i, c), p->control[c], 0,
+              prog_ev ? fmt::format("step c: event select 0x0 (TO_R_PROG_EV) "
+                                    "for event {}",
+                                    p->owner[c])
+                      : fmt::format("select event {} and set en", p->owner[c]));
       }
-      uint64_t g1 = kGlobalCtl.en_all.Insert(g0, 1);
-      if (ubox_used) g1 = kGlobalCtl.ctr_en.Insert(g1, 1);
-      UNCORE_RETURN_IF_ERROR(
-          write(sc, kGlobalCtl.address, g1, "start counting: set en_all"));
-      auto state = std::make_unique<SocketState>();
-      state->socket = sc.socket;
-      state->cpu = sc.cpu;
-      state->enabled = g1;
-      state->disabled = kGlobalCtl.en_all.Insert(g1, 0);
-      states.push_back(std::move(state));
+      if (p->fixed_used) {
+        write(kWFixed.control, kWFixed.en.mask(), 0, "enable the fixed counter");
+      }
+      if (p->guarded && p->guarded->enable) {
+        write(p->guarded->regs.mm_cfg, nehalemex::kMmCfgEnable.mask(), 0,
+              "step d: MM_CFG[63] = 1, start matching");
+      }
+      if (box.type != BoxType::kU) {
+        write(box.GlobalCtlAddress(i), ctr_en, ~uint64_t{0},
+              "enable the programmed counters (ctr_en)");
+      }
     }
-    return absl::OkStatus();
-  };
-  if (absl::Status st = run(); !st.ok()) {
-    absl::Status restore = RestoreSaved();
-    saved_.clear();
-    program_writes_.clear();
-    if (!restore.ok()) {
-      return Annotate(st, fmt::format("(and the rollback failed too: {})",
-                                      common::StatusMessage(restore)));
+    const uint64_t ubox_en = ubox_used ? kGlobalCtl.ctr_en.mask() : 0;
+    write(kGlobalCtl.address, en_all | ubox_en, ~rst,
+          "start counting: set en_all");
+
+    // DECISION: no box-level freeze on this generation: a snapshot clears
+    // en_all, reads every counter of the socket, sets en_all (LIKWID
+    // freezes the same way).
+    const engine::ProgramWrite& start = sp.setup.back();
+    sp.open_window = start;
+    sp.open_window.set = ubox_en;
+    sp.open_window.keep = ~(rst | en_all);
+    sp.open_window.why = "snapshot: clear en_all";
+    sp.close_window = start;
+    sp.close_window.why = "snapshot: set en_all";
+
+    // Release: stop counting, clear the guards (step a) before any MATCH or
+    // MASK is written, put back everything else (last saved first), then
+    // the guards, then the global control.
+    sp.ReleaseWrite({.reg = sp.saved[global].reg,
+                     .set = 0,
+                     .keep = ~(rst | en_all),
+                     .name = sp.saved[global].name,
+                     .why = "stop counting",
+                     .group = sp.saved[global].group});
+    for (int k : guards) {
+      sp.ReleaseWrite({.reg = sp.saved[k].reg,
+                       .set = 0,
+                       .keep = 0,
+                       .name = sp.saved[k].name,
+                       .why = "step a: MM_CFG[63] = 0 before MATCH/MASK",
+                       .group = sp.saved[k].group});
     }
-    return st;
+    for (size_t k = sp.saved.size(); k-- > 0;) {
+      const int ki = static_cast<int>(k);
+      if (ki == global ||
+          std::find(guards.begin(), guards.end(), ki) != guards.end()) {
+        continue;
+      }
+      sp.Restore(ki);
+    }
+    for (int k : guards) sp.Restore(k);
+    sp.Restore(global);
   }
 
-  // Snapshot state.
-  read_plan_ = std::move(read_plan);
-  entry_box_ = std::move(entry_box);
-  counters_.assign(read_plan_.size(), CounterState{});
-  for (size_t e = 0; e < read_plan_.size(); ++e) {
-    const CounterPlacement& pl = read_plan_[e];
-    for (auto& s : states) {
-      if (s->socket != pl.socket) continue;
-      const BoxDescriptor& box = nehalemex::Box(entry_box_[e]);
+  // The counters a snapshot reads.
+  for (size_t e = 0; e < program.read_plan.size(); ++e) {
+    const CounterPlacement& pl = program.read_plan[e];
+    const BoxDescriptor& box = nehalemex::Box(entry_box[e]);
+    for (engine::SocketProgram& sp : program.sockets) {
+      if (sp.socket != pl.socket) continue;
       const uint32_t msr = pl.counter == kFixedCounter
                                ? kWFixed.counter
                                : box.CounterAddress(pl.instance, pl.counter);
-      registers::MsrRead read;
-      read.cpu = s->cpu;
-      read.msr = msr;
-      s->reads.push_back(read);
-      s->entries.push_back(static_cast<int>(e));
+      sp.reads.push_back(
+          {.entry = static_cast<int>(e),
+           .reg = engine::Msr(sp.socket, sp.cpu, msr),
+           .width = nehalemex::kCounterWidth,
+           .initial = 0,
+           .max_increment_per_cycle = kAssumedMaxIncrementPerCycle});
     }
   }
-  sockets_ = std::move(states);
-  programmed_ = true;
-  return absl::OkStatus();
-}
-
-absl::Status NehalemExDevice::RestoreSaved() {
-  absl::Status first;
-  auto keep = [&](absl::Status s) {
-    if (!s.ok() && first.ok()) first = std::move(s);
-  };
-  auto put = [&](const Saved& s, uint64_t value) {
-    absl::Status st = space_->WriteMsr(s.cpu, s.msr, value);
-    if (!st.ok()) {
-      keep(Annotate(st, fmt::format("restoring {} (0x{:x}) <- 0x{:x} on "
-                                    "socket {}",
-                                    s.name, s.msr, value, s.socket)));
-    }
-  };
-  const uint64_t rst = kGlobalCtl.rst_all.mask();
-  // Stop counting on every socket whose global control was written.
-  for (const Saved& s : saved_) {
-    if (s.global && s.written) {
-      put(s, kGlobalCtl.en_all.Insert(s.original & ~rst, 0));
-    }
-  }
-  // Step a before any MATCH/MASK write: clear the guards.
-  for (const Saved& s : saved_) {
-    if (s.guard && s.written) put(s, 0);
-  }
-  for (size_t i = saved_.size(); i-- > 0;) {
-    const Saved& s = saved_[i];
-    if (!s.written || s.guard || s.global) continue;
-    put(s, s.original);
-  }
-  for (const Saved& s : saved_) {
-    if (s.guard && s.written) put(s, s.original);
-  }
-  for (const Saved& s : saved_) {
-    if (s.global && s.written) put(s, s.original & ~rst);
-  }
-  for (Saved& s : saved_) s.written = false;
-  return first;
-}
-
-absl::Status NehalemExDevice::TakeSnapshot(Snapshot* out) {
-  if (!programmed_) {
-    return absl::FailedPreconditionError(
-        "TakeSnapshot before Program: nothing is programmed");
-  }
-  if (out->values.size() != read_plan_.size()) {
-    out->values.assign(read_plan_.size(), 0);
-  }
-  out->valid = true;
-  absl::Status first;
-  for (const std::unique_ptr<SocketState>& sp : sockets_) {
-    SocketState& s = *sp;
-    std::lock_guard<std::mutex> lock(s.mu);
-    // DECISION: no box-level freeze on this generation: clear en_all, read
-    // every counter of the socket, set en_all (LIKWID freezes the same way).
-    const uint64_t t0 = common::MonotonicNowNs();
-    absl::Status st = space_->WriteMsr(s.cpu, kGlobalCtl.address, s.disabled);
-    absl::Status reads;
-    if (st.ok()) reads = space_->ReadMsrBatch(s.reads);
-    // Re-enable even when a read failed.
-    absl::Status st2 =
-        st.ok() ? space_->WriteMsr(s.cpu, kGlobalCtl.address, s.enabled) : st;
-    frozen_ns_.fetch_add(common::MonotonicNowNs() - t0,
-                         std::memory_order_relaxed);
-    if (!st.ok() || !reads.ok() || !st2.ok()) {
-      out->valid = false;
-      if (first.ok()) {
-        first = Annotate(!st.ok()      ? st
-                         : !reads.ok() ? reads
-                                       : st2,
-                         fmt::format("snapshot of socket {}", s.socket));
-      }
-      continue;
-    }
-    for (size_t r = 0; r < s.reads.size(); ++r) {
-      CounterState& c = counters_[s.entries[r]];
-      const uint64_t raw = s.reads[r].value & kCounterMask;
-      c.total += WidthAwareDelta(c.last_raw, raw, nehalemex::kCounterWidth);
-      c.last_raw = raw;
-      out->values[s.entries[r]] = c.total;
-    }
-  }
-  out->timestamp_ns = common::MonotonicNowNs();
-  return first;
-}
-
-absl::Status NehalemExDevice::Release() {
-  if (!programmed_) return absl::OkStatus();
-  absl::Status st = RestoreSaved();
-  saved_.clear();
-  sockets_.clear();
-  counters_.clear();
-  read_plan_.clear();
-  entry_box_.clear();
-  programmed_ = false;
-  return st;
+  entry_box_ = std::move(entry_box);
+  return program;
 }
 
 }  // namespace uncore::devices

@@ -1,7 +1,9 @@
-// NehalemExDevice: the direct engine for the Xeon 7500 (Nehalem-EX) and
-// Xeon E7 (Westmere-EX) uncore.  Programs the MSR PMON boxes with the
-// guide's sequences over any RegisterSpace (the simulator
-// sim::NehalemExUncore, or the Linux MSR space) and takes snapshots.
+// NehalemExDevice: the direct backend for the Xeon 7500 (Nehalem-EX) and
+// Xeon E7 (Westmere-EX) uncore: the generic register engine
+// (engine/register_engine.h) with the 7500's planner, which turns events
+// into the guide's sequences for the MSR PMON boxes.  Runs over any
+// RegisterSpace (the simulator sim::NehalemExUncore, or the Linux MSR
+// space).
 //
 //   auto sim = sim::NehalemExUncore::Create(nehalemex::Variant::kNehalemEx, 2);
 //   devices::NehalemExDevice dev(sim.get(), nehalemex::Variant::kNehalemEx,
@@ -47,28 +49,29 @@
 // - TakeSnapshot is safe from many threads at once (one lock per socket);
 //   Program and Release are not safe with each other or with snapshots.
 //   Release restores every register Program wrote; safe to call twice.
-//   The space must outlive the device.  Never prints, exits or throws.
+//   The background extender (RegisterEngine::Options) reads every counter
+//   at least once a minute, so no 48-bit wrap is missed.  The space must
+//   outlive the device.  Never prints, exits or throws.
 #ifndef UNCORE_SDK_DEVICES_NEHALEMEX_NEHALEMEX_DEVICE_H_
 #define UNCORE_SDK_DEVICES_NEHALEMEX_NEHALEMEX_DEVICE_H_
 
-#include <atomic>
-#include <cstdint>
-#include <memory>
-#include <mutex>
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "sdk/devices/device.h"
+#include "sdk/devices/engine/register_engine.h"
 #include "sdk/platforms/nehalemex/box_descriptors.h"
 #include "sdk/registers/register_space.h"
 
 namespace uncore::devices {
 
-class NehalemExDevice : public Device {
+class NehalemExDevice : public engine::RegisterEngine {
  public:
   using Variant = nehalemex::Variant;
+  using Options = engine::RegisterEngine::Options;
 
   // A socket and the CPU whose MSR file reaches its uncore.
   struct SocketCpu {
@@ -76,86 +79,30 @@ class NehalemExDevice : public Device {
     int cpu = 0;
   };
 
-  // One register write Program performed, in order.
-  struct Write {
-    int socket = 0;
-    int cpu = 0;
-    uint32_t msr = 0;
-    uint64_t value = 0;
-    std::string name;  // "S1_MSR_MM_CFG"
-    std::string why;   // "step a: clear MM_CFG[63]"
-  };
-
   NehalemExDevice(registers::RegisterSpace* space, Variant variant,
                   std::vector<SocketCpu> sockets);
-  ~NehalemExDevice() override;
-  NehalemExDevice(const NehalemExDevice&) = delete;
-  NehalemExDevice& operator=(const NehalemExDevice&) = delete;
+  NehalemExDevice(registers::RegisterSpace* space, Variant variant,
+                  std::vector<SocketCpu> sockets, Options options);
 
   // Sockets 0..n-1, socket s on CPU s * cpus_per_socket.
   static std::vector<SocketCpu> ConsecutiveSockets(int sockets,
                                                    int cpus_per_socket);
 
   std::string_view name() const override { return "nehalemex-direct"; }
-  absl::Status Program(const ProgramRequest& request) override;
-  const std::vector<CounterPlacement>& read_plan() const override {
-    return read_plan_;
-  }
-  absl::Status TakeSnapshot(Snapshot* out) override;
-  absl::Status Release() override;
-  uint64_t frozen_ns() const override {
-    return frozen_ns_.load(std::memory_order_relaxed);
-  }
 
   // The kernel PMU name of read-plan entry `entry`: "uncore_cbox_3".
   std::string EntryName(size_t entry) const;
   nehalemex::BoxType EntryBox(size_t entry) const;
   Variant variant() const { return variant_; }
-  bool programmed() const { return programmed_; }
-  // The writes the last successful Program performed, in order.
-  const std::vector<Write>& program_writes() const { return program_writes_; }
+
+ protected:
+  absl::StatusOr<engine::RegisterProgram> Plan(
+      const ProgramRequest& request) override;
 
  private:
-  struct Saved {
-    int socket = 0;
-    int cpu = 0;
-    uint32_t msr = 0;
-    uint64_t original = 0;
-    bool written = false;
-    bool guard = false;    // an S/M MM_CFG (restored around MATCH/MASK)
-    bool global = false;   // U_MSR_PMON_GLOBAL_CTL
-    bool trigger = false;  // a value with write-1 triggers masked off
-    std::string name;
-  };
-  struct SocketState {
-    int socket = 0;
-    int cpu = 0;
-    uint64_t enabled = 0;   // U_MSR_PMON_GLOBAL_CTL as Program left it
-    uint64_t disabled = 0;  // ... with en_all cleared
-    std::mutex mu;
-    std::vector<registers::MsrRead> reads;  // guarded by mu
-    std::vector<int> entries;               // read-plan index per read
-  };
-  struct CounterState {
-    uint64_t last_raw = 0;  // guarded by the socket's mu
-    uint64_t total = 0;
-  };
-  class Plan;
-
-  absl::Status RestoreSaved();
-
-  registers::RegisterSpace* space_;
   Variant variant_;
   std::vector<SocketCpu> socket_cpus_;
-
-  bool programmed_ = false;
-  std::vector<CounterPlacement> read_plan_;
-  std::vector<nehalemex::BoxType> entry_box_;
-  std::vector<Saved> saved_;
-  std::vector<Write> program_writes_;
-  std::vector<std::unique_ptr<SocketState>> sockets_;
-  std::vector<CounterState> counters_;  // per read-plan entry
-  std::atomic<uint64_t> frozen_ns_{0};
+  std::vector<nehalemex::BoxType> entry_box_;  // per read-plan entry
 };
 
 }  // namespace uncore::devices

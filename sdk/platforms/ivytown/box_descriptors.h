@@ -28,6 +28,7 @@
 #include <span>
 #include <string_view>
 
+#include "sdk/platforms/access_space.h"
 #include "sdk/platforms/bit_range.h"
 
 namespace uncore::ivytown {
@@ -46,7 +47,8 @@ enum class BoxType : uint8_t {
 };
 inline constexpr int kNumBoxTypes = 9;
 
-enum class AccessSpace : uint8_t { kMsr, kPci };
+// MSR or PCI configuration space (access_space.h).
+using ::uncore::AccessSpace;
 
 // A contiguous bit range within a 64-bit register value (bit_range.h).
 using ::uncore::BitRange;
