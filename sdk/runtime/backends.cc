@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
 #include "sdk/common/status_macros.h"
+#include "sdk/common/text.h"
 #include "sdk/devices/direct/direct_device.h"
 #include "sdk/devices/direct/open_direct_device.h"
 #include "sdk/devices/nehalemex/nehalemex_device.h"
@@ -263,13 +264,101 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenNehalemExDirect(
   return std::unique_ptr<Backend>(std::move(backend));
 }
 
-absl::StatusOr<std::unique_ptr<Backend>> OpenDirect(
-    const devices::ProgramRequest& program) {
+absl::StatusOr<std::unique_ptr<Backend>> OpenIvyTownDirect(
+    const BackendRequest& request) {
   UNCORE_ASSIGN_OR_RETURN(std::unique_ptr<devices::DirectDevice> device,
                           devices::OpenDirectDevice());
-  UNCORE_RETURN_IF_ERROR(device->Program(program));
+  UNCORE_RETURN_IF_ERROR(device->Program(request.program));
   return std::unique_ptr<Backend>(
       std::make_unique<DeviceBackend>("direct", std::move(device), false));
+}
+
+std::string SimulatedWarning(std::string_view platform) {
+  return fmt::format(
+      "backend sim: every count is SIMULATED (a made-up traffic model on a "
+      "simulated {}), not measured on this machine",
+      platform);
+}
+
+absl::StatusOr<OpenedBackend> SimulateIvyTown(const BackendRequest& request) {
+  auto sim = std::make_unique<SimBackend>(SimSockets(request),
+                                          request.sim_demo_traffic);
+  UNCORE_RETURN_IF_ERROR(sim->Program(request.program));
+  OpenedBackend out;
+  out.backend = std::move(sim);
+  out.warnings.push_back(SimulatedWarning("IvyTown"));
+  return out;
+}
+
+absl::StatusOr<OpenedBackend> SimulateXeon7500(nehalemex::Variant variant,
+                                               const BackendRequest& request) {
+  auto sim = std::make_unique<NehalemExBackend>(variant, SimSockets(request),
+                                                request.sim_demo_traffic);
+  UNCORE_RETURN_IF_ERROR(sim->device()->Program(request.program));
+  OpenedBackend out;
+  out.backend = std::move(sim);
+  out.warnings.push_back(
+      SimulatedWarning(nehalemex::PlatformName(variant)));
+  return out;
+}
+
+// DECISION: a Xeon 7500 snapshot clears en_all (no box-level freeze on this
+// generation); docs/xeon7500.md says what that guarantees.
+constexpr RegisterPlatform kRegisterPlatforms[] = {
+    {.name = "ivytown",
+     .aliases = "ivbep",
+     .title = "Xeon E5 v2 / E7 v2 (IvyTown)",
+     .cpus = "06_3E",
+     .snapshot_window =
+         "U_MSR_PMON_GLOBAL_CTL.frz_all freezes every box of the socket, the "
+         "counters are read, unfrz_all resumes them",
+     .simulate = SimulateIvyTown,
+     .open_direct = OpenIvyTownDirect},
+    {.name = "nehalemex",
+     .aliases = "nhmex nehalem-ex xeon7500",
+     .title = "Xeon 7500 (Nehalem-EX)",
+     .cpus = "06_2E",
+     .snapshot_window =
+         "U_MSR_PMON_GLOBAL_CTL.en_all is cleared (the generation has no "
+         "box-level freeze), the counters are read, en_all is set again",
+     .simulate =
+         [](const BackendRequest& r) {
+           return SimulateXeon7500(nehalemex::Variant::kNehalemEx, r);
+         },
+     .open_direct =
+         [](const BackendRequest& r) {
+           return OpenNehalemExDirect(nehalemex::Variant::kNehalemEx, r);
+         }},
+    {.name = "westmereex",
+     .aliases = "wsmex westmere-ex xeone7",
+     .title = "Xeon E7 (Westmere-EX)",
+     .cpus = "06_2F",
+     .snapshot_window =
+         "U_MSR_PMON_GLOBAL_CTL.en_all is cleared (the generation has no "
+         "box-level freeze), the counters are read, en_all is set again",
+     .simulate =
+         [](const BackendRequest& r) {
+           return SimulateXeon7500(nehalemex::Variant::kWestmereEx, r);
+         },
+     .open_direct =
+         [](const BackendRequest& r) {
+           return OpenNehalemExDirect(nehalemex::Variant::kWestmereEx, r);
+         }},
+};
+
+// The register platform a sim or direct request opens, or why none does.
+absl::StatusOr<const RegisterPlatform*> RegisterPlatformFor(
+    const BackendRequest& request) {
+  const RegisterPlatform* p = FindRegisterPlatform(request.platform);
+  if (p != nullptr) return p;
+  std::string names;
+  for (const RegisterPlatform& r : RegisterPlatforms()) {
+    names += names.empty() ? r.name : fmt::format(", {}", r.name);
+  }
+  return absl::FailedPreconditionError(fmt::format(
+      "the {} backend has a register model of {} only; platform {} is "
+      "counted through perf (UNCORE_BACKEND=perf)",
+      request.name, names, request.platform));
 }
 
 absl::StatusOr<std::unique_ptr<Backend>> OpenPerf(
@@ -281,6 +370,13 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenPerf(
   UNCORE_RETURN_IF_ERROR(device->Program(program));
   return std::unique_ptr<Backend>(
       std::make_unique<PerfBackend>(std::move(device)));
+}
+
+absl::StatusOr<std::unique_ptr<Backend>> OpenDirectFor(
+    const BackendRequest& request) {
+  UNCORE_ASSIGN_OR_RETURN(const RegisterPlatform* platform,
+                          RegisterPlatformFor(request));
+  return platform->open_direct(request);
 }
 
 }  // namespace
@@ -297,6 +393,22 @@ std::string Backend::InstanceName(size_t,
 EventScale Backend::ScaleOf(int) const { return {}; }
 
 bool Backend::Estimated(int) const { return false; }
+
+std::span<const RegisterPlatform> RegisterPlatforms() {
+  return kRegisterPlatforms;
+}
+
+const RegisterPlatform* FindRegisterPlatform(std::string_view name) {
+  name = common::StripWhitespace(name);
+  if (name.empty()) return &kRegisterPlatforms[0];
+  for (const RegisterPlatform& p : kRegisterPlatforms) {
+    if (common::EqualsIgnoreCase(name, p.name)) return &p;
+    for (std::string_view alias : common::Split(p.aliases, ' ')) {
+      if (common::EqualsIgnoreCase(name, alias)) return &p;
+    }
+  }
+  return nullptr;
+}
 
 absl::StatusOr<OpenedBackend> OpenBackend(BackendRequest request) {
   OpenedBackend out;
@@ -320,34 +432,15 @@ absl::StatusOr<OpenedBackend> OpenBackend(BackendRequest request) {
         "backend off: regions were not measured (UNCORE_BACKEND=off)");
     return out;
   }
-  const std::optional<nehalemex::Variant> xeon7500 =
-      nehalemex::FromPlatformName(request.platform);
-  if (name == "sim" && xeon7500.has_value()) {
-    auto sim = std::make_unique<NehalemExBackend>(
-        *xeon7500, SimSockets(request), request.sim_demo_traffic);
-    UNCORE_RETURN_IF_ERROR(sim->device()->Program(request.program));
-    out.backend = std::move(sim);
-    out.warnings.push_back(fmt::format(
-        "backend sim: every count is SIMULATED (a made-up traffic model on a "
-        "simulated {}), not measured on this machine",
-        request.platform));
-    return out;
-  }
   if (name == "sim") {
-    auto sim = std::make_unique<SimBackend>(SimSockets(request),
-                                            request.sim_demo_traffic);
-    UNCORE_RETURN_IF_ERROR(sim->Program(request.program));
-    out.backend = std::move(sim);
-    out.warnings.push_back(
-        "backend sim: every count is SIMULATED (a made-up traffic model on a "
-        "simulated IvyTown), not measured on this machine");
-    return out;
+    UNCORE_ASSIGN_OR_RETURN(const RegisterPlatform* platform,
+                            RegisterPlatformFor(request));
+    return platform->simulate(request);
   }
   if (name == "direct") {
-    UNCORE_ASSIGN_OR_RETURN(out.backend,
-                            xeon7500.has_value()
-                                ? OpenNehalemExDirect(*xeon7500, request)
-                                : OpenDirect(request.program));
+    UNCORE_ASSIGN_OR_RETURN(const RegisterPlatform* platform,
+                            RegisterPlatformFor(request));
+    UNCORE_ASSIGN_OR_RETURN(out.backend, platform->open_direct(request));
     return out;
   }
   if (name == "perf") {
@@ -370,8 +463,7 @@ absl::StatusOr<OpenedBackend> OpenBackend(BackendRequest request) {
       absl::StatusOr<std::unique_ptr<Backend>> b =
           kind == BackendKind::kPerf
               ? OpenPerf(request.program, request.sysfs_root)
-          : xeon7500.has_value() ? OpenNehalemExDirect(*xeon7500, request)
-                                 : OpenDirect(request.program);
+              : OpenDirectFor(request);
       probes.For(kind) = BackendProbe::FromStatus(b.status());
       if (b.ok()) opened[kind == BackendKind::kPerf ? 0 : 1] = *std::move(b);
       decision = DecideAutoBackend(probes);

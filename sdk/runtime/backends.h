@@ -20,6 +20,7 @@
 #define UNCORE_SDK_RUNTIME_BACKENDS_H_
 
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -73,8 +74,8 @@ struct BackendRequest {
   std::string sysfs_root = "/sys";
   // Not empty: `auto` must not try direct, for this reason.
   std::string direct_refusal;
-  // The session's platform: "nehalemex" and "westmereex" count on the Xeon
-  // 7500 engine (sim, direct) instead of IvyTown's.
+  // The session's platform: sim and direct open its RegisterPlatform
+  // ("" and "ivytown": IvyTown).
   std::string platform;
   std::string cpuinfo = "/proc/cpuinfo";
   // A device given in code (tests, integrations); programmed here.
@@ -89,6 +90,34 @@ struct OpenedBackend {
 };
 
 absl::StatusOr<OpenedBackend> OpenBackend(BackendRequest request);
+
+// ---- The platforms the register engine serves (sim and direct) ----
+// Every platform with a register model is one entry: its names, the CPUs it
+// runs on, the global-control semantics its snapshots rely on, and how to
+// open it on its simulator or on this machine's registers.  Both open the
+// one generic engine (devices/engine/register_engine.h) with the
+// platform's planner; OpenBackend chooses by name, never by a branch per
+// platform.
+struct RegisterPlatform {
+  std::string_view name;     // perf's event-table directory: "nehalemex"
+  std::string_view aliases;  // separated by one space: "nhmex xeon7500"
+  std::string_view title;    // "Xeon 7500 (Nehalem-EX)"
+  std::string_view cpus;     // "06_2E": vendor GenuineIntel, family_model
+  // What a snapshot does with the socket's global control.
+  std::string_view snapshot_window;
+  // The simulated machine (SimSockets of the request), programmed.
+  absl::StatusOr<OpenedBackend> (*simulate)(const BackendRequest& request);
+  // This machine's registers, behind the platform's allow-list, programmed;
+  // refuses a CPU that is not one of `cpus`.
+  absl::StatusOr<std::unique_ptr<Backend>> (*open_direct)(
+      const BackendRequest& request);
+};
+
+// ivytown, nehalemex, westmereex.
+std::span<const RegisterPlatform> RegisterPlatforms();
+// By name or alias, case-insensitive; "" is ivytown.  nullptr: a platform
+// only perf counts (or no platform).
+const RegisterPlatform* FindRegisterPlatform(std::string_view name);
 
 // The backend names OpenBackend accepts.
 inline constexpr std::string_view kBackendNames[] = {"auto", "perf", "direct",

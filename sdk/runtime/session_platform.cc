@@ -9,7 +9,7 @@
 #include "fmt/format.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
-#include "sdk/platforms/nehalemex/box_descriptors.h"
+#include "sdk/runtime/backends.h"
 #include "sdk/spec/platform_catalog.h"
 
 namespace uncore::runtime {
@@ -25,7 +25,7 @@ SessionPlatform Named(std::string_view name) {
   if (IsIvyTownName(name) || name.empty()) return out;
   out.generated = spec::FindPlatform(name);
   if (out.generated != nullptr) out.name = std::string(out.generated->name);
-  out.has_engine = nehalemex::FromPlatformName(out.name).has_value();
+  out.has_engine = FindRegisterPlatform(out.name) != nullptr;
   return out;
 }
 
@@ -92,11 +92,15 @@ absl::StatusOr<SessionPlatform> ChooseSessionPlatform(
   }
   SessionPlatform chosen = Named(requested);
   if (simulated && chosen.generated != nullptr && !chosen.has_engine) {
+    std::string simulated_names;
+    for (const RegisterPlatform& r : RegisterPlatforms()) {
+      simulated_names += fmt::format("{}{}", simulated_names.empty() ? "" : ", ",
+                                     r.name);
+    }
     return absl::InvalidArgumentError(fmt::format(
-        "platform {} has no simulator: the sim backend simulates ivytown, "
-        "nehalemex and westmereex; "
+        "platform {} has no simulator: the sim backend simulates {}; "
         "{} counts through perf (UNCORE_BACKEND=perf) on a {} machine",
-        chosen.name, chosen.name, chosen.generated->title));
+        chosen.name, simulated_names, chosen.name, chosen.generated->title));
   }
   if (counts_hardware && !detected.empty() && detected != chosen.name) {
     return absl::FailedPreconditionError(fmt::format(
