@@ -297,8 +297,7 @@ absl::StatusOr<OpenedBackend> SimulateXeon7500(nehalemex::Variant variant,
   UNCORE_RETURN_IF_ERROR(sim->device()->Program(request.program));
   OpenedBackend out;
   out.backend = std::move(sim);
-  out.warnings.push_back(
-      SimulatedWarning(nehalemex::PlatformName(variant)));
+  out.warnings.push_back(SimulatedWarning(nehalemex::PlatformName(variant)));
   return out;
 }
 

@@ -94,8 +94,8 @@ absl::StatusOr<SessionPlatform> ChooseSessionPlatform(
   if (simulated && chosen.generated != nullptr && !chosen.has_engine) {
     std::string simulated_names;
     for (const RegisterPlatform& r : RegisterPlatforms()) {
-      simulated_names += fmt::format("{}{}", simulated_names.empty() ? "" : ", ",
-                                     r.name);
+      simulated_names +=
+          fmt::format("{}{}", simulated_names.empty() ? "" : ", ", r.name);
     }
     return absl::InvalidArgumentError(fmt::format(
         "platform {} has no simulator: the sim backend simulates {}; "

@@ -263,7 +263,8 @@ int ProgramWrites(Variant v, std::string_view spec_text, std::FILE* out,
   table.AddColumn("why", report::Align::kLeft);
   const auto& writes = dev.program_writes();
   for (size_t i = 0; i < writes.size(); ++i) {
-    table.AddRow({std::to_string(i + 1), writes[i].name, Hex(writes[i].reg.address),
+    table.AddRow({std::to_string(i + 1), writes[i].name,
+                  Hex(writes[i].reg.address),
                   fmt::format("0x{:x}", writes[i].value), writes[i].why});
   }
   table.Render(&text);

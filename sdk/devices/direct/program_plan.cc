@@ -18,12 +18,12 @@
 namespace uncore::devices::direct {
 namespace {
 
+using engine::Msr;
+using engine::Pci;
 using ivytown::AccessSpace;
 using ivytown::BoxDescriptor;
 using ivytown::BoxType;
 using ivytown::kGlobal;
-using engine::Msr;
-using engine::Pci;
 
 std::string Hex(uint64_t v) { return fmt::format("0x{:x}", v); }
 
@@ -554,9 +554,10 @@ engine::RegisterProgram ToRegisterProgram(const ProgramPlan& plan) {
                               inst.InstanceName())
                 : inst.RegisterName(fmt::format("CTR{}", c));
         for (size_t h = 0; h < regs.size(); ++h) {
-          save(regs[h], regs.size() == 1 ? base
-                                         : fmt::format("{} {}", base,
-                                                       h == 0 ? "low" : "high"));
+          save(regs[h],
+               regs.size() == 1
+                   ? base
+                   : fmt::format("{} {}", base, h == 0 ? "low" : "high"));
         }
       }
       const ivytown::FieldDescriptor* en =
@@ -565,13 +566,13 @@ engine::RegisterProgram ToRegisterProgram(const ProgramPlan& plan) {
         const int counter = c < box.num_counters ? c : kFixedCounter;
         const BitRange en_bits =
             counter == kFixedCounter ? box.fixed_counter->en : en->bits;
-        save(inst.CounterControl(counter),
-             counter == kFixedCounter
-                 ? fmt::format("{} ({})",
-                               box.fixed_counter->manual_control_name,
-                               inst.InstanceName())
-                 : inst.RegisterName(fmt::format("CTL{}", c)),
-             en_bits.mask(), "en is set");
+        save(
+            inst.CounterControl(counter),
+            counter == kFixedCounter
+                ? fmt::format("{} ({})", box.fixed_counter->manual_control_name,
+                              inst.InstanceName())
+                : inst.RegisterName(fmt::format("CTL{}", c)),
+            en_bits.mask(), "en is set");
       }
       for (const PlannedInstance::Filter& f : inst.filters) {
         save(inst.FilterRegister(f.filter),
@@ -699,9 +700,9 @@ engine::RegisterProgram ToRegisterProgram(const ProgramPlan& plan) {
           "e: clear the sampled boxes' overflow bits (write 1 to clear)", -1);
     }
     // (f) unfreeze.
-    sp.setup.push_back(global_write(
-        kGlobal.unfrz_all,
-        "f: unfrz_all, counting starts on every box at once"));
+    sp.setup.push_back(
+        global_write(kGlobal.unfrz_all,
+                     "f: unfrz_all, counting starts on every box at once"));
 
     // A snapshot: one freeze window.
     sp.open_window = global_write(kGlobal.frz_all, "snapshot: frz_all");

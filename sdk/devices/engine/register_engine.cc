@@ -28,8 +28,7 @@ uint64_t WidthMask(uint8_t width) {
 
 }  // namespace
 
-RegisterEngine::RegisterEngine(registers::RegisterSpace* space,
-                               Options options)
+RegisterEngine::RegisterEngine(registers::RegisterSpace* space, Options options)
     : space_(space), options_(options) {}
 
 RegisterEngine::~RegisterEngine() { Release().IgnoreError(); }
@@ -55,8 +54,7 @@ absl::Status RegisterEngine::Write(const RegisterRef& ref, uint64_t value) {
   return space_->WritePci(ref.pci, ref.address, static_cast<uint32_t>(value));
 }
 
-absl::Status RegisterEngine::WriteLogged(const RegisterRef& ref,
-                                         uint64_t value,
+absl::Status RegisterEngine::WriteLogged(const RegisterRef& ref, uint64_t value,
                                          const std::string& name,
                                          std::string_view why) {
   absl::Status s = Write(ref, value);
@@ -72,8 +70,7 @@ uint64_t RegisterEngine::Resolved(size_t si, const ProgramWrite& w) const {
 
 bool RegisterEngine::GroupTouched(const std::vector<bool>& groups,
                                   int group) const {
-  return group >= 0 && group < static_cast<int>(groups.size()) &&
-         groups[group];
+  return group >= 0 && group < static_cast<int>(groups.size()) && groups[group];
 }
 
 absl::Status RegisterEngine::RunRelease(const std::vector<bool>& sockets,
@@ -94,8 +91,8 @@ absl::Status RegisterEngine::RunRelease(const std::vector<bool>& sockets,
       }
       const SavedRegister& r = sp.saved[step.saved];
       if (r.group >= 0 && !GroupTouched(groups, r.group)) continue;
-      keep_first(WriteLogged(r.reg, saved_values_[si][step.saved] &
-                                        r.restore_mask,
+      keep_first(WriteLogged(r.reg,
+                             saved_values_[si][step.saved] & r.restore_mask,
                              r.name, "restore"));
     }
   }
@@ -147,17 +144,19 @@ absl::Status RegisterEngine::Load(RegisterProgram program, bool force) {
       const SavedRegister& r = sp.saved[k];
       max_group = std::max(max_group, r.group);
       if (absl::Status s = Read(r.reg, &values[k]); !s.ok()) {
-        return fail(Annotate(
-            s, fmt::format("reading {} at {} on socket {} to save it", r.name,
-                           r.reg.Location(), sp.socket)));
+        return fail(
+            Annotate(s, fmt::format("reading {} at {} on socket {} to save it",
+                                    r.name, r.reg.Location(), sp.socket)));
       }
       if ((values[k] & r.in_use_bits) != 0) {
-        in_use += fmt::format("\n  {}: {} at {} = 0x{:08x}, {}", r.owner,
-                              r.name, r.reg.Location(), values[k],
-                              r.in_use_reason);
+        in_use +=
+            fmt::format("\n  {}: {} at {} = 0x{:08x}, {}", r.owner, r.name,
+                        r.reg.Location(), values[k], r.in_use_reason);
       }
     }
-    for (const ProgramWrite& w : sp.setup) max_group = std::max(max_group, w.group);
+    for (const ProgramWrite& w : sp.setup) {
+      max_group = std::max(max_group, w.group);
+    }
     for (const ReleaseStep& step : sp.release) {
       max_group = std::max(max_group, step.write.group);
     }
@@ -190,10 +189,9 @@ absl::Status RegisterEngine::Load(RegisterProgram program, bool force) {
                    : fmt::format("restoring the registers failed too: {}",
                                  common::StatusMessage(r));
         return fail(absl::Status(
-            s.code(),
-            fmt::format("programming step {} of {} failed: {}; {}",
-                        done.size() + 1, steps, common::StatusMessage(s),
-                        restored)));
+            s.code(), fmt::format("programming step {} of {} failed: {}; {}",
+                                  done.size() + 1, steps,
+                                  common::StatusMessage(s), restored)));
       }
       done.push_back({.reg = w.reg,
                       .value = value,
@@ -233,9 +231,8 @@ absl::Status RegisterEngine::Load(RegisterProgram program, bool force) {
         s->pci.push_back({c.reg.pci, c.reg.address, c.entry});
       }
       const double wrap_s =
-          std::ldexp(1.0, c.width) /
-          (std::max(1.0, c.max_increment_per_cycle) *
-           options_.assumed_max_clock_hz);
+          std::ldexp(1.0, c.width) / (std::max(1.0, c.max_increment_per_cycle) *
+                                      options_.assumed_max_clock_hz);
       min_wrap_s = std::min(min_wrap_s, wrap_s);
     }
     sockets_.push_back(std::move(s));

@@ -52,9 +52,8 @@ int SocketProgram::Save(SavedRegister r) {
 }
 
 ReleaseStep& SocketProgram::Restore(int saved_index) {
-  release.push_back(ReleaseStep{.kind = ReleaseStep::Kind::kRestore,
-                                .write = {},
-                                .saved = saved_index});
+  release.push_back(ReleaseStep{
+      .kind = ReleaseStep::Kind::kRestore, .write = {}, .saved = saved_index});
   return release.back();
 }
 

@@ -619,8 +619,7 @@ absl::StatusOr<engine::RegisterProgram> NehalemExDevice::Plan(
     for (const SocketCpu& sc : sockets) {
       for (int instance : e.instances) {
         UNCORE_RETURN_IF_ERROR(placement.Place(e, sc.socket, sc.cpu, instance,
-                                               &program.read_plan,
-                                               &entry_box));
+                                               &program.read_plan, &entry_box));
       }
     }
   }
@@ -657,9 +656,9 @@ absl::StatusOr<engine::RegisterProgram> NehalemExDevice::Plan(
     for (InstancePlan* p : instances) {
       if (p->socket != sc.socket) continue;
       const BoxDescriptor& box = *p->box;
-      const std::string owner = fmt::format(
-          "{} on socket {}", nehalemex::KernelPmuName(box, p->instance),
-          sc.socket);
+      const std::string owner =
+          fmt::format("{} on socket {}",
+                      nehalemex::KernelPmuName(box, p->instance), sc.socket);
       if (box.type != BoxType::kU) save(box.GlobalCtlAddress(p->instance));
       for (int c = 0; c < box.num_counters; ++c) {
         if (((p->used >> c) & 1) == 0) continue;
@@ -741,7 +740,8 @@ absl::StatusOr<engine::RegisterProgram> NehalemExDevice::Plan(
                       : fmt::format("select event {} and set en", p->owner[c]));
       }
       if (p->fixed_used) {
-        write(kWFixed.control, kWFixed.en.mask(), 0, "enable the fixed counter");
+        write(kWFixed.control, kWFixed.en.mask(), 0,
+              "enable the fixed counter");
       }
       if (p->guarded && p->guarded->enable) {
         write(p->guarded->regs.mm_cfg, nehalemex::kMmCfgEnable.mask(), 0,

@@ -35,7 +35,7 @@ constexpr uint32_t kGuard = 0x101;
 constexpr uint32_t kControl0 = 0x110;
 constexpr uint32_t kCounter0 = 0x120;
 constexpr uint64_t kEnableAll = 0x1;
-constexpr uint64_t kOthers = 0xFF00;   // bits the platform keeps as found
+constexpr uint64_t kOthers = 0xFF00;        // bits the platform keeps as found
 constexpr uint64_t kTrigger = 0x8000'0000;  // write-one, never written back
 constexpr registers::PciAddress kFn{0, 0x7f, 16, 1};
 constexpr uint32_t kPciCounter = 0xA0;
@@ -125,13 +125,12 @@ RegisterProgram ToyProgram() {
   s.Restore(guard_saved);
   s.Restore(0);
   for (int e = 0; e < 3; ++e) {
-    p.read_plan.push_back(
-        {.event = e,
-         .socket = 0,
-         .box = ivytown::BoxType::kUbox,
-         .instance = 0,
-         .counter = e,
-         .width = 16});
+    p.read_plan.push_back({.event = e,
+                           .socket = 0,
+                           .box = ivytown::BoxType::kUbox,
+                           .instance = 0,
+                           .counter = e,
+                           .width = 16});
   }
   return p;
 }
@@ -169,10 +168,11 @@ class RegisterEngineTest : public ::testing::Test {
   }
 
   std::vector<uint64_t> State() const {
-    return {space_.PeekMsr(kCpu, kGlobal),         space_.PeekMsr(kCpu, kGuard),
-            space_.PeekMsr(kCpu, kControl0),       space_.PeekMsr(kCpu, kControl0 + 1),
-            space_.PeekMsr(kCpu, kCounter0),       space_.PeekMsr(kCpu, kCounter0 + 1),
-            space_.PeekPci(kFn, kPciCounter),      space_.PeekPci(kFn, kPciCounter + 4)};
+    return {
+        space_.PeekMsr(kCpu, kGlobal),    space_.PeekMsr(kCpu, kGuard),
+        space_.PeekMsr(kCpu, kControl0),  space_.PeekMsr(kCpu, kControl0 + 1),
+        space_.PeekMsr(kCpu, kCounter0),  space_.PeekMsr(kCpu, kCounter0 + 1),
+        space_.PeekPci(kFn, kPciCounter), space_.PeekPci(kFn, kPciCounter + 4)};
   }
 
   std::vector<std::string> Writes() const {
@@ -218,7 +218,9 @@ TEST_F(RegisterEngineTest, ASnapshotIsOneWindowAndFoldsEachCountersWidth) {
   ASSERT_TRUE(dev.TakeSnapshot(&a).ok());
   // open, the MSR reads, the PCI low and high dwords, close.
   std::vector<std::string> trace;
-  for (const RegisterAccess& x : space_.accesses()) trace.push_back(x.ToString());
+  for (const RegisterAccess& x : space_.accesses()) {
+    trace.push_back(x.ToString());
+  }
   ASSERT_EQ(trace.size(), 6u) << common::Join(trace, "\n");
   EXPECT_THAT(trace.front(), HasSubstr("write"));
   EXPECT_THAT(trace.front(), HasSubstr("0xab00"));
@@ -338,8 +340,7 @@ TEST_F(RegisterEngineTest, ReleaseRunsTheProgramsStepsAndCanRunTwice) {
   EXPECT_TRUE(dev.Release().ok());
   EXPECT_EQ(space_.CountWrites(), 0);
   Snapshot s(3);
-  EXPECT_EQ(dev.TakeSnapshot(&s).code(),
-            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(dev.TakeSnapshot(&s).code(), absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_F(RegisterEngineTest, ASnapshotWhoseReadFailsStillClosesTheWindow) {
