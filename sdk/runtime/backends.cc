@@ -290,19 +290,29 @@ absl::StatusOr<OpenedBackend> SimulateIvyTown(const BackendRequest& request) {
   return out;
 }
 
-absl::StatusOr<OpenedBackend> SimulateXeon7500(nehalemex::Variant variant,
-                                               const BackendRequest& request) {
-  auto sim = std::make_unique<NehalemExBackend>(variant, SimSockets(request),
+template <nehalemex::Variant kVariant>
+absl::StatusOr<OpenedBackend> SimulateXeon7500(const BackendRequest& request) {
+  auto sim = std::make_unique<NehalemExBackend>(kVariant, SimSockets(request),
                                                 request.sim_demo_traffic);
   UNCORE_RETURN_IF_ERROR(sim->device()->Program(request.program));
   OpenedBackend out;
   out.backend = std::move(sim);
-  out.warnings.push_back(SimulatedWarning(nehalemex::PlatformName(variant)));
+  out.warnings.push_back(SimulatedWarning(nehalemex::PlatformName(kVariant)));
   return out;
+}
+
+template <nehalemex::Variant kVariant>
+absl::StatusOr<std::unique_ptr<Backend>> OpenXeon7500Direct(
+    const BackendRequest& request) {
+  return OpenNehalemExDirect(kVariant, request);
 }
 
 // DECISION: a Xeon 7500 snapshot clears en_all (no box-level freeze on this
 // generation); docs/xeon7500.md says what that guarantees.
+constexpr std::string_view kEnAllWindow =
+    "U_MSR_PMON_GLOBAL_CTL.en_all is cleared (the generation has no box-level "
+    "freeze), the counters are read, en_all is set again";
+
 constexpr RegisterPlatform kRegisterPlatforms[] = {
     {.name = "ivytown",
      .aliases = "ivbep",
@@ -317,32 +327,16 @@ constexpr RegisterPlatform kRegisterPlatforms[] = {
      .aliases = "nhmex nehalem-ex xeon7500",
      .title = "Xeon 7500 (Nehalem-EX)",
      .cpus = "06_2E",
-     .snapshot_window =
-         "U_MSR_PMON_GLOBAL_CTL.en_all is cleared (the generation has no "
-         "box-level freeze), the counters are read, en_all is set again",
-     .simulate =
-         [](const BackendRequest& r) {
-           return SimulateXeon7500(nehalemex::Variant::kNehalemEx, r);
-         },
-     .open_direct =
-         [](const BackendRequest& r) {
-           return OpenNehalemExDirect(nehalemex::Variant::kNehalemEx, r);
-         }},
+     .snapshot_window = kEnAllWindow,
+     .simulate = SimulateXeon7500<nehalemex::Variant::kNehalemEx>,
+     .open_direct = OpenXeon7500Direct<nehalemex::Variant::kNehalemEx>},
     {.name = "westmereex",
      .aliases = "wsmex westmere-ex xeone7",
      .title = "Xeon E7 (Westmere-EX)",
      .cpus = "06_2F",
-     .snapshot_window =
-         "U_MSR_PMON_GLOBAL_CTL.en_all is cleared (the generation has no "
-         "box-level freeze), the counters are read, en_all is set again",
-     .simulate =
-         [](const BackendRequest& r) {
-           return SimulateXeon7500(nehalemex::Variant::kWestmereEx, r);
-         },
-     .open_direct =
-         [](const BackendRequest& r) {
-           return OpenNehalemExDirect(nehalemex::Variant::kWestmereEx, r);
-         }},
+     .snapshot_window = kEnAllWindow,
+     .simulate = SimulateXeon7500<nehalemex::Variant::kWestmereEx>,
+     .open_direct = OpenXeon7500Direct<nehalemex::Variant::kWestmereEx>},
 };
 
 // The register platform a sim or direct request opens, or why none does.

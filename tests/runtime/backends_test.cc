@@ -12,6 +12,7 @@
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
 #include "sdk/devices/engine/register_engine.h"
+#include "sdk/machine/topology.h"
 #include "sdk/platforms/nehalemex/box_descriptors.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/spec/platform_catalog.h"
@@ -33,7 +34,21 @@ TEST(RegisterPlatformsTest, NamesAndAliasesAgreeWithTheCatalogs) {
     EXPECT_FALSE(p.snapshot_window.empty());
     EXPECT_NE(p.simulate, nullptr);
     EXPECT_NE(p.open_direct, nullptr);
-    if (p.name == "ivytown") continue;
+    // `cpus` says what open_direct checks: family_model.
+    ASSERT_EQ(p.cpus.size(), 5u) << p.cpus;
+    machine::CpuIdentity cpu;
+    cpu.vendor = "GenuineIntel";
+    cpu.family = std::stoi(std::string(p.cpus.substr(0, 2)), nullptr, 16);
+    cpu.model = std::stoi(std::string(p.cpus.substr(3, 2)), nullptr, 16);
+    if (p.name == "ivytown") {
+      EXPECT_TRUE(cpu.is_ivytown());
+      continue;
+    }
+    ASSERT_TRUE(nehalemex::VariantFromModel(cpu.family, cpu.model).has_value())
+        << p.cpus;
+    EXPECT_EQ(nehalemex::PlatformName(
+                  *nehalemex::VariantFromModel(cpu.family, cpu.model)),
+              p.name);
     // The 7500's names are the same in its event tables and register model.
     for (std::string_view alias : common::Split(p.aliases, ' ')) {
       EXPECT_EQ(FindRegisterPlatform(alias), &p) << alias;
