@@ -684,7 +684,9 @@ absl::StatusOr<engine::RegisterProgram> NehalemExDevice::Plan(
     auto write = [&](uint32_t msr, uint64_t set, uint64_t keep,
                      std::string why) {
       const engine::RegisterRef reg = engine::Msr(sc.socket, sc.cpu, msr);
-      const engine::SavedRegister& r = sp.saved[sp.FindSaved(reg)];
+      int k = sp.FindSaved(reg);
+      if (k < 0) k = save(msr);  // every write's register is saved above
+      const engine::SavedRegister& r = sp.saved[k];
       sp.setup.push_back({.reg = reg,
                           .set = set,
                           .keep = keep,
