@@ -94,6 +94,21 @@ class NehalemExDeviceTest : public ::testing::Test {
   std::unique_ptr<NehalemExDevice> dev_;
 };
 
+TEST_F(NehalemExDeviceTest, ASocketNamedTwiceIsProgrammedOnce) {
+  ProgramRequest req = Request({Perf("uncore_wbox", {{"event", 0xff}})});
+  req.sockets = {1, 0, 1};
+  ASSERT_TRUE(dev_->Program(req).ok());
+  // One entry per socket: a socket listed twice would be read under two
+  // locks (a race with the background extender).
+  ASSERT_EQ(dev_->read_plan().size(), 2u);
+  EXPECT_EQ(dev_->read_plan()[0].socket, 0);
+  EXPECT_EQ(dev_->read_plan()[1].socket, 1);
+  Snapshot a(2);
+  EXPECT_TRUE(dev_->TakeSnapshot(&a).ok());
+  EXPECT_TRUE(dev_->ExtendNow().ok());
+  ASSERT_TRUE(dev_->Release().ok());
+}
+
 TEST_F(NehalemExDeviceTest, CountsExactUnderInjectedTraffic) {
   ASSERT_TRUE(
       dev_

@@ -22,10 +22,6 @@ absl::StatusOr<engine::RegisterProgram> DirectDevice::Plan(
 
 absl::Status DirectDevice::Program(const ProgramRequest& request,
                                    const ProgramOptions& options) {
-  if (programmed()) {
-    return absl::FailedPreconditionError(
-        "the direct device is already programmed: Release it first");
-  }
   UNCORE_ASSIGN_OR_RETURN(
       engine::RegisterProgram program,
       direct::BuildRegisterProgram(request, options, topology_));

@@ -26,6 +26,69 @@ uint64_t WidthMask(uint8_t width) {
   return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
 }
 
+// Whether a write's value can be resolved: a write that keeps bits needs its
+// register saved.
+bool Resolvable(const SocketProgram& sp, const ProgramWrite& w) {
+  return w.keep == 0 || sp.FindSaved(w.reg) >= 0;
+}
+
+// The planner's contract (register_program.h), checked before anything is
+// read or written: a broken planner gets an error, never out-of-range
+// indices or a write to a register nobody saved.
+absl::Status CheckProgram(const RegisterProgram& program) {
+  auto bad = [](std::string what) {
+    return absl::InternalError(
+        fmt::format("the platform's planner made a malformed program: {}; "
+                    "please report it",
+                    what));
+  };
+  std::vector<bool> read(program.read_plan.size(), false);
+  for (const SocketProgram& sp : program.sockets) {
+    for (const ProgramWrite& w : sp.setup) {
+      if (!Resolvable(sp, w)) {
+        return bad(
+            fmt::format("setup write {} keeps bits of a register it "
+                        "did not save",
+                        w.name));
+      }
+    }
+    for (const ReleaseStep& step : sp.release) {
+      if (step.kind == ReleaseStep::Kind::kRestore
+              ? step.saved < 0 ||
+                    step.saved >= static_cast<int>(sp.saved.size())
+              : !Resolvable(sp, step.write)) {
+        return bad(
+            fmt::format("release step of socket {} names no saved "
+                        "register",
+                        sp.socket));
+      }
+    }
+    if (sp.reads.empty()) continue;
+    if (sp.FindSaved(sp.open_window.reg) < 0 ||
+        sp.FindSaved(sp.close_window.reg) < 0) {
+      return bad(
+          fmt::format("socket {} reads counters but its snapshot "
+                      "window writes a register it did not save",
+                      sp.socket));
+    }
+    for (const CounterRead& c : sp.reads) {
+      if (c.entry < 0 || c.entry >= static_cast<int>(read.size()) ||
+          read[c.entry]) {
+        return bad(
+            fmt::format("read-plan entry {} is out of range or read "
+                        "twice",
+                        c.entry));
+      }
+      read[c.entry] = true;
+    }
+  }
+  for (size_t e = 0; e < read.size(); ++e) {
+    if (!read[e])
+      return bad(fmt::format("read-plan entry {} is never read", e));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 RegisterEngine::RegisterEngine(registers::RegisterSpace* space, Options options)
@@ -126,6 +189,7 @@ absl::Status RegisterEngine::Load(RegisterProgram program, bool force) {
     return absl::FailedPreconditionError(
         fmt::format("the {} device has no registers", name()));
   }
+  UNCORE_RETURN_IF_ERROR(CheckProgram(program));
   program_ = std::move(program);
   auto fail = [&](absl::Status s) {
     Clear();

@@ -23,6 +23,10 @@
 //   UNCORE_RETURN_IF_ERROR(dev.Release());          // registers as found
 //
 // Guarantees (docs/direct-backend.md "The engine"):
+// - Load first checks the program against register_program.h's contract
+//   (indices in range, every read-plan entry read once, kept bits and
+//   window writes only on saved registers): Internal error otherwise,
+//   nothing read or written.
 // - Load reads every saved register before writing any; a failed read
 //   writes nothing.  A saved register with an in-use bit set (another agent
 //   counts) refuses the program unless `force`, naming each register.

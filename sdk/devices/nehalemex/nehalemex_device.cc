@@ -593,7 +593,10 @@ absl::StatusOr<engine::RegisterProgram> NehalemExDevice::Plan(
   if (request.sockets.empty()) {
     sockets = socket_cpus_;
   } else {
-    for (int s : request.sockets) {
+    std::vector<int> ids = request.sockets;
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    for (int s : ids) {
       auto it =
           std::find_if(socket_cpus_.begin(), socket_cpus_.end(),
                        [s](const SocketCpu& sc) { return sc.socket == s; });

@@ -9,6 +9,7 @@
 #include "sdk/devices/engine/register_engine.h"
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -133,6 +134,17 @@ RegisterProgram ToyProgram() {
                            .width = 16});
   }
   return p;
+}
+
+// "msr 0x111" / "pci 0xa4": where a register or an access is.
+std::string Where(const RegisterRef& r) {
+  return fmt::format("{} 0x{:x}", r.space == AccessSpace::kMsr ? "msr" : "pci",
+                     r.address);
+}
+std::string Where(const RegisterAccess& a) {
+  return fmt::format("{} 0x{:x}",
+                     a.space == RegisterAccess::Space::kMsr ? "msr" : "pci",
+                     a.address);
 }
 
 class ToyDevice : public RegisterEngine {
@@ -309,14 +321,45 @@ TEST_F(RegisterEngineTest, AFailureRestoresTheTouchedGroupsOnly) {
     std::vector<uint64_t> want = before;
     want[0] &= ~kTrigger;
     EXPECT_EQ(now, want) << "step " << k;
-    // A group no write reached is left alone: failing at the first write
-    // touches no group, so only the socket-wide steps run.
-    if (k == 1) {
-      for (const std::string& x : Writes()) {
-        EXPECT_THAT(x, HasSubstr("0x100")) << x;
-      }
+    // The rollback writes exactly the registers of the groups setup steps
+    // 1..k touched, the failed step's included (a failed write may have
+    // landed), and the socket-wide global control; no other group's.
+    const RegisterProgram program = ToyProgram();
+    const SocketProgram& sp = program.sockets[0];
+    std::set<int> touched;
+    for (size_t i = 0; i < k; ++i) touched.insert(sp.setup[i].group);
+    std::set<std::string> want_written = {"msr 0x100"};
+    for (const SavedRegister& r : sp.saved) {
+      if (touched.contains(r.group)) want_written.insert(Where(r.reg));
     }
+    std::set<std::string> written;
+    const std::vector<RegisterAccess> all = space_.accesses();
+    bool after_failure = false;
+    for (const RegisterAccess& a : all) {
+      if (a.op != RegisterAccess::Op::kWrite) continue;
+      if (after_failure) written.insert(Where(a));
+      after_failure = after_failure || a.failed;
+    }
+    EXPECT_EQ(written, want_written) << "step " << k;
   }
+}
+
+TEST_F(RegisterEngineTest, AMalformedProgramIsRefusedBeforeAnyAccess) {
+  ToyDevice dev(&space_);
+  space_.Clear();
+  std::vector<RegisterProgram> broken(4, ToyProgram());
+  broken[0].sockets[0].reads[1].entry = 0;  // entry 0 twice, 1 never
+  broken[1].sockets[0].Restore(99);         // no such saved register
+  broken[2].sockets[0].setup[0].reg = Msr(0, kCpu, 0x555);  // keeps, unsaved
+  broken[3].sockets[0].open_window.reg = Msr(0, kCpu, 0x555);
+  for (size_t i = 0; i < broken.size(); ++i) {
+    const absl::Status s = dev.Load(broken[i], false);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInternal) << i;
+    EXPECT_THAT(common::StatusMessage(s), HasSubstr("malformed program")) << i;
+  }
+  EXPECT_TRUE(space_.accesses().empty());
+  EXPECT_FALSE(dev.programmed());
+  EXPECT_TRUE(dev.Load(ToyProgram(), false).ok());
 }
 
 TEST_F(RegisterEngineTest, ReleaseRunsTheProgramsStepsAndCanRunTwice) {
