@@ -83,8 +83,9 @@ absl::Status CheckProgram(const RegisterProgram& program) {
     }
   }
   for (size_t e = 0; e < read.size(); ++e) {
-    if (!read[e])
+    if (!read[e]) {
       return bad(fmt::format("read-plan entry {} is never read", e));
+    }
   }
   return absl::OkStatus();
 }
