@@ -22,9 +22,10 @@ bool IsIvyTownName(std::string_view name) {
 
 SessionPlatform Named(std::string_view name) {
   SessionPlatform out;
-  if (IsIvyTownName(name) || name.empty()) return out;
-  out.generated = spec::FindPlatform(name);
-  if (out.generated != nullptr) out.name = std::string(out.generated->name);
+  if (!IsIvyTownName(name) && !name.empty()) {
+    out.generated = spec::FindPlatform(name);
+    if (out.generated != nullptr) out.name = std::string(out.generated->name);
+  }
   out.has_engine = FindRegisterPlatform(out.name) != nullptr;
   return out;
 }

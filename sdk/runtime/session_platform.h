@@ -40,9 +40,10 @@ struct SessionPlatform {
   std::string name{kIvyTownPlatform};
   // nullptr: IvyTown's model (sdk/platforms/ivytown).
   const perfmon::Platform* generated = nullptr;
-  // Its names are tabled, and a register model counts them too: the Xeon
-  // 7500 / E7 (sdk/devices/nehalemex: the sim and direct backends).
-  bool has_engine = false;
+  // It is one of runtime::RegisterPlatforms(): a register model counts it
+  // on the sim and direct backends too (ivytown, the default, and the Xeon
+  // 7500 / E7).
+  bool has_engine = true;
 };
 
 // The platform of a CPU: ivytown for 06_3E, else the generated platform

@@ -173,6 +173,7 @@ void RegisterEngine::Clear() {
 }
 
 absl::Status RegisterEngine::Program(const ProgramRequest& request) {
+  // Before Plan, which may keep state about the program it makes.
   if (programmed_) {
     return absl::FailedPreconditionError(fmt::format(
         "the {} device is already programmed: Release it first", name()));

@@ -4,8 +4,6 @@
 #include <array>
 #include <cstdint>
 #include <map>
-#include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,11 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
-#include "sdk/common/clock.h"
 #include "sdk/common/status_macros.h"
 
 namespace uncore::devices {
