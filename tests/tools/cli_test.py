@@ -142,6 +142,43 @@ class DescribeTest(unittest.TestCase):
         self.assertEqual(bad.returncode, 2)
         self.assertIn("perf backend", bad.stderr)
 
+    def test_describe_registers_xeon7500(self):
+        # The model: the S-Box match/mask sequence and the C-Boxes at their
+        # irregular addresses (10 on Westmere-EX).
+        r = run("describe", "--platform", "nehalemex", "--registers")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("S-Box match/mask sequence", r.stdout)
+        self.assertIn("a) S0_MSR_MM_CFG 0xE48 <- 0 (bit 63 = 0)", r.stdout)
+        self.assertIn("d) S1_MSR_MM_CFG 0xE58 <- 1 << 63", r.stdout)
+        self.assertIn("uncore_cbox_3  0xDC0", r.stdout)
+        self.assertNotIn("uncore_cbox_8", r.stdout)
+        w = run("describe", "--platform", "wsmex", "--registers")
+        self.assertEqual(w.returncode, 0, w.stderr)
+        self.assertIn("uncore_cbox_9  0xFC0", w.stdout)
+        # An event by the vendor's name with terms, as sessions take it, and
+        # in the kernel's syntax: the engine's writes, steps a-d in order.
+        for spec in ("sbox/TO_R_PROG_EV:match=0x1,mask=0x3",
+                     "uncore_sbox_0/event=0x0,match=0x1,mask=0x3/"):
+            e = run("describe", "--platform", "nehalemex", "--registers",
+                    spec)
+            self.assertEqual(e.returncode, 0, e.stderr)
+            s0 = [l.split() for l in e.stdout.splitlines()
+                  if l.split()[1:2] and l.split()[1].startswith("S0_MSR_")]
+            got = [(x[1], x[3]) for x in s0]
+            self.assertEqual(got, [
+                ("S0_MSR_PMON_GLOBAL_CTL", "0x0"),
+                ("S0_MSR_PMON_CTL0", "0x0"), ("S0_MSR_PMON_CTR0", "0x0"),
+                ("S0_MSR_MM_CFG", "0x0"), ("S0_MSR_MATCH", "0x1"),
+                ("S0_MSR_MASK", "0x3"), ("S0_MSR_PMON_CTL0", "0x400000"),
+                ("S0_MSR_MM_CFG", "0x8000000000000000"),
+                ("S0_MSR_PMON_GLOBAL_CTL", "0x1")], spec)
+            self.assertIn("start counting: set en_all",
+                          e.stdout.splitlines()[-1])
+        bad = run("describe", "--platform", "nehalemex", "--registers",
+                  "sbox/NO_SUCH_EVENT")
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("uncore list --platform nehalemex", bad.stderr)
+
     def test_describe_says_what_perf_would_lose(self):
         # decisions.md #32/#33: the kernel's driver programs the PCU band
         # filter only for FREQ_BAND0..3_CYCLES, and knows no counter

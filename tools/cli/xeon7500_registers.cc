@@ -7,11 +7,11 @@
 // nehalemex engine performs to program it on one simulated socket.
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
@@ -21,6 +21,7 @@
 #include "sdk/registers/recording_register_space.h"
 #include "sdk/report/text_table.h"
 #include "sdk/spec/event_spec.h"
+#include "sdk/spec/platform_catalog.h"
 #include "tools/cli/commands.h"
 
 namespace uncore::cli {
@@ -193,58 +194,37 @@ std::string Model(Variant v) {
   return text;
 }
 
-// `PMU/term=value,term,.../`: a kernel perf event of an nhmex PMU (the
-// IvyTown spec parser knows only the IvyTown boxes).
-absl::StatusOr<spec::EventSpec> ParseNhmexEvent(std::string_view text) {
-  const size_t open = text.find('/');
-  if (open == std::string_view::npos || open == 0 || text.back() != '/' ||
-      text.size() < open + 2) {
-    return absl::InvalidArgumentError(fmt::format(
-        "'{}' is not a kernel PMU event: write it PMU/term=value,.../, e.g. "
-        "uncore_cbox_0/event=0x01,umask=0x03/",
-        text));
+// The events `text` names on the variant: a vendor name (with terms, as
+// sessions take it: `sbox/TO_R_PROG_EV:match=0x1,mask=0x3`), a metric, or
+// the kernel's syntax for an nhmex PMU (`uncore_sbox_1/event=0x0,match=.../`).
+absl::StatusOr<std::vector<spec::EventSpec>> NhmexEvents(
+    Variant v, std::string_view text) {
+  const perfmon::Platform* platform =
+      spec::FindPlatform(nehalemex::PlatformName(v));
+  if (platform == nullptr) {
+    return absl::InternalError("the Xeon 7500 event tables are missing");
   }
-  spec::EventSpec e;
-  e.kind = spec::EventSpec::Kind::kGenericPerf;
-  e.text = std::string(text);
-  e.pmu = std::string(text.substr(0, open));
-  std::string_view terms = text.substr(open + 1, text.size() - open - 2);
-  while (!terms.empty()) {
-    const size_t comma = terms.find(',');
-    const std::string_view term = terms.substr(0, comma);
-    terms = comma == std::string_view::npos ? std::string_view()
-                                            : terms.substr(comma + 1);
-    if (term.empty()) continue;
-    spec::PerfTerm t;
-    const size_t eq = term.find('=');
-    t.name = std::string(term.substr(0, eq));
-    if (eq != std::string_view::npos) {
-      const std::string value(term.substr(eq + 1));
-      char* end = nullptr;
-      const uint64_t v = std::strtoull(value.c_str(), &end, 0);
-      if (value.empty() || end == nullptr || *end != '\0') {
-        return absl::InvalidArgumentError(
-            fmt::format("'{}': the value of {} is not a number", text, t.name));
-      }
-      t.value = v;
-    }
-    e.perf_terms.push_back(std::move(t));
+  absl::StatusOr<spec::Resolution> r = spec::ResolveOnPlatform(*platform, text);
+  if (r.ok()) return spec::ToPerfEventSpecs(*r);
+  if (std::optional<spec::EventSpec> e = spec::KernelSyntaxEvent(text)) {
+    return std::vector<spec::EventSpec>{*e};
   }
-  return e;
+  return r.status();
 }
 
 int ProgramWrites(Variant v, std::string_view spec_text, std::FILE* out,
                   std::FILE* err) {
-  absl::StatusOr<spec::EventSpec> event = ParseNhmexEvent(spec_text);
-  if (!event.ok()) {
+  absl::StatusOr<std::vector<spec::EventSpec>> events =
+      NhmexEvents(v, spec_text);
+  if (!events.ok()) {
     fmt::print(err, "uncore describe: {}\n",
-               common::StatusMessage(event.status()));
+               common::StatusMessage(events.status()));
     return kExitUsage;
   }
   registers::RecordingRegisterSpace space;
   devices::NehalemExDevice dev(&space, v, {{.socket = 0, .cpu = 0}});
   devices::ProgramRequest request;
-  request.events.push_back(*event);
+  request.events = *std::move(events);
   if (absl::Status st = dev.Program(request); !st.ok()) {
     fmt::print(err, "uncore describe --registers: {}\n",
                common::StatusMessage(st));
