@@ -344,14 +344,10 @@ absl::StatusOr<const RegisterPlatform*> RegisterPlatformFor(
     const BackendRequest& request) {
   const RegisterPlatform* p = FindRegisterPlatform(request.platform);
   if (p != nullptr) return p;
-  std::string names;
-  for (const RegisterPlatform& r : RegisterPlatforms()) {
-    names += names.empty() ? r.name : fmt::format(", {}", r.name);
-  }
   return absl::FailedPreconditionError(fmt::format(
       "the {} backend has a register model of {} only; platform {} is "
       "counted through perf (UNCORE_BACKEND=perf)",
-      request.name, names, request.platform));
+      request.name, RegisterPlatformNames(), request.platform));
 }
 
 absl::StatusOr<std::unique_ptr<Backend>> OpenPerf(
@@ -389,6 +385,14 @@ bool Backend::Estimated(int) const { return false; }
 
 std::span<const RegisterPlatform> RegisterPlatforms() {
   return kRegisterPlatforms;
+}
+
+std::string RegisterPlatformNames() {
+  std::string names;
+  for (const RegisterPlatform& r : kRegisterPlatforms) {
+    names += names.empty() ? std::string(r.name) : fmt::format(", {}", r.name);
+  }
+  return names;
 }
 
 const RegisterPlatform* FindRegisterPlatform(std::string_view name) {

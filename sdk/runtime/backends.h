@@ -115,6 +115,8 @@ struct RegisterPlatform {
 
 // ivytown, nehalemex, westmereex.
 std::span<const RegisterPlatform> RegisterPlatforms();
+// "ivytown, nehalemex, westmereex": for messages.
+std::string RegisterPlatformNames();
 // By name or alias, case-insensitive; "" is ivytown.  nullptr: a platform
 // only perf counts (or no platform).
 const RegisterPlatform* FindRegisterPlatform(std::string_view name);

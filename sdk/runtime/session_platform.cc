@@ -93,15 +93,11 @@ absl::StatusOr<SessionPlatform> ChooseSessionPlatform(
   }
   SessionPlatform chosen = Named(requested);
   if (simulated && chosen.generated != nullptr && !chosen.has_engine) {
-    std::string simulated_names;
-    for (const RegisterPlatform& r : RegisterPlatforms()) {
-      simulated_names +=
-          fmt::format("{}{}", simulated_names.empty() ? "" : ", ", r.name);
-    }
     return absl::InvalidArgumentError(fmt::format(
         "platform {} has no simulator: the sim backend simulates {}; "
         "{} counts through perf (UNCORE_BACKEND=perf) on a {} machine",
-        chosen.name, simulated_names, chosen.name, chosen.generated->title));
+        chosen.name, RegisterPlatformNames(), chosen.name,
+        chosen.generated->title));
   }
   if (counts_hardware && !detected.empty() && detected != chosen.name) {
     return absl::FailedPreconditionError(fmt::format(
