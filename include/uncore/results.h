@@ -9,10 +9,14 @@
 //                 (unsigned long long)reads.total);
 //   }
 //
-// Counts are socket-wide: an event counts everything its box saw while the
-// region was open on some thread, whichever thread did the work.  Inclusive
-// counts are the region's own brackets; exclusive counts subtract the
-// inclusive counts of the child regions opened inside it on the same thread.
+// Counts are socket-exact: an event counts everything its box saw while at
+// least one thread was inside the region (the union of the threads'
+// calls), each socket once, whichever thread did the work: a team of 64
+// threads that each open the region reports what the socket did, not 64
+// times it.  Exclusive counts are what the boxes saw while the region was
+// open and no thread was inside any of its child regions.  README "What a
+// region reports" and docs/concurrency.md ("Teams of threads") have a
+// worked example.
 //
 // Guarantees: plain values; no references into the session.
 #ifndef UNCORE_RESULTS_H_
@@ -69,18 +73,25 @@ struct RegionResult {
   std::string name;  // the name given to the region
   std::string path;  // enclosing regions and the name: "solve/assemble"
   int depth = 0;     // 0 for an outermost region
-  uint64_t calls = 0;
-  uint64_t wall_ns = 0;  // total over calls
-  uint64_t min_ns = 0;
+  uint64_t calls = 0;    // over every thread
+  uint64_t threads = 0;  // distinct threads that entered the region
+  // Time at least one thread was inside (the union of the calls): what
+  // the counts cover, and what metrics per second divide by.
+  uint64_t wall_ns = 0;
+  uint64_t thread_ns = 0;  // every call's own wall time, summed
+  uint64_t min_ns = 0;     // the shortest and longest single call
   uint64_t max_ns = 0;
-  // Time the region's boundaries spent taking snapshots (and reading the
-  // clock), summed over calls: what the measurement itself cost.  Not part
-  // of wall_ns, which runs from the end of the begin boundary to the start
-  // of the end boundary.
+  // Time the region's boundaries spent taking snapshots, summed over
+  // calls: what the measurement itself cost (one snapshot in 16 is timed,
+  // the others are credited their thread's mean).  Not part of wall_ns,
+  // which runs from the end of the begin boundary to the start of the end
+  // boundary.  A boundary that neither opens nor closes the region (other
+  // threads stay inside) takes no snapshot and adds nothing.
   uint64_t overhead_ns = 0;
-  // Calls whose counts were measured: all of them unless the session
-  // samples (SessionOptions::sample_every, UNCORE_SAMPLE); then the counts
-  // are scaled by calls / sampled_calls and marked estimated.
+  // Calls made while the region's counts were read: all of them unless the
+  // session samples (SessionOptions::sample_every, UNCORE_SAMPLE: the 1st,
+  // N+1th, ... interval with a thread inside is read); then the counts are
+  // scaled by intervals / measured intervals and marked estimated.
   uint64_t sampled_calls = 0;
   // Calls still open when the session stopped (a program interrupted by
   // SIGINT or SIGTERM, or a region another thread had not closed): included

@@ -130,6 +130,12 @@ class Session {
 
   // The results so far (regions that have ended); safe while counting.
   Results Collect() const;
+  // The calling thread's share of them: its own calls and times, and the
+  // counts of the intervals it closed (an interval's counts go to the
+  // thread whose end closed it, the last to leave), so that summing every
+  // thread's shares gives Collect's counts: each socket once.  What LIKWID's
+  // GET and uncore_region_get return.
+  Results CollectCallingThread() const;
   // Deactivates, waits for boundaries under way on other threads, writes
   // the report to `output` when set, and releases the device (registers
   // restored).  The results stay readable with Collect.  Safe to call
@@ -160,6 +166,7 @@ class Session {
   friend struct runtime::SessionAccess;
   struct Impl;
   explicit Session(std::unique_ptr<Impl> impl);
+  Results CollectResults(bool calling_thread) const;
 
   std::unique_ptr<Impl> impl_;
   std::string backend_;

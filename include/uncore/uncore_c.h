@@ -53,13 +53,17 @@ int uncore_region_register(const char* name);
  * -1 when `name` is NULL.  uncore_last_error() is set only on failure. */
 int uncore_region_begin(const char* name);
 int uncore_region_end(const char* name);
-/* The inclusive totals of region `name` so far, summed over every call path
- * it was opened on (under different parents) and every thread: up to
- * *nevents event totals (in session order, scaled to their units) into
- * `events`, *nevents set to the number written; the total wall time in
- * seconds and the number of calls.  Any pointer may be NULL.  -1 when the
- * region is unknown or no session is active.  Begin and end of a name are
- * lock-free and allocation-free after its first use; get takes a lock. */
+/* The calling thread's share of region `name` so far, summed over every
+ * call path it was opened on (under different parents): up to *nevents
+ * inclusive event totals (in session order, scaled to their units) into
+ * `events`, *nevents set to the number written; the thread's own time in
+ * the region in seconds and its number of calls.  A region's counts are
+ * socket-wide; each interval with a thread inside is credited to the
+ * thread that closed it (the last to leave), so summing every thread's
+ * values gives each socket once (LIKWID's GET).  Any pointer may be NULL.
+ * -1 when the region is unknown on this thread or no session is active.
+ * Begin and end of a name are lock-free and allocation-free after its
+ * first use; get takes a lock. */
 int uncore_region_get(const char* name, int* nevents, double* events,
                       double* seconds, int* calls);
 /* Resetting a region's totals is not supported (they accumulate over the

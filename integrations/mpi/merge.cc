@@ -306,7 +306,9 @@ std::string EncodeRank(const RankRecord& record) {
     w.Str(region.path);
     w.I64(region.depth);
     w.U64(region.calls);
+    w.U64(region.threads);
     w.U64(region.wall_ns);
+    w.U64(region.thread_ns);
     w.U64(region.min_ns);
     w.U64(region.max_ns);
     w.U64(region.overhead_ns);
@@ -375,7 +377,9 @@ absl::StatusOr<RankRecord> DecodeRank(std::string_view bytes) {
     region.path = r.Str();
     region.depth = r.Int();
     region.calls = r.U64();
+    region.threads = r.U64();
     region.wall_ns = r.U64();
+    region.thread_ns = r.U64();
     region.min_ns = r.U64();
     region.max_ns = r.U64();
     region.overhead_ns = r.U64();

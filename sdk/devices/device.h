@@ -79,10 +79,6 @@ class Device {
   virtual absl::Status Release() = 0;
   // Total time the counters were held frozen by snapshots, in nanoseconds.
   virtual uint64_t frozen_ns() const = 0;
-  // Whether a snapshot's values depend on the thread that takes it (test
-  // devices): such snapshots are never shared between threads
-  // (shared_snapshots.h).  Uncore counters belong to a socket: false.
-  virtual bool per_thread_snapshots() const { return false; }
   // What one snapshot costs in reads: counter registers (the default), or
   // perf group read() calls.  Reports say it (RunInfo::reads_per_snapshot).
   virtual int reads_per_snapshot() const {

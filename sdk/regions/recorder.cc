@@ -296,18 +296,54 @@ Quiescence Deactivate(Recorder* recorder, std::chrono::nanoseconds timeout) {
 // ---------------------------------------------------------------------------
 // The recorder.
 
+namespace {
+
+// A path's state word: how many threads are inside the path (bits 0-29),
+// how many of its child paths are open (bits 30-59), and a busy bit (63)
+// that a thread holds while it applies a transition of the path: the path
+// opened (its first thread entered) or closed (its last thread left), or
+// its exclusive stretch started (open, no child path open) or stopped.  A
+// child path's opening and closing step its parent's word while holding
+// its own, so the parent's exclusive stretches end and start with the very
+// snapshots that open and close its children: inclusive counts split
+// exactly into exclusive counts and the children's union.
+constexpr uint64_t kCountOne = 1;
+constexpr uint64_t kChildOne = uint64_t{1} << 30;
+constexpr uint64_t kFieldMask = kChildOne - 1;
+constexpr uint64_t kBusy = uint64_t{1} << 63;
+
+inline uint64_t CountOf(uint64_t word) { return word & kFieldMask; }
+inline uint64_t ChildrenOf(uint64_t word) { return (word >> 30) & kFieldMask; }
+inline bool ExclusiveOpen(uint64_t word) {
+  return CountOf(word) > 0 && ChildrenOf(word) == 0;
+}
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// One snapshot in this many of a thread's is timed (two more clock reads);
+// the others are credited the thread's mean snapshot time as overhead.
+constexpr uint64_t kTimeEvery = 16;
+
+inline uint64_t Delta(uint64_t end, uint64_t begin) {
+  return end >= begin ? end - begin : 0;
+}
+
+}  // namespace
+
 struct Recorder::Accumulator {
   explicit Accumulator(size_t n)
       : inclusive(new std::atomic<uint64_t>[n]),
         exclusive(new std::atomic<uint64_t>[n]) {
-    for (size_t i = 0; i < n; ++i) {
-      inclusive[i].store(0, std::memory_order_relaxed);
-      exclusive[i].store(0, std::memory_order_relaxed);
-    }
+    Reset(n);
   }
   void Reset(size_t n) {
-    for (std::atomic<uint64_t>* a : {&calls, &sampled_calls, &wall_ns, &max_ns,
-                                     &overhead_ns, &open_calls}) {
+    for (std::atomic<uint64_t>* a :
+         {&calls, &sampled_calls, &thread_ns, &max_ns, &overhead_ns,
+          &open_calls, &intervals, &measured_intervals, &wall_ns}) {
       a->store(0, std::memory_order_relaxed);
     }
     min_ns.store(UINT64_MAX, std::memory_order_relaxed);
@@ -315,43 +351,92 @@ struct Recorder::Accumulator {
       inclusive[i].store(0, std::memory_order_relaxed);
       exclusive[i].store(0, std::memory_order_relaxed);
     }
-    begun = 0;
   }
+  // The thread's own calls.
   std::atomic<uint64_t> calls{0};
   std::atomic<uint64_t> sampled_calls{0};
-  std::atomic<uint64_t> wall_ns{0};
+  std::atomic<uint64_t> thread_ns{0};
   std::atomic<uint64_t> min_ns{UINT64_MAX};
   std::atomic<uint64_t> max_ns{0};
   std::atomic<uint64_t> overhead_ns{0};
   std::atomic<uint64_t> open_calls{0};
+  // The intervals this thread closed, and the counts it was credited.
+  std::atomic<uint64_t> intervals{0};
+  std::atomic<uint64_t> measured_intervals{0};
+  std::atomic<uint64_t> wall_ns{0};
   std::unique_ptr<std::atomic<uint64_t>[]> inclusive;
-  // Inclusive minus the child regions' counts of the same calls (without
-  // sampling; with it, Collect derives exclusive counts from the paths).
   std::unique_ptr<std::atomic<uint64_t>[]> exclusive;
-  uint64_t begun = 0;  // owner only: decides which calls are sampled
+};
+
+// One per region path, shared by every thread.
+struct Recorder::PathState {
+  explicit PathState(size_t n)
+      : begin(n), exclusive_begin(n), exclusive(n, 0) {}
+  std::atomic<uint64_t> word{0};
+  // Waiters for the busy bit sleep on `released` while `sleepers` says so.
+  std::atomic<uint32_t> released{0};
+  std::atomic<int> sleepers{0};
+  // The open interval's counts are read (sampling, or a failed snapshot).
+  std::atomic<bool> measuring{false};
+  // Written by the thread that holds the busy bit only.
+  devices::Snapshot begin;            // of the open interval
+  devices::Snapshot exclusive_begin;  // of the open exclusive stretch
+  // The open interval's exclusive stretches so far: credited with its
+  // inclusive counts when it closes, so Collect never shows an open
+  // interval's part.
+  std::vector<uint64_t> exclusive;
+  uint64_t open_ns = 0;
+  uint64_t opened = 0;  // intervals opened, for sampling
+  bool exclusive_valid = false;
+};
+
+struct Recorder::Transition {
+  PathState* path = nullptr;
+  Accumulator* accumulator = nullptr;  // the boundary thread's, of the path
+  bool opened = false;
+  bool closed = false;
+  bool exclusive_started = false;
+  bool exclusive_stopped = false;
+  bool measure = false;  // opened: its interval is to be read
+};
+
+struct Recorder::Boundary {
+  std::array<Transition, kMaxRegionDepth + 1> transitions;
+  int count = 0;
+  bool needs_snapshot = false;
 };
 
 struct Recorder::RetiredTotals {
   uint64_t calls = 0;
+  uint64_t threads = 0;
   uint64_t sampled_calls = 0;
-  uint64_t wall_ns = 0;
+  uint64_t thread_ns = 0;
   uint64_t min_ns = UINT64_MAX;
   uint64_t max_ns = 0;
   uint64_t overhead_ns = 0;
   uint64_t open_calls = 0;
+  uint64_t intervals = 0;
+  uint64_t measured_intervals = 0;
+  uint64_t wall_ns = 0;
   std::vector<uint64_t> inclusive;  // empty until something is added
   std::vector<uint64_t> exclusive;
 
   // Adds a thread's accumulator of `n` values (relaxed loads: its owner
   // may still be counting).
   void Add(const Accumulator& a, size_t n) {
-    calls += a.calls.load(std::memory_order_relaxed);
+    const uint64_t c = a.calls.load(std::memory_order_relaxed);
+    calls += c;
+    threads += c > 0 ? 1 : 0;
     sampled_calls += a.sampled_calls.load(std::memory_order_relaxed);
-    wall_ns += a.wall_ns.load(std::memory_order_relaxed);
+    thread_ns += a.thread_ns.load(std::memory_order_relaxed);
     min_ns = std::min(min_ns, a.min_ns.load(std::memory_order_relaxed));
     max_ns = std::max(max_ns, a.max_ns.load(std::memory_order_relaxed));
     overhead_ns += a.overhead_ns.load(std::memory_order_relaxed);
     open_calls += a.open_calls.load(std::memory_order_relaxed);
+    intervals += a.intervals.load(std::memory_order_relaxed);
+    measured_intervals +=
+        a.measured_intervals.load(std::memory_order_relaxed);
+    wall_ns += a.wall_ns.load(std::memory_order_relaxed);
     inclusive.resize(n, 0);
     exclusive.resize(n, 0);
     for (size_t i = 0; i < n; ++i) {
@@ -361,12 +446,16 @@ struct Recorder::RetiredTotals {
   }
   void Add(const RetiredTotals& other) {
     calls += other.calls;
+    threads += other.threads;
     sampled_calls += other.sampled_calls;
-    wall_ns += other.wall_ns;
+    thread_ns += other.thread_ns;
     min_ns = std::min(min_ns, other.min_ns);
     max_ns = std::max(max_ns, other.max_ns);
     overhead_ns += other.overhead_ns;
     open_calls += other.open_calls;
+    intervals += other.intervals;
+    measured_intervals += other.measured_intervals;
+    wall_ns += other.wall_ns;
     inclusive.resize(std::max(inclusive.size(), other.inclusive.size()), 0);
     exclusive.resize(inclusive.size(), 0);
     for (size_t i = 0; i < other.inclusive.size(); ++i) {
@@ -380,27 +469,30 @@ struct Recorder::ThreadState {
   struct Frame {
     int path = -1;
     int name_id = -1;
-    uint64_t start_ns = 0;
-    uint64_t overhead_ns = 0;  // of the begin boundary
-    bool counted = false;      // sampled, and the begin snapshot is good
+    PathState* state = nullptr;
     Accumulator* accumulator = nullptr;
+    uint64_t start_ns = 0;
+    bool measured = false;  // its path's interval is read
   };
   int index = 0;
   std::atomic<int> depth{0};  // written by the owner only
   int overflow = 0;  // regions begun beyond kMaxRegionDepth, not counted
   std::array<Frame, kMaxRegionDepth> frames;
-  std::vector<devices::Snapshot> begins;  // per depth
-  std::vector<uint64_t> child_sums;       // per depth, num_values each
-  devices::Snapshot end;
+  devices::Snapshot snapshot;  // the boundary's
+  // Snapshots this thread's boundaries took, and the timed ones.
+  uint64_t snapshots = 0;
+  uint64_t timed = 0;
+  uint64_t timed_ns = 0;
   // Regions of this thread: (parent path, name) -> path, a direct-mapped
   // cache in front of a hash map.
   struct FastPath {
     int parent = -2;
     int name_id = -2;
     int path = -1;
+    PathState* state = nullptr;
   };
   std::array<FastPath, 64> fast_paths;
-  absl::flat_hash_map<uint64_t, int> path_cache;
+  absl::flat_hash_map<uint64_t, std::pair<int, PathState*>> path_cache;
   // By path id; nullptr where the thread never entered the path.  Grows
   // under `mu` (Collect reads under it); entries are stable.
   mutable std::mutex mu;
@@ -414,9 +506,7 @@ Recorder::Recorder(devices::Device* device, RecorderOptions options)
       generation_(g_generation.fetch_add(1)) {
   if (device_ != nullptr) {
     snapshots_ = std::make_unique<devices::SharedSnapshots>(
-        device_, device_->per_thread_snapshots()
-                     ? devices::SharedSnapshots::Mode::kEach
-                     : options.snapshots);
+        device_, options.snapshots);
   }
 }
 
@@ -434,9 +524,7 @@ Recorder::ThreadState* Recorder::StateOf(ThreadSlot& slot) {
       free_threads_.pop_back();
     } else {
       auto fresh = std::make_unique<ThreadState>();
-      fresh->begins.assign(kMaxRegionDepth, devices::Snapshot(num_values_));
-      fresh->child_sums.assign(kMaxRegionDepth * num_values_, 0);
-      fresh->end = devices::Snapshot(num_values_);
+      fresh->snapshot = devices::Snapshot(num_values_);
       fresh->index = static_cast<int>(threads_.size());
       t = fresh.get();
       threads_.push_back(std::move(fresh));
@@ -447,22 +535,30 @@ Recorder::ThreadState* Recorder::StateOf(ThreadSlot& slot) {
   return t;
 }
 
-int Recorder::PathOf(ThreadState& t, int parent, int name_id) {
+int Recorder::PathOf(ThreadState& t, int parent, int name_id,
+                     PathState** state) {
   ThreadState::FastPath& fast =
       t.fast_paths[static_cast<uint32_t>(name_id * 7 + parent) %
                    t.fast_paths.size()];
-  if (fast.parent == parent && fast.name_id == name_id) return fast.path;
-  const int path = SlowPathOf(t, parent, name_id);
-  fast = {parent, name_id, path};
+  if (fast.parent == parent && fast.name_id == name_id) {
+    *state = fast.state;
+    return fast.path;
+  }
+  const int path = SlowPathOf(t, parent, name_id, state);
+  fast = {parent, name_id, path, *state};
   return path;
 }
 
-int Recorder::SlowPathOf(ThreadState& t, int parent, int name_id) {
+int Recorder::SlowPathOf(ThreadState& t, int parent, int name_id,
+                         PathState** state) {
   const uint64_t key =
       (static_cast<uint64_t>(static_cast<uint32_t>(parent)) << 32) |
       static_cast<uint32_t>(name_id);
   auto it = t.path_cache.find(key);
-  if (it != t.path_cache.end()) return it->second;
+  if (it != t.path_cache.end()) {
+    *state = it->second.second;
+    return it->second.first;
+  }
   int path = -1;
   {
     std::lock_guard<std::mutex> lock(paths_mu_);
@@ -478,10 +574,12 @@ int Recorder::SlowPathOf(ThreadState& t, int parent, int name_id) {
       info.path = parent < 0 ? name : paths_[parent].path + "/" + name;
       path = static_cast<int>(paths_.size());
       paths_.push_back(std::move(info));
+      path_states_.push_back(std::make_unique<PathState>(num_values_));
       path_by_key_.emplace(key, path);
     }
+    *state = path_states_[path].get();
   }
-  t.path_cache.emplace(key, path);
+  t.path_cache.emplace(key, std::make_pair(path, *state));
   return path;
 }
 
@@ -506,6 +604,160 @@ absl::Status Recorder::ReadCounters(devices::Snapshot* out) {
   return s;
 }
 
+namespace {
+
+// Waits until no thread holds `word`'s busy bit: spins through a short
+// transition, then sleeps on `released` (a futex) so that the thread
+// holding it gets the CPU when threads outnumber cores.
+void WaitWhileBusy(const std::atomic<uint64_t>& word,
+                   std::atomic<uint32_t>& released,
+                   std::atomic<int>& sleepers) {
+  for (int spin = 0; spin < 64; ++spin) {
+    if ((word.load(std::memory_order_acquire) & kBusy) == 0) return;
+    CpuRelax();
+  }
+  for (int turn = 0; turn < 4; ++turn) {
+    if ((word.load(std::memory_order_acquire) & kBusy) == 0) return;
+    std::this_thread::yield();
+  }
+  sleepers.fetch_add(1, std::memory_order_seq_cst);
+  for (;;) {
+    const uint32_t seen = released.load(std::memory_order_seq_cst);
+    if ((word.load(std::memory_order_seq_cst) & kBusy) == 0) break;
+    released.wait(seen, std::memory_order_seq_cst);
+  }
+  sleepers.fetch_sub(1, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+bool Recorder::Step(Boundary& b, PathState& p, Accumulator* acc, uint64_t add,
+                    uint64_t sub) {
+  uint64_t w = p.word.load(std::memory_order_acquire);
+  for (;;) {
+    if ((w & kBusy) != 0) {
+      WaitWhileBusy(p.word, p.released, p.sleepers);
+      w = p.word.load(std::memory_order_acquire);
+      continue;
+    }
+    const uint64_t next = w + add - sub;
+    const bool open_before = CountOf(w) > 0;
+    const bool open_after = CountOf(next) > 0;
+    const bool exclusive_before = ExclusiveOpen(w);
+    const bool exclusive_after = ExclusiveOpen(next);
+    const bool transition =
+        open_before != open_after || exclusive_before != exclusive_after;
+    if (!p.word.compare_exchange_weak(w, transition ? next | kBusy : next,
+                                      std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+      continue;
+    }
+    if (!transition) return false;
+    Transition& tr = b.transitions[b.count++];
+    tr = {.path = &p,
+          .accumulator = acc,
+          .opened = !open_before && open_after,
+          .closed = open_before && !open_after,
+          .exclusive_started = !exclusive_before && exclusive_after,
+          .exclusive_stopped = exclusive_before && !exclusive_after};
+    if (tr.opened) {
+      // Sampling: the 1st, N+1th, ... interval of a path is read.
+      tr.measure = device_ != nullptr &&
+                   (options_.sample_every <= 1 ||
+                    p.opened % static_cast<uint64_t>(options_.sample_every) ==
+                        0);
+      ++p.opened;
+      b.needs_snapshot |= tr.measure;
+    } else if (p.measuring.load(std::memory_order_relaxed) &&
+               (tr.closed || p.exclusive_valid || tr.exclusive_started)) {
+      b.needs_snapshot |= tr.closed || options_.sample_every <= 1;
+    }
+    return tr.opened || tr.closed;
+  }
+}
+
+const devices::Snapshot* Recorder::SnapshotFor(Boundary& b, ThreadState& t,
+                                               const char* where,
+                                               int name_id) {
+  if (!b.needs_snapshot) return nullptr;
+  const bool timed = t.snapshots++ % kTimeEvery == 0;
+  const uint64_t t0 = timed ? common::MonotonicNowNs() : 0;
+  absl::Status s = ReadCounters(&t.snapshot);
+  if (timed) {
+    t.timed_ns += common::MonotonicNowNs() - t0;
+    ++t.timed;
+  }
+  if (s.ok()) return &t.snapshot;
+  AddError(fmt::format(
+      "a snapshot failed at the {} of \"{}\": {}; the counts of that "
+      "interval are estimated from the region's other intervals",
+      where, RegionName(name_id), common::StatusMessage(s)));
+  return nullptr;
+}
+
+void Recorder::Apply(const Boundary& b, const devices::Snapshot* snap,
+                     uint64_t now_ns) {
+  const bool track_exclusive = options_.sample_every <= 1;
+  for (int k = 0; k < b.count; ++k) {
+    const Transition& tr = b.transitions[k];
+    PathState& p = *tr.path;
+    Accumulator& acc = *tr.accumulator;
+    if (tr.opened) {
+      const bool measure = tr.measure && snap != nullptr;
+      p.open_ns = now_ns;
+      if (measure) {
+        std::copy(snap->values.begin(), snap->values.end(),
+                  p.begin.values.begin());
+      }
+      p.exclusive_valid = measure && track_exclusive;
+      if (p.exclusive_valid) {
+        std::copy(snap->values.begin(), snap->values.end(),
+                  p.exclusive_begin.values.begin());
+      }
+      p.measuring.store(measure, std::memory_order_relaxed);
+      continue;
+    }
+    const bool measuring = p.measuring.load(std::memory_order_relaxed);
+    if (tr.exclusive_stopped && p.exclusive_valid) {
+      p.exclusive_valid = false;
+      if (snap != nullptr) {
+        for (size_t i = 0; i < num_values_; ++i) {
+          p.exclusive[i] += Delta(snap->values[i], p.exclusive_begin.values[i]);
+        }
+      }
+    }
+    if (tr.exclusive_started && measuring && track_exclusive &&
+        snap != nullptr) {
+      p.exclusive_valid = true;
+      std::copy(snap->values.begin(), snap->values.end(),
+                p.exclusive_begin.values.begin());
+    }
+    if (tr.closed) {
+      Add(acc.intervals, 1);
+      Add(acc.wall_ns, Delta(now_ns, p.open_ns));
+      if (measuring && snap != nullptr) {
+        Add(acc.measured_intervals, 1);
+        for (size_t i = 0; i < num_values_; ++i) {
+          Add(acc.inclusive[i], Delta(snap->values[i], p.begin.values[i]));
+          Add(acc.exclusive[i], p.exclusive[i]);
+        }
+      }
+      std::fill(p.exclusive.begin(), p.exclusive.end(), 0);
+      p.measuring.store(false, std::memory_order_relaxed);
+      p.exclusive_valid = false;
+    }
+  }
+  // Release the words, innermost last taken first.
+  for (int k = b.count - 1; k >= 0; --k) {
+    PathState& p = *b.transitions[k].path;
+    p.word.fetch_and(~kBusy, std::memory_order_seq_cst);
+    if (p.sleepers.load(std::memory_order_seq_cst) != 0) {
+      p.released.fetch_add(1, std::memory_order_seq_cst);
+      p.released.notify_all();
+    }
+  }
+}
+
 void Recorder::Begin(ThreadSlot& slot, int name_id) {
   ThreadState& t = *StateOf(slot);
   const int depth = t.depth.load(std::memory_order_relaxed);
@@ -517,66 +769,70 @@ void Recorder::Begin(ThreadSlot& slot, int name_id) {
         RegionName(name_id), kMaxRegionDepth));
     return;
   }
-  const int parent = depth == 0 ? -1 : t.frames[depth - 1].path;
+  ThreadState::Frame* parent = depth == 0 ? nullptr : &t.frames[depth - 1];
   ThreadState::Frame& f = t.frames[depth];
-  f.path = PathOf(t, parent, name_id);
+  f.path = PathOf(t, parent == nullptr ? -1 : parent->path, name_id, &f.state);
   f.name_id = name_id;
   f.accumulator = &AccumulatorOf(t, f.path);
-  const bool sampled =
-      device_ != nullptr &&
-      (options_.sample_every <= 1 ||
-       f.accumulator->begun++ % static_cast<uint64_t>(options_.sample_every) ==
-           0);
-  const uint64_t t0 = common::MonotonicNowNs();
-  f.counted = false;
-  uint64_t t1 = t0;
-  if (sampled) {
-    absl::Status s = ReadCounters(&t.begins[depth]);
-    t1 = common::MonotonicNowNs();
-    f.counted = s.ok();
-    if (!s.ok()) {
-      AddError(fmt::format(
-          "a snapshot failed at the begin of \"{}\": {}; the counts of that "
-          "call are estimated from the region's other calls",
-          RegionName(name_id), common::StatusMessage(s)));
-    }
+  // The path's word, then, if the path opened, its parent's count of open
+  // child paths: a thread only ever waits for a word above the ones it
+  // holds, so waiting cannot go round in a circle (docs/concurrency.md).
+  Boundary b;
+  if (Step(b, *f.state, f.accumulator, kCountOne, 0) && parent != nullptr) {
+    Step(b, *parent->state, parent->accumulator, kChildOne, 0);
   }
-  f.start_ns = t1;
-  f.overhead_ns = t1 - t0;
-  uint64_t* sums = t.child_sums.data() + depth * num_values_;
-  std::fill(sums, sums + num_values_, 0);
+  const uint64_t snapshots_before = t.snapshots;
+  // The snapshot, then the clock: the call starts after its snapshot.
+  const devices::Snapshot* snap = SnapshotFor(b, t, "begin", name_id);
+  const uint64_t now = common::MonotonicNowNs();
+  Apply(b, snap, now);
+  f.start_ns = now;
+  if (t.snapshots != snapshots_before) {
+    Add(f.accumulator->overhead_ns, t.timed_ns / t.timed);
+  }
+  f.measured = f.state->measuring.load(std::memory_order_relaxed);
   t.depth.store(depth + 1, std::memory_order_relaxed);
 }
 
 void Recorder::CloseFrom(ThreadState& t, int level, uint64_t now_ns,
-                         uint64_t end_overhead_ns, const devices::Snapshot* end,
-                         bool open) {
-  for (int l = t.depth.load(std::memory_order_relaxed) - 1; l >= level; --l) {
+                         bool open, const devices::Snapshot* given) {
+  const int depth = t.depth.load(std::memory_order_relaxed);
+  // Innermost first, each word once: a level leaves its own path and, if
+  // the level inside it closed its path, that open child path too.
+  Boundary b;
+  bool child_closed = false;
+  for (int l = depth - 1; l >= level; --l) {
+    ThreadState::Frame& f = t.frames[l];
+    child_closed = Step(b, *f.state, f.accumulator, 0,
+                        kCountOne + (child_closed ? kChildOne : 0));
+  }
+  if (level > 0 && child_closed) {
+    ThreadState::Frame& parent = t.frames[level - 1];
+    Step(b, *parent.state, parent.accumulator, 0, kChildOne);
+  }
+  const uint64_t snapshots_before = t.snapshots;
+  const devices::Snapshot* snap =
+      !b.needs_snapshot ? nullptr
+      : given != nullptr
+          ? (given->valid ? given : nullptr)
+          : SnapshotFor(b, t, "end", t.frames[level].name_id);
+  Apply(b, snap, now_ns);
+  const uint64_t overhead =
+      t.snapshots != snapshots_before ? t.timed_ns / t.timed : 0;
+  for (int l = depth - 1; l >= level; --l) {
     ThreadState::Frame& f = t.frames[l];
     Accumulator& acc = *f.accumulator;
-    const uint64_t wall = now_ns >= f.start_ns ? now_ns - f.start_ns : 0;
+    const uint64_t wall = Delta(now_ns, f.start_ns);
     Add(acc.calls, 1);
+    if (f.measured) Add(acc.sampled_calls, 1);
     if (open) Add(acc.open_calls, 1);
-    Add(acc.wall_ns, wall);
-    Add(acc.overhead_ns, f.overhead_ns + end_overhead_ns);
+    Add(acc.thread_ns, wall);
+    Add(acc.overhead_ns, overhead);
     if (wall < acc.min_ns.load(std::memory_order_relaxed)) {
       acc.min_ns.store(wall, std::memory_order_relaxed);
     }
     if (wall > acc.max_ns.load(std::memory_order_relaxed)) {
       acc.max_ns.store(wall, std::memory_order_relaxed);
-    }
-    if (!f.counted || end == nullptr) continue;
-    Add(acc.sampled_calls, 1);
-    const uint64_t* begin = t.begins[l].values.data();
-    const uint64_t* values = end->values.data();
-    const uint64_t* children = t.child_sums.data() + l * num_values_;
-    uint64_t* parent =
-        l == 0 ? nullptr : t.child_sums.data() + (l - 1) * num_values_;
-    for (size_t i = 0; i < num_values_; ++i) {
-      const uint64_t delta = values[i] >= begin[i] ? values[i] - begin[i] : 0;
-      Add(acc.inclusive[i], delta);
-      Add(acc.exclusive[i], delta >= children[i] ? delta - children[i] : 0);
-      if (parent != nullptr) parent[i] += delta;
     }
   }
   t.depth.store(level, std::memory_order_relaxed);
@@ -617,23 +873,8 @@ void Recorder::End(ThreadSlot& slot, int name_id, bool exception) {
         RegionName(name_id)));
     return;
   }
-  bool need_snapshot = false;
-  for (int l = level; l < depth; ++l) need_snapshot |= t.frames[l].counted;
-  const uint64_t t0 = common::MonotonicNowNs();
-  uint64_t t1 = t0;
-  const devices::Snapshot* end = nullptr;
-  if (need_snapshot) {
-    absl::Status s = ReadCounters(&t.end);
-    t1 = common::MonotonicNowNs();
-    if (s.ok()) {
-      end = &t.end;
-    } else {
-      AddError(fmt::format(
-          "a snapshot failed at the end of \"{}\": {}; the counts of that "
-          "call are estimated from the region's other calls",
-          RegionName(t.frames[level].name_id), common::StatusMessage(s)));
-    }
-  }
+  // The clock, then the snapshot: the call ends before its snapshot.
+  const uint64_t now = common::MonotonicNowNs();
   if (exception) {
     AddError(fmt::format(
         "region \"{}\" was closed by an exception; it is counted up to that "
@@ -646,7 +887,7 @@ void Recorder::End(ThreadSlot& slot, int name_id, bool exception) {
         "ended: closed there",
         RegionName(t.frames[l].name_id), RegionName(t.frames[level].name_id)));
   }
-  CloseFrom(t, level, t0, t1 - t0, end);
+  CloseFrom(t, level, now, /*open=*/false, nullptr);
 }
 
 void Recorder::RetireThread(ThreadSlot& slot) {
@@ -655,8 +896,10 @@ void Recorder::RetireThread(ThreadSlot& slot) {
   const int depth = t->depth.load(std::memory_order_relaxed);
   if (depth > 0) {
     AddError(fmt::format(
-        "a thread exited with region \"{}\" still open: not counted",
+        "a thread exited with region \"{}\" still open: counted up to its "
+        "exit (its open_calls)",
         RegionName(t->frames[depth - 1].name_id)));
+    CloseFrom(*t, 0, common::MonotonicNowNs(), /*open=*/true, nullptr);
   }
   {
     std::lock_guard<std::mutex> threads_lock(threads_mu_);
@@ -700,6 +943,63 @@ Quiescence Recorder::Quiesce(std::chrono::nanoseconds timeout) const {
   return Quiescence::kQuiet;
 }
 
+void Recorder::Totals(const std::vector<PathInfo>& paths,
+                      std::vector<RetiredTotals>& raw,
+                      std::vector<RegionTotals>& out) const {
+  // Counts of unmeasured intervals (sampling, failed snapshots) estimated
+  // from the measured ones; exclusive counts under sampling from the
+  // paths.
+  out.assign(paths.size(), RegionTotals{});
+  for (size_t p = 0; p < paths.size(); ++p) {
+    const RetiredTotals& r = raw[p];
+    RegionTotals& t = out[p];
+    t.name = RegionName(paths[p].name_id);
+    t.path = paths[p].path;
+    t.depth = paths[p].depth;
+    t.calls = r.calls;
+    t.threads = r.threads;
+    t.sampled_calls = device_ == nullptr ? r.calls : r.sampled_calls;
+    t.wall_ns = r.wall_ns;
+    t.thread_ns = r.thread_ns;
+    t.min_ns = r.calls == 0 ? 0 : r.min_ns;
+    t.max_ns = r.max_ns;
+    t.overhead_ns = r.overhead_ns;
+    t.open_calls = r.open_calls;
+    t.intervals = r.intervals;
+    t.measured_intervals = device_ == nullptr ? r.intervals
+                                              : r.measured_intervals;
+    t.estimated = t.measured_intervals < t.intervals;
+    auto scaled = [&](const std::vector<uint64_t>& values) {
+      std::vector<uint64_t> v(num_values_, 0);
+      for (size_t i = 0; i < num_values_ && i < values.size(); ++i) {
+        if (!t.estimated) {
+          v[i] = values[i];
+        } else if (t.measured_intervals > 0) {
+          v[i] = static_cast<uint64_t>(
+              std::llround(static_cast<long double>(values[i]) *
+                           static_cast<long double>(t.intervals) /
+                           static_cast<long double>(t.measured_intervals)));
+        }
+      }
+      return v;
+    };
+    t.inclusive = scaled(r.inclusive);
+    t.exclusive =
+        options_.sample_every <= 1 ? scaled(r.exclusive) : t.inclusive;
+  }
+  if (options_.sample_every > 1) {
+    for (size_t p = 0; p < paths.size(); ++p) {
+      const int parent = paths[p].parent;
+      if (parent < 0 || out[p].calls == 0) continue;
+      for (size_t i = 0; i < num_values_; ++i) {
+        uint64_t& e = out[parent].exclusive[i];
+        e = e >= out[p].inclusive[i] ? e - out[p].inclusive[i] : 0;
+      }
+      out[parent].estimated |= out[p].estimated || out[p].intervals > 0;
+    }
+  }
+}
+
 std::vector<Recorder::RegionTotals> Recorder::Collect() const {
   BusyScope busy;  // a signal handler's region here must not take our locks
   std::vector<PathInfo> paths;
@@ -708,10 +1008,6 @@ std::vector<Recorder::RegionTotals> Recorder::Collect() const {
     paths = paths_;
   }
   std::vector<RetiredTotals> raw(paths.size());
-  for (RetiredTotals& r : raw) {
-    r.inclusive.assign(num_values_, 0);
-    r.exclusive.assign(num_values_, 0);
-  }
   {
     std::lock_guard<std::mutex> threads_lock(threads_mu_);
     for (size_t p = 0; p < retired_.size() && p < raw.size(); ++p) {
@@ -726,51 +1022,39 @@ std::vector<Recorder::RegionTotals> Recorder::Collect() const {
       }
     }
   }
-  // Inclusive counts scaled to every call; exclusive ones from them.
-  std::vector<RegionTotals> out(paths.size());
-  for (size_t p = 0; p < paths.size(); ++p) {
-    const RetiredTotals& r = raw[p];
-    RegionTotals& t = out[p];
-    t.name = RegionName(paths[p].name_id);
-    t.path = paths[p].path;
-    t.depth = paths[p].depth;
-    t.calls = r.calls;
-    t.sampled_calls = device_ == nullptr ? r.calls : r.sampled_calls;
-    t.wall_ns = r.wall_ns;
-    t.min_ns = r.calls == 0 ? 0 : r.min_ns;
-    t.max_ns = r.max_ns;
-    t.overhead_ns = r.overhead_ns;
-    t.open_calls = r.open_calls;
-    t.estimated = t.sampled_calls < t.calls;
-    t.inclusive.assign(num_values_, 0);
-    for (size_t i = 0; i < num_values_; ++i) {
-      if (!t.estimated) {
-        t.inclusive[i] = r.inclusive[i];
-      } else if (t.sampled_calls > 0) {
-        t.inclusive[i] = static_cast<uint64_t>(
-            std::llround(static_cast<long double>(r.inclusive[i]) *
-                         static_cast<long double>(t.calls) /
-                         static_cast<long double>(t.sampled_calls)));
-      }
-    }
-    // Exact per call without sampling; with it, estimated from the scaled
-    // inclusive counts of the region and its child paths.
-    t.exclusive = options_.sample_every <= 1 ? r.exclusive : t.inclusive;
-  }
-  if (options_.sample_every > 1) {
-    for (size_t p = 0; p < paths.size(); ++p) {
-      const int parent = paths[p].parent;
-      if (parent < 0 || out[p].calls == 0) continue;
-      for (size_t i = 0; i < num_values_; ++i) {
-        uint64_t& e = out[parent].exclusive[i];
-        e = e >= out[p].inclusive[i] ? e - out[p].inclusive[i] : 0;
-      }
-      out[parent].estimated |= out[p].estimated;
-    }
-  }
+  std::vector<RegionTotals> out;
+  Totals(paths, raw, out);
   std::vector<RegionTotals> result;
   for (RegionTotals& t : out) {
     if (t.calls > 0) result.push_back(std::move(t));
+  }
+  return result;
+}
+
+std::vector<Recorder::RegionTotals> Recorder::CollectCallingThread() const {
+  const ThreadSlot* slot = t_slot;
+  if (slot == nullptr || slot->generation != generation_) return {};
+  BusyScope busy;
+  std::vector<PathInfo> paths;
+  {
+    std::lock_guard<std::mutex> lock(paths_mu_);
+    paths = paths_;
+  }
+  std::vector<RetiredTotals> raw(paths.size());
+  const auto* t = static_cast<const ThreadState*>(slot->state);
+  {
+    std::lock_guard<std::mutex> lock(t->mu);
+    const size_t n = std::min(t->accumulators.size(), paths.size());
+    for (size_t p = 0; p < n; ++p) {
+      const Accumulator* a = t->accumulators[p].get();
+      if (a != nullptr) raw[p].Add(*a, num_values_);
+    }
+  }
+  std::vector<RegionTotals> out;
+  Totals(paths, raw, out);
+  std::vector<RegionTotals> result;
+  for (RegionTotals& r : out) {
+    if (r.calls > 0 || r.intervals > 0) result.push_back(std::move(r));
   }
   return result;
 }
@@ -803,18 +1087,15 @@ void Recorder::CloseOpenRegions() {
     }
     if (!any_open) return;  // no last snapshot to take
   }
+  // One last snapshot closes every open interval; the threads' open calls
+  // end there too.
   devices::Snapshot end(num_values_);
-  bool have_end = false;
-  uint64_t t0 = common::MonotonicNowNs();
-  uint64_t t1 = t0;
-  if (snapshots_ != nullptr) {
-    have_end = ReadCounters(&end).ok();
-    t1 = common::MonotonicNowNs();
-  }
+  if (snapshots_ != nullptr && !ReadCounters(&end).ok()) end.valid = false;
+  const uint64_t now = common::MonotonicNowNs();
   std::lock_guard<std::mutex> lock(threads_mu_);
   for (const std::unique_ptr<ThreadState>& t : threads_) {
     if (t->depth.load(std::memory_order_relaxed) == 0) continue;
-    CloseFrom(*t, 0, t0, t1 - t0, have_end ? &end : nullptr, /*open=*/true);
+    CloseFrom(*t, 0, now, /*open=*/true, &end);
     t->overflow = 0;
   }
 }

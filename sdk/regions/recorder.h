@@ -1,6 +1,7 @@
-// Recorder: the region hot path.  Per-thread stacks of open regions, each
-// with its begin snapshot, and per-thread accumulators (per region path:
-// calls, wall time, overhead, inclusive counts), merged by Collect.
+// Recorder: the region hot path.  Per-thread stacks of open regions, one
+// process-wide state word per region path (how many threads are inside it
+// and inside its child paths), and per-thread accumulators merged by
+// Collect.
 //
 //   Recorder rec(device.get());            // a programmed Device
 //   regions::Activate(&rec);               // what Session::Start does
@@ -10,7 +11,17 @@
 //
 // Region paths: the names of the enclosing open regions of the same thread
 // and the region's own, joined by '/'.  The same path on several threads is
-// one region in the results.
+// one region.
+//
+// The attribution rule (docs/concurrency.md, "Teams of threads"): a path's
+// counts are what the sockets counted while at least one thread was inside
+// it (the union of its threads' calls), each socket once.  Only the
+// boundary that opens a path (no thread was inside) or closes it (the last
+// thread leaves) reads the counters; a thread that joins or leaves while
+// others stay inside reads nothing.  Exclusive counts are what the sockets
+// counted while the path was open and no thread was inside any of its
+// child paths.  Every interval's counts are credited to the thread that
+// closed it, so per-thread values (CollectThread) sum to the path's total.
 //
 // Lifetime (docs/concurrency.md): every boundary publishes the recorder it
 // works on in its thread's slot (a hazard pointer) and checks that the
@@ -21,13 +32,16 @@
 // longer active and touch nothing.
 //
 // Guarantees: Begin and End take no lock and allocate nothing once the
-// thread has used that region path (its first use locks and allocates).
-// Threads crossing boundaries together share snapshots
-// (devices::SharedSnapshots).  Accumulators have one writer (their thread)
-// and are read by Collect with relaxed atomics, so Collect may run while
-// threads are counting.  A thread that exits hands its totals to the
-// recorder and its state is reused by the next thread: memory is bounded by
-// the number of threads alive at once.
+// thread has used that region path (its first use locks and allocates); a
+// boundary reads the clock once.  A boundary waits only while another
+// thread is opening or closing the same path (or its parent's exclusive
+// stretch) with a snapshot; boundaries that need the counters at once
+// share one snapshot (devices::SharedSnapshots).  Accumulators have one
+// writer (their thread) and are read by Collect with relaxed atomics, so
+// Collect may run while threads are counting.  A thread that exits closes
+// its open regions (counted up to then), hands its totals to the recorder,
+// and its state is reused by the next thread: memory is bounded by the
+// number of threads alive at once.
 #ifndef UNCORE_SDK_REGIONS_RECORDER_H_
 #define UNCORE_SDK_REGIONS_RECORDER_H_
 
@@ -80,21 +94,34 @@ class Recorder {
     std::string name;
     std::string path;
     int depth = 0;
-    uint64_t calls = 0;
-    uint64_t sampled_calls = 0;  // calls with counts; < calls: estimated
-    uint64_t wall_ns = 0;
-    uint64_t min_ns = 0;
+    uint64_t calls = 0;    // over every thread
+    uint64_t threads = 0;  // distinct threads that entered the path
+    // Calls made while the path's interval was measured (sampling: the
+    // 1st, N+1th, ... interval of a path is); < calls: estimated.
+    uint64_t sampled_calls = 0;
+    uint64_t wall_ns = 0;    // time at least one thread was inside
+    uint64_t thread_ns = 0;  // sum of every call's own wall time
+    uint64_t min_ns = 0;     // shortest and longest single call
     uint64_t max_ns = 0;
     uint64_t overhead_ns = 0;
-    uint64_t open_calls = 0;          // closed by CloseOpenRegions
+    uint64_t open_calls = 0;  // closed by CloseOpenRegions or a thread exit
+    // Stretches of time with a thread inside (the union's pieces), and how
+    // many of them had their counts read.
+    uint64_t intervals = 0;
+    uint64_t measured_intervals = 0;
     std::vector<uint64_t> inclusive;  // per read-plan entry, scaled
-    std::vector<uint64_t> exclusive;  // inclusive minus child paths'
-    bool estimated = false;           // scaled from sampled calls
+    std::vector<uint64_t> exclusive;  // while no child path was open
+    bool estimated = false;           // scaled from measured intervals
   };
   // Every region entered so far, in order of first entry, merged over
-  // threads (live and exited).  Regions still open are not in it (they are
-  // counted when they end).
+  // threads (live and exited).  An interval still open is not in it (it is
+  // counted when its last thread leaves).
   std::vector<RegionTotals> Collect() const;
+  // The same, of the calling thread only: its calls and times, and the
+  // counts of the intervals it closed (summing every thread's gives
+  // Collect's; `threads` is 1 where it entered).  Empty for a thread that
+  // never entered a region of this recorder.
+  std::vector<RegionTotals> CollectCallingThread() const;
   // Regions open right now, as "path (thread N)".  Exact once the recorder
   // is deactivated.
   std::vector<std::string> OpenRegions() const;
@@ -126,6 +153,7 @@ class Recorder {
  private:
   struct Accumulator;
   struct ThreadState;
+  struct PathState;
   struct PathInfo {
     int name_id = -1;
     int parent = -1;
@@ -133,19 +161,38 @@ class Recorder {
     std::string path;
   };
   struct RetiredTotals;
+  struct Transition;
+  struct Boundary;
 
   ThreadState* StateOf(ThreadSlot& slot);
-  int PathOf(ThreadState& t, int parent, int name_id);
-  int SlowPathOf(ThreadState& t, int parent, int name_id);
+  // The path of `name_id` under `parent` (-1: top level), and its state.
+  int PathOf(ThreadState& t, int parent, int name_id, PathState** state);
+  int SlowPathOf(ThreadState& t, int parent, int name_id, PathState** state);
   Accumulator& AccumulatorOf(ThreadState& t, int path);
   // A snapshot through the shared-snapshot protocol; an invalid one is an
   // error.
   absl::Status ReadCounters(devices::Snapshot* out);
+  // Adds (`add`) or removes (`sub`) threads inside `path` and open child
+  // paths of it; records a transition (the word is then held busy) when
+  // the path opens or closes or its exclusive stretch starts or stops.
+  // Whether the path opened or closed.
+  bool Step(Boundary& b, PathState& path, Accumulator* acc, uint64_t add,
+            uint64_t sub);
+  // The snapshot the boundary's transitions need, or nullptr (none needed,
+  // or it failed: an error says so).
+  const devices::Snapshot* SnapshotFor(Boundary& b, ThreadState& t,
+                                       const char* where, int name_id);
+  // Applies the boundary's transitions with `snap` at `now_ns` and
+  // releases their words.
+  void Apply(const Boundary& b, const devices::Snapshot* snap,
+             uint64_t now_ns);
   // Closes the regions at levels [level, depth) of `t`, innermost first,
-  // at `now_ns`; `end` is the end snapshot (nullptr: none was taken).
-  void CloseFrom(ThreadState& t, int level, uint64_t now_ns,
-                 uint64_t end_overhead_ns, const devices::Snapshot* end,
-                 bool open = false);
+  // at `now_ns`; `given`: a snapshot already taken (CloseOpenRegions).
+  void CloseFrom(ThreadState& t, int level, uint64_t now_ns, bool open,
+                 const devices::Snapshot* given);
+  void Totals(const std::vector<PathInfo>& paths,
+              std::vector<RetiredTotals>& raw,
+              std::vector<RegionTotals>& out) const;
 
   devices::Device* const device_;
   const RecorderOptions options_;
@@ -156,6 +203,8 @@ class Recorder {
   mutable std::mutex paths_mu_;
   std::vector<PathInfo> paths_;                     // guarded by paths_mu_
   absl::flat_hash_map<uint64_t, int> path_by_key_;  // guarded by paths_mu_
+  // By path id; stable addresses, used without the lock once found.
+  std::vector<std::unique_ptr<PathState>> path_states_;  // guarded
 
   mutable std::mutex threads_mu_;
   std::vector<std::unique_ptr<ThreadState>> threads_;  // guarded

@@ -29,7 +29,8 @@ std::string FormatCsv(const Results& results) {
   std::string out;
   AppendRow({"region", "path", "depth", "calls", "wall_ns", "overhead_ns",
              "sampled_calls", "open_calls", "event", "socket", "inclusive",
-             "exclusive", "estimated", "unit", "scale"},
+             "exclusive", "estimated", "unit", "scale", "threads",
+             "thread_ns"},
             &out);
   const std::vector<int>& socket_ids = results.run.sockets;
   for (const RegionResult& region : results.regions) {
@@ -45,6 +46,8 @@ std::string FormatCsv(const Results& results) {
     auto row = [&](std::vector<std::string> rest) {
       std::vector<std::string> fields = prefix;
       fields.insert(fields.end(), rest.begin(), rest.end());
+      fields.push_back(fmt::format("{}", region.threads));
+      fields.push_back(fmt::format("{}", region.thread_ns));
       AppendRow(fields, &out);
     };
     for (size_t e = 0; e < results.events.size() && e < region.inclusive.size();

@@ -84,8 +84,12 @@ void WriteRegion(const Results& results, const RegionResult& region,
   json->Int(region.depth);
   json->Key("calls");
   json->Uint(region.calls);
+  json->Key("threads");
+  json->Uint(region.threads);
   json->Key("wall_ns");
   json->Uint(region.wall_ns);
+  json->Key("thread_ns");
+  json->Uint(region.thread_ns);
   json->Key("min_ns");
   json->Uint(region.min_ns);
   json->Key("max_ns");

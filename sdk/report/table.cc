@@ -149,6 +149,9 @@ std::string SocketCell(Layout* layout, const RegionResult& region, size_t e,
 // "1,000 (1 open)" when calls were still open when the session stopped.
 std::string CallsText(Layout* layout, const RegionResult& region) {
   std::string text = GroupDigits(region.calls);
+  if (region.threads > 1) {
+    absl::StrAppend(&text, " on ", GroupDigits(region.threads), " threads");
+  }
   if (IsSampled(region)) {
     absl::StrAppend(&text, " (", GroupDigits(region.sampled_calls),
                     " sampled)");

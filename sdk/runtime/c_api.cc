@@ -113,8 +113,11 @@ int uncore_region_get(const char* name, int* nevents, double* events,
     if (nevents != nullptr) *nevents = 0;
     return Fail(absl::FailedPreconditionError("no active uncore session"));
   }
-  const uncore::Results results = session->Collect();
-  // Every call path of the name: "solve" under "setup" and under "run".
+  // The calling thread's share (LIKWID's GET): its calls and time, and the
+  // counts of the intervals it closed, so the threads' values sum to each
+  // socket once.  Every call path of the name: "solve" under "setup" and
+  // under "run".
+  const uncore::Results results = session->CollectCallingThread();
   bool found = false;
   uint64_t total_calls = 0;
   uint64_t total_wall_ns = 0;
@@ -123,7 +126,7 @@ int uncore_region_get(const char* name, int* nevents, double* events,
     if (r.name != name) continue;
     found = true;
     total_calls += r.calls;
-    total_wall_ns += r.wall_ns;
+    total_wall_ns += r.thread_ns;
     for (size_t i = 0; i < r.inclusive.size() && i < totals.size(); ++i) {
       totals[i] +=
           static_cast<double>(r.inclusive[i].total) * results.events[i].scale;

@@ -791,7 +791,11 @@ sim::DemoTrafficModel* DemoTrafficOf(const Session& session) {
 
 }  // namespace runtime
 
-Results Session::Collect() const {
+Results Session::Collect() const { return CollectResults(false); }
+
+Results Session::CollectCallingThread() const { return CollectResults(true); }
+
+Results Session::CollectResults(bool calling_thread) const {
   const Impl& s = *impl_;
   std::lock_guard<std::mutex> lock(s.state_mu);
   Results r;
@@ -876,13 +880,17 @@ Results Session::Collect() const {
         "estimated (~)",
         s.options.sample_every));
   }
-  for (regions::Recorder::RegionTotals& t : s.recorder->Collect()) {
+  for (regions::Recorder::RegionTotals& t :
+       calling_thread ? s.recorder->CollectCallingThread()
+                      : s.recorder->Collect()) {
     RegionResult region;
     region.name = std::move(t.name);
     region.path = std::move(t.path);
     region.depth = t.depth;
     region.calls = t.calls;
+    region.threads = t.threads;
     region.wall_ns = t.wall_ns;
+    region.thread_ns = t.thread_ns;
     region.min_ns = t.min_ns;
     region.max_ns = t.max_ns;
     region.overhead_ns = t.overhead_ns;

@@ -3,6 +3,8 @@
 #include "sdk/regions/recorder.h"
 
 #include <atomic>
+#include <barrier>
+#include <functional>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -27,14 +29,14 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-// A device whose counters belong to the calling thread: counter i of a
-// thread is what that thread added with Bump.  It makes per-region totals
+// A device with two process-wide counters that move only when a test says
+// so (Bump, from any thread) and never freeze: per-region totals are
 // exactly predictable with many threads.
-thread_local uint64_t t_counters[2] = {0, 0};
+std::atomic<uint64_t> g_counters[2] = {0, 0};
 
-class PerThreadDevice : public devices::Device {
+class CountingDevice : public devices::Device {
  public:
-  std::string_view name() const override { return "per-thread"; }
+  std::string_view name() const override { return "counting"; }
   absl::Status Program(const devices::ProgramRequest& request) override {
     ++program_calls;
     plan_.clear();
@@ -51,7 +53,9 @@ class PerThreadDevice : public devices::Device {
     return plan_;
   }
   absl::Status TakeSnapshot(devices::Snapshot* out) override {
-    for (size_t i = 0; i < plan_.size(); ++i) out->values[i] = t_counters[i];
+    for (size_t i = 0; i < plan_.size(); ++i) {
+      out->values[i] = g_counters[i].load(std::memory_order_seq_cst);
+    }
     out->timestamp_ns = static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(
             std::chrono::steady_clock::now().time_since_epoch())
@@ -61,20 +65,21 @@ class PerThreadDevice : public devices::Device {
   }
   absl::Status Release() override { return absl::OkStatus(); }
   uint64_t frozen_ns() const override { return 0; }
-  bool per_thread_snapshots() const override { return true; }
 
-  static void Bump(int counter, uint64_t n) { t_counters[counter] += n; }
+  static void Bump(int counter, uint64_t n) {
+    g_counters[counter].fetch_add(n, std::memory_order_seq_cst);
+  }
   static inline std::atomic<int> program_calls{0};
 
  private:
   std::vector<devices::CounterPlacement> plan_;
 };
 
-std::unique_ptr<Session> StartPerThread() {
+std::unique_ptr<Session> StartCounting() {
   SessionOptions o;
   o.events = {"cbo[0]/CLOCKTICKS", "cbo[1]/CLOCKTICKS"};
   absl::StatusOr<std::unique_ptr<Session>> s = runtime::StartSessionOnDevice(
-      std::move(o), {std::make_unique<PerThreadDevice>(), "per-thread"});
+      std::move(o), {std::make_unique<CountingDevice>(), "counting"});
   EXPECT_TRUE(s.ok()) << common::StatusMessage(s.status());
   return s.ok() ? *std::move(s) : nullptr;
 }
@@ -187,7 +192,7 @@ TEST(RegionTest, NestedRegionsAreInclusiveAndExclusive) {
 }
 
 TEST(RegionTest, SixteenThreadsOfNestedRegionsGiveExactTotals) {
-  std::unique_ptr<Session> session = StartPerThread();
+  std::unique_ptr<Session> session = StartCounting();
   ASSERT_NE(session, nullptr);
   constexpr int kIterations = 100000;
   constexpr int kThreads = 16;
@@ -196,11 +201,11 @@ TEST(RegionTest, SixteenThreadsOfNestedRegionsGiveExactTotals) {
     threads.emplace_back([t] {
       for (int i = 0; i < kIterations; ++i) {
         UNCORE_REGION("outer");
-        PerThreadDevice::Bump(0, 1);
+        CountingDevice::Bump(0, 1);
         {
           UNCORE_REGION("inner");
-          PerThreadDevice::Bump(0, 2);
-          PerThreadDevice::Bump(1, static_cast<uint64_t>(t));
+          CountingDevice::Bump(0, 2);
+          CountingDevice::Bump(1, static_cast<uint64_t>(t));
         }
       }
     });
@@ -214,17 +219,23 @@ TEST(RegionTest, SixteenThreadsOfNestedRegionsGiveExactTotals) {
   const uint64_t n = uint64_t{kThreads} * kIterations;
   EXPECT_EQ(outer->calls, n);
   EXPECT_EQ(inner->calls, n);
+  EXPECT_EQ(outer->threads, uint64_t{kThreads});
+  // Every count happened inside "outer" on some thread: counted once.
   EXPECT_EQ(outer->inclusive[0].total, 3 * n);
-  EXPECT_EQ(outer->exclusive[0].total, n);
-  EXPECT_EQ(inner->inclusive[0].total, 2 * n);
+  // A thread's own "outer" work may fall while another thread is inside
+  // "inner": that is "inner" time.  Exclusive and child add up exactly.
+  EXPECT_GE(inner->inclusive[0].total, 2 * n);
+  EXPECT_EQ(outer->exclusive[0].total + inner->inclusive[0].total, 3 * n);
   const uint64_t sum_t = uint64_t{kThreads} * (kThreads - 1) / 2;
   EXPECT_EQ(inner->inclusive[1].total, sum_t * kIterations);
   EXPECT_EQ(outer->exclusive[1].total, 0u);
+  // The union is never longer than the calls' own time.
+  EXPECT_LE(outer->wall_ns, outer->thread_ns);
   EXPECT_TRUE(r.run.errors.empty());
 }
 
 TEST(RegionTest, CollectWhileThreadsCount) {
-  std::unique_ptr<Session> session = StartPerThread();
+  std::unique_ptr<Session> session = StartCounting();
   ASSERT_NE(session, nullptr);
   std::atomic<bool> stop{false};
   std::vector<std::thread> threads;
@@ -232,7 +243,7 @@ TEST(RegionTest, CollectWhileThreadsCount) {
     threads.emplace_back([&] {
       while (!stop.load()) {
         UNCORE_REGION("busy");
-        PerThreadDevice::Bump(0, 1);
+        CountingDevice::Bump(0, 1);
       }
     });
   }
@@ -245,7 +256,9 @@ TEST(RegionTest, CollectWhileThreadsCount) {
     ++collects;
     if (const RegionResult* busy = Find(r, "busy")) {
       EXPECT_GE(busy->calls, last);
-      EXPECT_GE(busy->inclusive[0].total + 4, busy->calls);
+      // Closed intervals hold only closed calls' counts (a closing thread
+      // may have credited its interval and not yet its own call).
+      EXPECT_LE(busy->inclusive[0].total, busy->calls + 4);
       last = busy->calls;
     }
   }
@@ -258,7 +271,7 @@ TEST(RegionTest, CollectWhileThreadsCount) {
 }
 
 TEST(RegionTest, MisuseIsRecordedNeverFatal) {
-  std::unique_ptr<Session> session = StartPerThread();
+  std::unique_ptr<Session> session = StartCounting();
   ASSERT_NE(session, nullptr);
   RegionEnd("never-begun");
   RegionBegin("a");
@@ -310,10 +323,10 @@ TEST(RegionTest, MisuseIsRecordedNeverFatal) {
 }
 
 TEST(RegionTest, RegionsOpenAtStopAreCountedUpToTheStopAndMarkedOpen) {
-  std::unique_ptr<Session> session = StartPerThread();
+  std::unique_ptr<Session> session = StartCounting();
   ASSERT_NE(session, nullptr);
   RegionBegin("left-open");
-  PerThreadDevice::Bump(0, 5);
+  CountingDevice::Bump(0, 5);
   { UNCORE_REGION("closed inside"); }
   ASSERT_TRUE(session->Stop().ok());
   RegionEnd("left-open");  // after Stop: no session, nothing happens
@@ -363,18 +376,18 @@ TEST(RegionTest, BackendOffMeasuresNothingAndSaysSoOnce) {
 }
 
 TEST(RegionTest, OneSessionAtATime) {
-  std::unique_ptr<Session> first = StartPerThread();
+  std::unique_ptr<Session> first = StartCounting();
   ASSERT_NE(first, nullptr);
   // The second session is refused before its device is programmed.
-  const int calls = PerThreadDevice::program_calls.load();
+  const int calls = CountingDevice::program_calls.load();
   SessionOptions o;
   o.events = {"cbo[0]/CLOCKTICKS"};
   o.output = "-";
   absl::StatusOr<std::unique_ptr<Session>> second =
       runtime::StartSessionOnDevice(std::move(o),
-                                    {std::make_unique<PerThreadDevice>()});
+                                    {std::make_unique<CountingDevice>()});
   EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(PerThreadDevice::program_calls.load(), calls);
+  EXPECT_EQ(CountingDevice::program_calls.load(), calls);
   EXPECT_EQ(Session::Active(), first.get());
   first.reset();
   EXPECT_EQ(Session::Active(), nullptr);
@@ -424,6 +437,182 @@ TEST(RegionTest, MetricsAreEvaluatedPerRegion) {
   ASSERT_TRUE(read->metrics[0].valid);
   const double seconds = static_cast<double>(read->wall_ns) * 1e-9;
   EXPECT_DOUBLE_EQ(read->metrics[0].value, 1000.0 * 64.0 / seconds);
+}
+
+
+// ---------------------------------------------------------------------------
+// Teams: a region's counts are what the socket counted while at least one
+// thread was inside (docs/concurrency.md, "Teams of threads").
+
+// Runs actions in a fixed global order across threads: each actor does its
+// steps in turn (step k waits until steps 0..k-1 are done).
+class Steps {
+ public:
+  void Run(int step, const std::function<void()>& action) {
+    while (next_.load(std::memory_order_acquire) != step) {
+      std::this_thread::yield();
+    }
+    action();
+    next_.fetch_add(1, std::memory_order_acq_rel);
+  }
+
+ private:
+  std::atomic<int> next_{0};
+};
+
+TEST(RegionTeamTest, AFullyOverlappingTeamCountsTheSocketOnce) {
+  std::unique_ptr<Session> session = StartSim({"imc/CAS_COUNT.RD"});
+  ASSERT_NE(session, nullptr);
+  sim::SimulatedUncore* sim = runtime::SimulatorOf(*session);
+  ASSERT_NE(sim, nullptr);
+  constexpr int kThreads = 4;
+  std::barrier sync(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      sync.arrive_and_wait();
+      RegionBegin("team");
+      sync.arrive_and_wait();  // all four inside
+      if (t == 0) {
+        ASSERT_TRUE(sim->Inject(0, CasReads(0), 1, 500).ok());
+      }
+      sync.arrive_and_wait();
+      RegionEnd("team");
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  ASSERT_TRUE(sim->Inject(0, CasReads(0), 1, 7).ok());  // nobody inside
+  const Results r = session->Collect();
+  const RegionResult* team = Find(r, "team");
+  ASSERT_NE(team, nullptr);
+  EXPECT_EQ(team->calls, 4u);
+  EXPECT_EQ(team->threads, 4u);
+  EXPECT_EQ(team->inclusive[0].total, 500u);  // not 4 x 500
+  EXPECT_EQ(team->exclusive[0].total, 500u);
+  EXPECT_LE(team->wall_ns, team->thread_ns);
+  EXPECT_GE(team->wall_ns, team->max_ns);
+  EXPECT_TRUE(r.run.errors.empty());
+}
+
+TEST(RegionTeamTest, StaggeredThreadsAndAReopenedPathCountTheUnion) {
+  std::unique_ptr<Session> session = StartSim({"imc/CAS_COUNT.RD"});
+  ASSERT_NE(session, nullptr);
+  sim::SimulatedUncore* sim = runtime::SimulatorOf(*session);
+  ASSERT_NE(sim, nullptr);
+  auto inject = [&](uint64_t n) {
+    ASSERT_TRUE(sim->Inject(0, CasReads(0), 1, n).ok());
+  };
+  Steps steps;
+  std::thread first([&] {
+    steps.Run(0, [] { RegionBegin("p"); });
+    steps.Run(4, [] { RegionEnd("p"); });
+    steps.Run(8, [] { RegionBegin("p"); });  // reopened right after
+    steps.Run(10, [] { RegionEnd("p"); });
+  });
+  std::thread second([&] {
+    steps.Run(2, [] { RegionBegin("p"); });
+    steps.Run(6, [] { RegionEnd("p"); });
+  });
+  steps.Run(1, [&] { inject(1); });      // first alone
+  steps.Run(3, [&] { inject(10); });     // both
+  steps.Run(5, [&] { inject(100); });    // second alone
+  steps.Run(7, [&] { inject(1000); });   // nobody
+  steps.Run(9, [&] { inject(10000); });  // first again
+  first.join();
+  second.join();
+  const Results r = session->Collect();
+  const RegionResult* p = Find(r, "p");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->calls, 3u);
+  EXPECT_EQ(p->threads, 2u);
+  EXPECT_EQ(p->inclusive[0].total, 10111u);
+  EXPECT_EQ(p->exclusive[0].total, 10111u);
+  EXPECT_TRUE(r.run.errors.empty());
+}
+
+TEST(RegionTeamTest, ChildrenOnOtherThreadsAreSubtractedOnce) {
+  std::unique_ptr<Session> session = StartSim({"imc/CAS_COUNT.RD"});
+  ASSERT_NE(session, nullptr);
+  sim::SimulatedUncore* sim = runtime::SimulatorOf(*session);
+  ASSERT_NE(sim, nullptr);
+  auto inject = [&](uint64_t n) {
+    ASSERT_TRUE(sim->Inject(0, CasReads(0), 1, n).ok());
+  };
+  Steps steps;
+  std::thread t1([&] {
+    steps.Run(0, [] { RegionBegin("p"); });
+    steps.Run(12, [] { RegionEnd("p"); });
+  });
+  std::thread t2([&] {
+    steps.Run(2, [] { RegionBegin("p"); });
+    steps.Run(3, [] { RegionBegin("c"); });
+    steps.Run(8, [] { RegionEnd("c"); });
+    steps.Run(13, [] { RegionEnd("p"); });
+  });
+  std::thread t3([&] {
+    steps.Run(5, [] { RegionBegin("p"); });
+    steps.Run(6, [] { RegionBegin("d"); });
+    steps.Run(10, [] { RegionEnd("d"); });
+    steps.Run(15, [] { RegionEnd("p"); });
+  });
+  steps.Run(1, [&] { inject(1); });         // p alone
+  steps.Run(4, [&] { inject(10); });        // p/c open
+  steps.Run(7, [&] { inject(100); });       // p/c and p/d open
+  steps.Run(9, [&] { inject(1000); });      // p/d open
+  steps.Run(11, [&] { inject(10000); });    // p, no child
+  steps.Run(14, [&] { inject(100000); });   // p (third thread only)
+  steps.Run(16, [&] { inject(1000000); });  // nobody
+  t1.join();
+  t2.join();
+  t3.join();
+  const Results r = session->Collect();
+  const RegionResult* p = Find(r, "p");
+  const RegionResult* c = Find(r, "p/c");
+  const RegionResult* d = Find(r, "p/d");
+  ASSERT_TRUE(p && c && d);
+  EXPECT_EQ(p->calls, 3u);
+  EXPECT_EQ(p->threads, 3u);
+  EXPECT_EQ(p->inclusive[0].total, 111111u);
+  // Not open in any child path: 1 + 10,000 + 100,000.
+  EXPECT_EQ(p->exclusive[0].total, 110001u);
+  EXPECT_EQ(c->inclusive[0].total, 110u);
+  EXPECT_EQ(c->exclusive[0].total, 110u);
+  EXPECT_EQ(d->inclusive[0].total, 1100u);
+  EXPECT_TRUE(r.run.errors.empty());
+}
+
+TEST(RegionTeamTest, EachThreadsShareSumsToTheSocketOnce) {
+  std::unique_ptr<Session> session = StartCounting();
+  ASSERT_NE(session, nullptr);
+  constexpr int kThreads = 8;
+  constexpr int kCalls = 2000;
+  std::atomic<uint64_t> shares{0};
+  std::atomic<uint64_t> calls{0};
+  std::barrier sync(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < kCalls; ++i) {
+        UNCORE_REGION("shared");
+        CountingDevice::Bump(0, 3);
+      }
+      sync.arrive_and_wait();  // every interval closed
+      const Results mine = session->CollectCallingThread();
+      const RegionResult* shared = Find(mine, "shared");
+      ASSERT_NE(shared, nullptr);
+      EXPECT_EQ(shared->calls, uint64_t{kCalls});
+      EXPECT_EQ(shared->threads, 1u);
+      shares.fetch_add(shared->inclusive[0].total);
+      calls.fetch_add(shared->calls);
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  const Results all = session->Collect();
+  const RegionResult* shared = Find(all, "shared");
+  ASSERT_NE(shared, nullptr);
+  EXPECT_EQ(shared->inclusive[0].total, 3u * kThreads * kCalls);
+  EXPECT_EQ(shares.load(), shared->inclusive[0].total);
+  EXPECT_EQ(calls.load(), shared->calls);
 }
 
 }  // namespace

@@ -87,10 +87,11 @@ TEST(CsvReportTest, ParsesBackStrictly) {
               ::testing::ElementsAre(
                   "region", "path", "depth", "calls", "wall_ns", "overhead_ns",
                   "sampled_calls", "open_calls", "event", "socket", "inclusive",
-                  "exclusive", "estimated", "unit", "scale"));
+                  "exclusive", "estimated", "unit", "scale", "threads",
+                  "thread_ns"));
   // Per region: 4 events x (2 sockets + "all") + 2 metrics.
   EXPECT_EQ(records.size(), 1 + results.regions.size() * (4 * 3 + 2));
-  for (const auto& record : records) ASSERT_EQ(record.size(), 15u);
+  for (const auto& record : records) ASSERT_EQ(record.size(), 17u);
 
   std::map<std::string, std::vector<std::string>> by_key;
   for (const auto& r : records) {
@@ -101,9 +102,10 @@ TEST(CsvReportTest, ParsesBackStrictly) {
       solve_victims_1,
       ::testing::ElementsAre("solve", "main/solve", "1", "10", "1800000000",
                              "15500", "10", "0", "cbo/LLC_VICTIMS.M_STATE", "1",
-                             "650000", "250000", "1", "", "1"));
+                             "650000", "250000", "1", "", "1", "1",
+                             "1800000000"));
   const auto& main_energy = by_key["main|power/energy-pkg|all"];
-  ASSERT_EQ(main_energy.size(), 15u);
+  ASSERT_EQ(main_energy.size(), 17u);
   EXPECT_EQ(main_energy[10], "39165");
   EXPECT_EQ(main_energy[11], "9000");
   EXPECT_EQ(main_energy[13], "Joules");
@@ -112,14 +114,15 @@ TEST(CsvReportTest, ParsesBackStrictly) {
   EXPECT_THAT(metric, ::testing::ElementsAre(
                           "solve", "main/solve", "1", "10", "1800000000",
                           "15500", "10", "0", "metric/MEM_BW_READS", "all",
-                          "960000000", "", "", "bytes/s", "1"));
+                          "960000000", "", "", "bytes/s", "1", "1",
+                          "1800000000"));
   EXPECT_EQ(by_key["main/solve|metric/PCT_WRITES|all"][10], "");  // invalid
   EXPECT_EQ(by_key["main/late|imc/CAS_COUNT.RD|all"][10],
             fmt::format("{}", kHugeCount));
 
   // The weird name: quoted, quotes doubled, newline kept, bad bytes U+FFFD.
   const auto& weird = by_key["main/" + kWeirdNameInCsv + "|imc/CAS_COUNT.RD|0"];
-  ASSERT_EQ(weird.size(), 15u);
+  ASSERT_EQ(weird.size(), 17u);
   EXPECT_EQ(weird[0], kWeirdNameInCsv);
   EXPECT_THAT(csv, HasSubstr("\"a \"\"quoted\"\", comma\nnewline "
                              "\xEF\xBF\xBD\xEF\xBF\xBD\""));
@@ -133,7 +136,7 @@ TEST(CsvReportTest, CostAndSamplingOnEveryRow) {
   ASSERT_TRUE(ParseCsv(FormatCsv(results), &records, &error)) << error;
   ASSERT_GT(records.size(), 1u);
   const std::vector<std::string>& header = records[0];
-  ASSERT_EQ(header.size(), 15u);
+  ASSERT_EQ(header.size(), 17u);
   EXPECT_EQ(header[4], "wall_ns");
   EXPECT_EQ(header[5], "overhead_ns");
   EXPECT_EQ(header[6], "sampled_calls");

@@ -75,9 +75,10 @@ TEST(JsonReportTest, ParsesBackWithEveryField) {
   ASSERT_EQ(JsonSize(regions), results.regions.size());
   const Json& solve = regions.at(1);
   EXPECT_THAT(JsonKeys(solve),
-              ElementsAre("name", "path", "depth", "calls", "wall_ns", "min_ns",
-                          "max_ns", "overhead_ns", "sampled_calls",
-                          "open_calls", "events", "metrics"));
+              ElementsAre("name", "path", "depth", "calls", "threads",
+                          "wall_ns", "thread_ns", "min_ns", "max_ns",
+                          "overhead_ns", "sampled_calls", "open_calls",
+                          "events", "metrics"));
   EXPECT_EQ(JsonString(solve.at("name")), "solve");
   EXPECT_EQ(JsonString(solve.at("path")), "main/solve");
   EXPECT_EQ(JsonUint(solve.at("depth")), 1u);
@@ -135,11 +136,11 @@ TEST(JsonReportTest, CostAndSamplingOfEveryRegion) {
     // Always present, right after the wall times (none of the other keys
     // moved).
     const std::vector<std::string> keys = JsonKeys(json);
-    ASSERT_EQ(keys.size(), 12u);
-    EXPECT_EQ(keys[6], "max_ns");
-    EXPECT_EQ(keys[7], "overhead_ns");
-    EXPECT_EQ(keys[8], "sampled_calls");
-    EXPECT_EQ(keys[9], "open_calls");
+    ASSERT_EQ(keys.size(), 14u);
+    EXPECT_EQ(keys[8], "max_ns");
+    EXPECT_EQ(keys[9], "overhead_ns");
+    EXPECT_EQ(keys[10], "sampled_calls");
+    EXPECT_EQ(keys[11], "open_calls");
   }
   EXPECT_EQ(JsonUint(regions.at(4).at("overhead_ns")), kHugeCount);
   EXPECT_EQ(JsonUint(regions.at(5).at("sampled_calls")), 0u);

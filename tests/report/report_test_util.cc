@@ -36,7 +36,9 @@ RegionResult Region(std::string name, std::string path, int depth,
   r.path = std::move(path);
   r.depth = depth;
   r.calls = calls;
+  r.threads = 1;
   r.wall_ns = wall_ns;
+  r.thread_ns = wall_ns;
   r.min_ns = min_ns;
   r.max_ns = max_ns;
   return r;
