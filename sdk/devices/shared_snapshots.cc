@@ -122,9 +122,13 @@ absl::Status SharedSnapshots::Lead(uint64_t sequence, Snapshot* out) {
   slot.valid.store(valid, std::memory_order_release);
   slot.stamp.store(done, std::memory_order_release);
   sequence_.store(done, std::memory_order_seq_cst);
-  // Wake the sleepers (a system call only when some thread sleeps).
-  published_.fetch_add(1, std::memory_order_seq_cst);
-  if (waiters_.load(std::memory_order_seq_cst) != 0) published_.notify_all();
+  // Wake the sleepers, if any: a waiter counts itself before it checks the
+  // sequence number, so one that this load misses sees `done` and does not
+  // sleep (both sequentially consistent).
+  if (waiters_.load(std::memory_order_seq_cst) != 0) {
+    published_.fetch_add(1, std::memory_order_seq_cst);
+    published_.notify_all();
+  }
   if (!valid && status.ok()) {
     return absl::DataLossError("the snapshot is marked invalid");
   }

@@ -325,7 +325,8 @@ inline void CpuRelax() {
 }
 
 // One snapshot in this many of a thread's is timed (two more clock reads);
-// the others are credited the thread's mean snapshot time as overhead.
+// a region's overhead is its boundaries' snapshots times their thread's
+// mean snapshot time (computed when collected: no division on the path).
 constexpr uint64_t kTimeEvery = 16;
 
 inline uint64_t Delta(uint64_t end, uint64_t begin) {
@@ -342,7 +343,7 @@ struct Recorder::Accumulator {
   }
   void Reset(size_t n) {
     for (std::atomic<uint64_t>* a :
-         {&calls, &sampled_calls, &thread_ns, &max_ns, &overhead_ns,
+         {&calls, &sampled_calls, &thread_ns, &max_ns, &snapshots,
           &open_calls, &intervals, &measured_intervals, &wall_ns}) {
       a->store(0, std::memory_order_relaxed);
     }
@@ -358,7 +359,7 @@ struct Recorder::Accumulator {
   std::atomic<uint64_t> thread_ns{0};
   std::atomic<uint64_t> min_ns{UINT64_MAX};
   std::atomic<uint64_t> max_ns{0};
-  std::atomic<uint64_t> overhead_ns{0};
+  std::atomic<uint64_t> snapshots{0};  // its boundaries that read counters
   std::atomic<uint64_t> open_calls{0};
   // The intervals this thread closed, and the counts it was credited.
   std::atomic<uint64_t> intervals{0};
@@ -390,18 +391,22 @@ struct Recorder::PathState {
   bool exclusive_valid = false;
 };
 
+// What a boundary changed of one path's state (recorded by Step, applied by
+// Apply).  Plain fields with no initialisers: a boundary's array of them is
+// left uninitialised (filling ~800 bytes per boundary showed in profiles);
+// Step writes every field of the entries it records.
 struct Recorder::Transition {
-  PathState* path = nullptr;
-  Accumulator* accumulator = nullptr;  // the boundary thread's, of the path
-  bool opened = false;
-  bool closed = false;
-  bool exclusive_started = false;
-  bool exclusive_stopped = false;
-  bool measure = false;  // opened: its interval is to be read
+  PathState* path;
+  Accumulator* accumulator;  // the boundary thread's, of the path
+  bool opened;
+  bool closed;
+  bool exclusive_started;
+  bool exclusive_stopped;
+  bool measure;  // opened: its interval is to be read
 };
 
 struct Recorder::Boundary {
-  std::array<Transition, kMaxRegionDepth + 1> transitions;
+  std::array<Transition, kMaxRegionDepth + 1> transitions;  // [0, count)
   int count = 0;
   bool needs_snapshot = false;
 };
@@ -422,8 +427,8 @@ struct Recorder::RetiredTotals {
   std::vector<uint64_t> exclusive;
 
   // Adds a thread's accumulator of `n` values (relaxed loads: its owner
-  // may still be counting).
-  void Add(const Accumulator& a, size_t n) {
+  // may still be counting); its snapshots took `mean_snapshot_ns` each.
+  void Add(const Accumulator& a, size_t n, uint64_t mean_snapshot_ns) {
     const uint64_t c = a.calls.load(std::memory_order_relaxed);
     calls += c;
     threads += c > 0 ? 1 : 0;
@@ -431,7 +436,8 @@ struct Recorder::RetiredTotals {
     thread_ns += a.thread_ns.load(std::memory_order_relaxed);
     min_ns = std::min(min_ns, a.min_ns.load(std::memory_order_relaxed));
     max_ns = std::max(max_ns, a.max_ns.load(std::memory_order_relaxed));
-    overhead_ns += a.overhead_ns.load(std::memory_order_relaxed);
+    overhead_ns +=
+        a.snapshots.load(std::memory_order_relaxed) * mean_snapshot_ns;
     open_calls += a.open_calls.load(std::memory_order_relaxed);
     intervals += a.intervals.load(std::memory_order_relaxed);
     measured_intervals +=
@@ -479,10 +485,15 @@ struct Recorder::ThreadState {
   int overflow = 0;  // regions begun beyond kMaxRegionDepth, not counted
   std::array<Frame, kMaxRegionDepth> frames;
   devices::Snapshot snapshot;  // the boundary's
-  // Snapshots this thread's boundaries took, and the timed ones.
+  // Snapshots this thread's boundaries took, and the timed ones (written
+  // by the owner, read by Collect).
   uint64_t snapshots = 0;
-  uint64_t timed = 0;
-  uint64_t timed_ns = 0;
+  std::atomic<uint64_t> timed{0};
+  std::atomic<uint64_t> timed_ns{0};
+  uint64_t MeanSnapshotNs() const {
+    const uint64_t n = timed.load(std::memory_order_relaxed);
+    return n == 0 ? 0 : timed_ns.load(std::memory_order_relaxed) / n;
+  }
   // Regions of this thread: (parent path, name) -> path, a direct-mapped
   // cache in front of a hash map.
   struct FastPath {
@@ -659,7 +670,8 @@ bool Recorder::Step(Boundary& b, PathState& p, Accumulator* acc, uint64_t add,
           .opened = !open_before && open_after,
           .closed = open_before && !open_after,
           .exclusive_started = !exclusive_before && exclusive_after,
-          .exclusive_stopped = exclusive_before && !exclusive_after};
+          .exclusive_stopped = exclusive_before && !exclusive_after,
+          .measure = false};
     if (tr.opened) {
       // Sampling: the 1st, N+1th, ... interval of a path is read.
       tr.measure = device_ != nullptr &&
@@ -684,8 +696,8 @@ const devices::Snapshot* Recorder::SnapshotFor(Boundary& b, ThreadState& t,
   const uint64_t t0 = timed ? common::MonotonicNowNs() : 0;
   absl::Status s = ReadCounters(&t.snapshot);
   if (timed) {
-    t.timed_ns += common::MonotonicNowNs() - t0;
-    ++t.timed;
+    Add(t.timed_ns, common::MonotonicNowNs() - t0);
+    Add(t.timed, 1);
   }
   if (s.ok()) return &t.snapshot;
   AddError(fmt::format(
@@ -787,9 +799,7 @@ void Recorder::Begin(ThreadSlot& slot, int name_id) {
   const uint64_t now = common::MonotonicNowNs();
   Apply(b, snap, now);
   f.start_ns = now;
-  if (t.snapshots != snapshots_before) {
-    Add(f.accumulator->overhead_ns, t.timed_ns / t.timed);
-  }
+  if (t.snapshots != snapshots_before) Add(f.accumulator->snapshots, 1);
   f.measured = f.state->measuring.load(std::memory_order_relaxed);
   t.depth.store(depth + 1, std::memory_order_relaxed);
 }
@@ -817,8 +827,7 @@ void Recorder::CloseFrom(ThreadState& t, int level, uint64_t now_ns,
           ? (given->valid ? given : nullptr)
           : SnapshotFor(b, t, "end", t.frames[level].name_id);
   Apply(b, snap, now_ns);
-  const uint64_t overhead =
-      t.snapshots != snapshots_before ? t.timed_ns / t.timed : 0;
+  const bool took_snapshot = t.snapshots != snapshots_before;
   for (int l = depth - 1; l >= level; --l) {
     ThreadState::Frame& f = t.frames[l];
     Accumulator& acc = *f.accumulator;
@@ -827,7 +836,7 @@ void Recorder::CloseFrom(ThreadState& t, int level, uint64_t now_ns,
     if (f.measured) Add(acc.sampled_calls, 1);
     if (open) Add(acc.open_calls, 1);
     Add(acc.thread_ns, wall);
-    Add(acc.overhead_ns, overhead);
+    if (took_snapshot) Add(acc.snapshots, 1);
     if (wall < acc.min_ns.load(std::memory_order_relaxed)) {
       acc.min_ns.store(wall, std::memory_order_relaxed);
     }
@@ -910,7 +919,7 @@ void Recorder::RetireThread(ThreadSlot& slot) {
     for (size_t p = 0; p < t->accumulators.size(); ++p) {
       Accumulator* a = t->accumulators[p].get();
       if (a == nullptr) continue;
-      retired_[p].Add(*a, num_values_);
+      retired_[p].Add(*a, num_values_, t->MeanSnapshotNs());
       a->Reset(num_values_);
     }
     t->depth.store(0, std::memory_order_relaxed);
@@ -1018,7 +1027,7 @@ std::vector<Recorder::RegionTotals> Recorder::Collect() const {
       const size_t n = std::min(t->accumulators.size(), paths.size());
       for (size_t p = 0; p < n; ++p) {
         const Accumulator* a = t->accumulators[p].get();
-        if (a != nullptr) raw[p].Add(*a, num_values_);
+        if (a != nullptr) raw[p].Add(*a, num_values_, t->MeanSnapshotNs());
       }
     }
   }
@@ -1047,7 +1056,7 @@ std::vector<Recorder::RegionTotals> Recorder::CollectCallingThread() const {
     const size_t n = std::min(t->accumulators.size(), paths.size());
     for (size_t p = 0; p < n; ++p) {
       const Accumulator* a = t->accumulators[p].get();
-      if (a != nullptr) raw[p].Add(*a, num_values_);
+      if (a != nullptr) raw[p].Add(*a, num_values_, t->MeanSnapshotNs());
     }
   }
   std::vector<RegionTotals> out;
