@@ -301,12 +301,13 @@ namespace {
 // A path's state word: how many threads are inside the path (bits 0-29),
 // how many of its child paths are open (bits 30-59), and a busy bit (63)
 // that a thread holds while it applies a transition of the path: the path
-// opened (its first thread entered) or closed (its last thread left), or
-// its exclusive stretch started (open, no child path open) or stopped.  A
-// child path's opening and closing step its parent's word while holding
-// its own, so the parent's exclusive stretches end and start with the very
-// snapshots that open and close its children: inclusive counts split
-// exactly into exclusive counts and the children's union.
+// opened (its first thread entered) or closed (its last thread left), its
+// exclusive stretch started (open, no child path open) or stopped, or one
+// of its child paths opened or closed.  A child path's opening and closing
+// take its parent's word busy while holding its own, with one snapshot for
+// both, so the parent's exclusive stretches end and start with the very
+// snapshots that open and close its children, in order: inclusive counts
+// split exactly into exclusive counts and the children's union.
 constexpr uint64_t kCountOne = 1;
 constexpr uint64_t kChildOne = uint64_t{1} << 30;
 constexpr uint64_t kFieldMask = kChildOne - 1;
@@ -374,9 +375,6 @@ struct Recorder::PathState {
   explicit PathState(size_t n)
       : begin(n), exclusive_begin(n), exclusive(n, 0) {}
   std::atomic<uint64_t> word{0};
-  // Waiters for the busy bit sleep on `released` while `sleepers` says so.
-  std::atomic<uint32_t> released{0};
-  std::atomic<int> sleepers{0};
   // The open interval's counts are read (sampling, or a failed snapshot).
   std::atomic<bool> measuring{false};
   // Written by the thread that holds the busy bit only.
@@ -617,27 +615,25 @@ absl::Status Recorder::ReadCounters(devices::Snapshot* out) {
 
 namespace {
 
-// Waits until no thread holds `word`'s busy bit: spins through a short
-// transition, then sleeps on `released` (a futex) so that the thread
-// holding it gets the CPU when threads outnumber cores.
-void WaitWhileBusy(const std::atomic<uint64_t>& word,
-                   std::atomic<uint32_t>& released,
-                   std::atomic<int>& sleepers) {
+// Waits until no thread holds `word`'s busy bit.  The holder takes one
+// snapshot and releases the word with a plain store (no read-modify-write,
+// no wake-up call on the boundary path), so a waiter spins through a short
+// transition, then yields (the holder may need this CPU), then naps in
+// 20 us steps: a word stays busy that long only while a slow snapshot (a
+// cross-CPU perf read, the msr driver) is taken or its holder is off the
+// CPU.
+void WaitWhileBusy(const std::atomic<uint64_t>& word) {
   for (int spin = 0; spin < 64; ++spin) {
     if ((word.load(std::memory_order_acquire) & kBusy) == 0) return;
     CpuRelax();
   }
-  for (int turn = 0; turn < 4; ++turn) {
+  for (int turn = 0; turn < 16; ++turn) {
     if ((word.load(std::memory_order_acquire) & kBusy) == 0) return;
     std::this_thread::yield();
   }
-  sleepers.fetch_add(1, std::memory_order_seq_cst);
-  for (;;) {
-    const uint32_t seen = released.load(std::memory_order_seq_cst);
-    if ((word.load(std::memory_order_seq_cst) & kBusy) == 0) break;
-    released.wait(seen, std::memory_order_seq_cst);
+  while ((word.load(std::memory_order_acquire) & kBusy) != 0) {
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
-  sleepers.fetch_sub(1, std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -647,7 +643,7 @@ bool Recorder::Step(Boundary& b, PathState& p, Accumulator* acc, uint64_t add,
   uint64_t w = p.word.load(std::memory_order_acquire);
   for (;;) {
     if ((w & kBusy) != 0) {
-      WaitWhileBusy(p.word, p.released, p.sleepers);
+      WaitWhileBusy(p.word);
       w = p.word.load(std::memory_order_acquire);
       continue;
     }
@@ -656,8 +652,13 @@ bool Recorder::Step(Boundary& b, PathState& p, Accumulator* acc, uint64_t add,
     const bool open_after = CountOf(next) > 0;
     const bool exclusive_before = ExclusiveOpen(w);
     const bool exclusive_after = ExclusiveOpen(next);
-    const bool transition =
-        open_before != open_after || exclusive_before != exclusive_after;
+    // A change of the open child paths is a transition too, with no
+    // effect of its own: the parent stays busy while its child opens or
+    // closes, so every child's snapshot and the parent's exclusive
+    // stretches are taken in the order of the state changes they belong to.
+    const bool transition = open_before != open_after ||
+                            exclusive_before != exclusive_after ||
+                            ChildrenOf(w) != ChildrenOf(next);
     if (!p.word.compare_exchange_weak(w, transition ? next | kBusy : next,
                                       std::memory_order_acq_rel,
                                       std::memory_order_acquire)) {
@@ -700,10 +701,15 @@ const devices::Snapshot* Recorder::SnapshotFor(Boundary& b, ThreadState& t,
     Add(t.timed, 1);
   }
   if (s.ok()) return &t.snapshot;
-  AddError(fmt::format(
-      "a snapshot failed at the {} of \"{}\": {}; the counts of that "
-      "interval are estimated from the region's other intervals",
-      where, RegionName(name_id), common::StatusMessage(s)));
+  // The words are held busy until Apply: nothing may throw out of here
+  // (std::bad_alloc from the message), or their paths would hang.
+  try {
+    AddError(fmt::format(
+        "a snapshot failed at the {} of \"{}\": {}; the counts of that "
+        "interval are estimated from the region's other intervals",
+        where, RegionName(name_id), common::StatusMessage(s)));
+  } catch (...) {  // NOLINT(bugprone-empty-catch): the report loses a line
+  }
   return nullptr;
 }
 
@@ -729,7 +735,14 @@ void Recorder::Apply(const Boundary& b, const devices::Snapshot* snap,
       p.measuring.store(measure, std::memory_order_relaxed);
       continue;
     }
-    const bool measuring = p.measuring.load(std::memory_order_relaxed);
+    bool measuring = p.measuring.load(std::memory_order_relaxed);
+    if (measuring && snap == nullptr && track_exclusive &&
+        (tr.exclusive_stopped || tr.exclusive_started)) {
+      // A stretch of the interval's exclusive counts is lost with the
+      // snapshot: the whole interval is estimated, never short.
+      measuring = false;
+      p.measuring.store(false, std::memory_order_relaxed);
+    }
     if (tr.exclusive_stopped && p.exclusive_valid) {
       p.exclusive_valid = false;
       if (snap != nullptr) {
@@ -759,14 +772,13 @@ void Recorder::Apply(const Boundary& b, const devices::Snapshot* snap,
       p.exclusive_valid = false;
     }
   }
-  // Release the words, innermost last taken first.
+  // Release the words.  Nothing changes a busy word but its holder (the
+  // others' compare-and-swaps expect it not busy), so a release store of
+  // the word without the bit is the whole release.
   for (int k = b.count - 1; k >= 0; --k) {
-    PathState& p = *b.transitions[k].path;
-    p.word.fetch_and(~kBusy, std::memory_order_seq_cst);
-    if (p.sleepers.load(std::memory_order_seq_cst) != 0) {
-      p.released.fetch_add(1, std::memory_order_seq_cst);
-      p.released.notify_all();
-    }
+    std::atomic<uint64_t>& word = b.transitions[k].path->word;
+    word.store(word.load(std::memory_order_relaxed) & ~kBusy,
+               std::memory_order_release);
   }
 }
 
@@ -820,6 +832,10 @@ void Recorder::CloseFrom(ThreadState& t, int level, uint64_t now_ns,
     ThreadState::Frame& parent = t.frames[level - 1];
     Step(b, *parent.state, parent.accumulator, 0, kChildOne);
   }
+  // The clock after the steps (which may have waited), then the snapshot:
+  // the call ends before its snapshot, and the thread that closes the path
+  // reads the clock after every other thread's call ended.
+  if (now_ns == 0) now_ns = common::MonotonicNowNs();
   const uint64_t snapshots_before = t.snapshots;
   const devices::Snapshot* snap =
       !b.needs_snapshot ? nullptr
@@ -882,8 +898,6 @@ void Recorder::End(ThreadSlot& slot, int name_id, bool exception) {
         RegionName(name_id)));
     return;
   }
-  // The clock, then the snapshot: the call ends before its snapshot.
-  const uint64_t now = common::MonotonicNowNs();
   if (exception) {
     AddError(fmt::format(
         "region \"{}\" was closed by an exception; it is counted up to that "
@@ -896,7 +910,7 @@ void Recorder::End(ThreadSlot& slot, int name_id, bool exception) {
         "ended: closed there",
         RegionName(t.frames[l].name_id), RegionName(t.frames[level].name_id)));
   }
-  CloseFrom(t, level, now, /*open=*/false, nullptr);
+  CloseFrom(t, level, /*now_ns=*/0, /*open=*/false, nullptr);
 }
 
 void Recorder::RetireThread(ThreadSlot& slot) {
@@ -908,7 +922,7 @@ void Recorder::RetireThread(ThreadSlot& slot) {
         "a thread exited with region \"{}\" still open: counted up to its "
         "exit (its open_calls)",
         RegionName(t->frames[depth - 1].name_id)));
-    CloseFrom(*t, 0, common::MonotonicNowNs(), /*open=*/true, nullptr);
+    CloseFrom(*t, 0, /*now_ns=*/0, /*open=*/true, nullptr);
   }
   {
     std::lock_guard<std::mutex> threads_lock(threads_mu_);
@@ -1099,7 +1113,17 @@ void Recorder::CloseOpenRegions() {
   // One last snapshot closes every open interval; the threads' open calls
   // end there too.
   devices::Snapshot end(num_values_);
-  if (snapshots_ != nullptr && !ReadCounters(&end).ok()) end.valid = false;
+  if (snapshots_ != nullptr) {
+    absl::Status status = ReadCounters(&end);
+    if (!status.ok()) {
+      end.valid = false;
+      AddError(fmt::format(
+          "the last snapshot, which closes the regions still open at the "
+          "stop, failed: {}; their counts are estimated from their other "
+          "intervals",
+          common::StatusMessage(status)));
+    }
+  }
   const uint64_t now = common::MonotonicNowNs();
   std::lock_guard<std::mutex> lock(threads_mu_);
   for (const std::unique_ptr<ThreadState>& t : threads_) {

@@ -65,9 +65,9 @@ namespace uncore::regions {
 std::string RegionName(int name_id);
 
 struct RecorderOptions {
-  // Take snapshots on every Nth call of each region path of a thread only
-  // (the 1st, N+1th, ...); counts of the others are estimated.  1: every
-  // call.
+  // Read the counters on every Nth interval of each region path only (the
+  // 1st, N+1th, ... time a thread opens it while no other thread is
+  // inside); counts of the others are estimated.  1: every interval.
   int sample_every = 1;
   devices::SharedSnapshots::Mode snapshots =
       devices::SharedSnapshots::Mode::kShared;
@@ -187,7 +187,8 @@ class Recorder {
   void Apply(const Boundary& b, const devices::Snapshot* snap,
              uint64_t now_ns);
   // Closes the regions at levels [level, depth) of `t`, innermost first,
-  // at `now_ns`; `given`: a snapshot already taken (CloseOpenRegions).
+  // at `now_ns` (0: the clock once their paths' words are stepped);
+  // `given`: a snapshot already taken (CloseOpenRegions).
   void CloseFrom(ThreadState& t, int level, uint64_t now_ns, bool open,
                  const devices::Snapshot* given);
   void Totals(const std::vector<PathInfo>& paths,

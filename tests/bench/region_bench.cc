@@ -8,13 +8,21 @@
 //   BM_RegionMemory8        a region pair on it
 //   BM_TwoReadsMsrTsc       two read() calls of a perf msr/tsc group (floor)
 //   BM_RegionPerfMsrTsc     a region pair counting msr/tsc/ with perf
+//   BM_PairOverTwoReads     the two above as a ratio in one run: blocks of
+//                           1,000 bare read pairs and 1,000 region pairs
+//                           alternate on the event's CPU; counter `ratio`
+//                           is region time / bare time (README
+//                           "Performance": the goal is 1.05, at most 1.10)
 // The bookkeeping of a region is BM_RegionMemory8 - BM_TwoSnapshotsMemory8
 // (and, drowned in the simulator's cost, BM_RegionSim8 -
 // BM_TwoSnapshotsSim8); the cost of an unmeasured region is
 // BM_RegionBackendOff - BM_EmptyLoop.
 #include <linux/perf_event.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <chrono>
 
 #include <cstring>
 #include <memory>
@@ -147,16 +155,13 @@ void BM_RegionSim8(benchmark::State& state) {
 }
 BENCHMARK(BM_RegionSim8);
 
-// The perf floor: two read() calls of a one-event msr/tsc group, opened
-// the way the perf backend opens it (PERF_FORMAT_GROUP with the times).
-void BM_TwoReadsMsrTsc(benchmark::State& state) {
+// A one-event msr/tsc group opened the way the perf backend opens it
+// (PERF_FORMAT_GROUP with the times) on `cpu`; -1 when it cannot be.
+int OpenMsrTsc(int* cpu) {
   absl::StatusOr<devices::perf::PmuCatalog> pmus =
       devices::perf::DiscoverPmus("/sys");
   const devices::perf::Pmu* msr = pmus.ok() ? pmus->Find("msr") : nullptr;
-  if (msr == nullptr || msr->cpus.empty()) {
-    state.SkipWithError("no msr PMU");
-    return;
-  }
+  if (msr == nullptr || msr->cpus.empty()) return -1;
   perf_event_attr attr;
   std::memset(&attr, 0, sizeof(attr));
   attr.size = sizeof(attr);
@@ -164,21 +169,26 @@ void BM_TwoReadsMsrTsc(benchmark::State& state) {
   attr.config = 0;  // tsc
   attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
                      PERF_FORMAT_TOTAL_TIME_RUNNING;
-  const long fd = syscall(SYS_perf_event_open, &attr, -1, msr->cpus[0], -1,
-                          PERF_FLAG_FD_CLOEXEC);
+  *cpu = msr->cpus[0];
+  return static_cast<int>(syscall(SYS_perf_event_open, &attr, -1, *cpu, -1,
+                                  PERF_FLAG_FD_CLOEXEC));
+}
+
+// The perf floor: two read() calls of a one-event msr/tsc group.
+void BM_TwoReadsMsrTsc(benchmark::State& state) {
+  int cpu = 0;
+  const int fd = OpenMsrTsc(&cpu);
   if (fd < 0) {
     state.SkipWithError("perf_event_open(msr/tsc/) failed");
     return;
   }
   uint64_t buffer[4];
   for (auto _ : state) {
-    benchmark::DoNotOptimize(
-        read(static_cast<int>(fd), buffer, sizeof(buffer)));
-    benchmark::DoNotOptimize(
-        read(static_cast<int>(fd), buffer, sizeof(buffer)));
+    benchmark::DoNotOptimize(read(fd, buffer, sizeof(buffer)));
+    benchmark::DoNotOptimize(read(fd, buffer, sizeof(buffer)));
     benchmark::ClobberMemory();
   }
-  close(static_cast<int>(fd));
+  close(fd);
 }
 BENCHMARK(BM_TwoReadsMsrTsc);
 
@@ -191,6 +201,79 @@ void BM_RegionPerfMsrTsc(benchmark::State& state) {
   RegionLoop(state, std::move(o));
 }
 BENCHMARK(BM_RegionPerfMsrTsc);
+
+// BM_TwoReadsMsrTsc and BM_RegionPerfMsrTsc in one run, interleaved so that
+// both see the same machine: the ratio is what a region adds to its reads.
+// Pinned to the event's CPU, as a region's reads are cheapest there; with
+// `cross_cpu` the thread runs on another CPU (a read then costs an IPI).
+void BM_PairOverTwoReads(benchmark::State& state, bool cross_cpu) {
+  int cpu = 0;
+  const int fd = OpenMsrTsc(&cpu);
+  if (fd < 0) {
+    state.SkipWithError("perf_event_open(msr/tsc/) failed");
+    return;
+  }
+  const int ncpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  if (cross_cpu && ncpus < 2) {
+    close(fd);
+    state.SkipWithError("one CPU: no other CPU to read from");
+    return;
+  }
+  cpu_set_t old_set;
+  CPU_ZERO(&old_set);
+  sched_getaffinity(0, sizeof(old_set), &old_set);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cross_cpu ? (cpu + 1) % ncpus : cpu, &set);
+  sched_setaffinity(0, sizeof(set), &set);
+  SessionOptions o;
+  o.events = {"msr/tsc/"};
+  o.backend = "perf";
+  o.sockets = {0};
+  auto session = Session::Start(std::move(o));
+  if (!session.ok()) {
+    close(fd);
+    sched_setaffinity(0, sizeof(old_set), &old_set);
+    state.SkipWithError("session");
+    return;
+  }
+  using Clock = std::chrono::steady_clock;
+  constexpr int kBlock = 1000;
+  Clock::duration bare{};
+  Clock::duration regions{};
+  uint64_t buffer[4];
+  int x = 0;
+  for (auto _ : state) {
+    const Clock::time_point t0 = Clock::now();
+    for (int i = 0; i < kBlock; ++i) {
+      benchmark::DoNotOptimize(read(fd, buffer, sizeof(buffer)));
+      benchmark::DoNotOptimize(read(fd, buffer, sizeof(buffer)));
+      benchmark::ClobberMemory();
+    }
+    const Clock::time_point t1 = Clock::now();
+    for (int i = 0; i < kBlock; ++i) {
+      UNCORE_REGION("bench");
+      benchmark::DoNotOptimize(x);
+      benchmark::ClobberMemory();
+    }
+    const Clock::time_point t2 = Clock::now();
+    bare += t1 - t0;
+    regions += t2 - t1;
+  }
+  const double pairs = static_cast<double>(state.iterations()) * kBlock;
+  state.counters["ratio"] =
+      std::chrono::duration<double>(regions).count() /
+      std::chrono::duration<double>(bare).count();
+  state.counters["bare_ns"] =
+      std::chrono::duration<double, std::nano>(bare).count() / pairs;
+  state.counters["region_ns"] =
+      std::chrono::duration<double, std::nano>(regions).count() / pairs;
+  (*session)->Stop().IgnoreError();
+  close(fd);
+  sched_setaffinity(0, sizeof(old_set), &old_set);
+}
+BENCHMARK_CAPTURE(BM_PairOverTwoReads, on_event_cpu, false);
+BENCHMARK_CAPTURE(BM_PairOverTwoReads, cross_cpu, true);
 
 }  // namespace
 }  // namespace uncore

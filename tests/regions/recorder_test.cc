@@ -615,5 +615,44 @@ TEST(RegionTeamTest, EachThreadsShareSumsToTheSocketOnce) {
   EXPECT_EQ(calls.load(), shared->calls);
 }
 
+
+// Sibling child paths open and close on different threads at once: the
+// parent's exclusive stretches and the children's intervals never leave a
+// gap (every count inside the parent is exclusive or in some child) and a
+// child never counts more than its parent.
+TEST(RegionTeamTest, SiblingChildrenOnManyThreadsLeaveNoGap) {
+  std::unique_ptr<Session> session = StartCounting();
+  ASSERT_NE(session, nullptr);
+  constexpr int kThreads = 8;
+  constexpr int kIterations = 20000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([t] {
+      const char* child = t % 2 == 0 ? "c" : "d";
+      for (int i = 0; i < kIterations; ++i) {
+        UNCORE_REGION("p");
+        CountingDevice::Bump(0, 1);
+        uncore::UncoreRegion inner(child);
+        CountingDevice::Bump(0, 2);
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  const Results r = session->Collect();
+  const RegionResult* p = Find(r, "p");
+  const RegionResult* c = Find(r, "p/c");
+  const RegionResult* d = Find(r, "p/d");
+  ASSERT_TRUE(p && c && d);
+  const uint64_t n = uint64_t{kThreads} * kIterations;
+  EXPECT_EQ(p->inclusive[0].total, 3 * n);
+  EXPECT_GE(p->exclusive[0].total + c->inclusive[0].total +
+                d->inclusive[0].total,
+            3 * n);
+  EXPECT_LE(c->inclusive[0].total, 3 * n);
+  EXPECT_LE(d->inclusive[0].total, 3 * n);
+  EXPECT_LE(p->exclusive[0].total, n);
+  EXPECT_TRUE(r.run.errors.empty());
+}
+
 }  // namespace
 }  // namespace uncore
