@@ -654,5 +654,52 @@ TEST(RegionTeamTest, SiblingChildrenOnManyThreadsLeaveNoGap) {
   EXPECT_TRUE(r.run.errors.empty());
 }
 
+
+// README "What a region reports": the worked example of three threads, in
+// simulated megabytes (one per millisecond).
+TEST(RegionTeamTest, TheReadmesThreeThreadExample) {
+  std::unique_ptr<Session> session = StartSim({"imc/CAS_COUNT.RD"});
+  ASSERT_NE(session, nullptr);
+  sim::SimulatedUncore* sim = runtime::SimulatorOf(*session);
+  ASSERT_NE(sim, nullptr);
+  auto megabytes = [&](uint64_t n) {
+    ASSERT_TRUE(sim->Inject(0, CasReads(0), 1, n).ok());
+  };
+  Steps steps;
+  std::thread a([&] {
+    steps.Run(0, [] { RegionBegin("solve"); });  // 0 ms
+    steps.Run(6, [] { RegionEnd("solve"); });    // 30 ms
+  });
+  std::thread b([&] {
+    steps.Run(2, [] { RegionBegin("solve"); });  // 10 ms
+    steps.Run(10, [] { RegionEnd("solve"); });   // 40 ms
+  });
+  std::thread c([&] {
+    steps.Run(4, [] { RegionBegin("solve"); });  // 25 ms
+    steps.Run(7, [] { RegionBegin("io"); });     // 30 ms
+    steps.Run(9, [] { RegionEnd("io"); });       // 40 ms
+    steps.Run(12, [] { RegionEnd("solve"); });   // 45 ms
+  });
+  steps.Run(1, [&] { megabytes(10); });  // 0-10: A
+  steps.Run(3, [&] { megabytes(15); });  // 10-25: A, B
+  steps.Run(5, [&] { megabytes(5); });   // 25-30: A, B, C
+  steps.Run(8, [&] { megabytes(10); });  // 30-40: B, C in io
+  steps.Run(11, [&] { megabytes(5); });  // 40-45: C
+  a.join();
+  b.join();
+  c.join();
+  const Results r = session->Collect();
+  const RegionResult* solve = Find(r, "solve");
+  const RegionResult* io = Find(r, "solve/io");
+  ASSERT_TRUE(solve && io);
+  EXPECT_EQ(solve->calls, 3u);
+  EXPECT_EQ(solve->threads, 3u);
+  EXPECT_EQ(solve->inclusive[0].total, 45u);
+  EXPECT_EQ(solve->exclusive[0].total, 35u);
+  EXPECT_EQ(io->inclusive[0].total, 10u);
+  EXPECT_EQ(io->calls, 1u);
+  EXPECT_TRUE(r.run.errors.empty());
+}
+
 }  // namespace
 }  // namespace uncore
