@@ -48,6 +48,8 @@
 namespace uncore {
 
 inline constexpr int kMaxRegionDepth = 32;
+// LIKWID-style marker regions running at once on one thread.
+inline constexpr int kMaxMarkers = 64;
 
 // An interned region name.
 struct RegionId {
@@ -73,6 +75,39 @@ uint64_t BeginRegion(regions::Recorder* recorder, int name_id);
 // API, which do not know it).
 void EndRegion(regions::Recorder* recorder, int name_id, bool exception,
                uint64_t generation = 0);
+// A region a team's other threads open their first region under (the
+// OpenMP tool: the workers of a parallel construct under the region its
+// encountering thread is in), so that the whole team shares one path.
+struct RegionParent {
+  uint64_t generation = 0;  // of the recorder it belongs to; 0: none
+  int path = -1;
+  void* state = nullptr;
+};
+// The calling thread's innermost open region on `recorder` (none: a
+// default RegionParent).
+RegionParent CurrentRegionParent(regions::Recorder* recorder);
+// As BeginRegion, but a thread with no region open opens `name_id` as a
+// child of `parent` (with regions open: as a child of its innermost one).
+// End it with EndRegion.
+uint64_t BeginRegionUnder(regions::Recorder* recorder,
+                          const RegionParent& parent, int name_id);
+// LIKWID's marker semantics (the LIKWID package): regions keyed per thread
+// by name, at the top level, that may overlap (start A, start B, stop A,
+// stop B).  0 on success; a start of a marker that runs on this thread, or
+// a stop of one that does not, is recorded in the report and returns
+// kMarkerRunning / kMarkerNotRunning; more than kMaxMarkers at once,
+// kMarkerTooMany; a refused boundary (a signal handler that interrupted
+// the SDK, or the session stopping), kMarkerRefused.
+inline constexpr int kMarkerRunning = -1;
+inline constexpr int kMarkerNotRunning = -2;
+inline constexpr int kMarkerTooMany = -3;
+inline constexpr int kMarkerRefused = -4;
+int BeginMarker(regions::Recorder* recorder, int name_id);
+int EndMarker(regions::Recorder* recorder, int name_id);
+// Zeroes the calling thread's results of the top-level region `name_id`
+// (its calls, times and credited counts); kMarkerRunning while it runs on
+// this thread.
+int ResetMarker(regions::Recorder* recorder, int name_id);
 // The id of a name: a per-thread cache keyed by the pointer, confirmed by a
 // comparison, in front of the lock-free name table.
 int NameIdOf(const char* name);

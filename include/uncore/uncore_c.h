@@ -67,8 +67,22 @@ int uncore_region_end(const char* name);
 int uncore_region_get(const char* name, int* nevents, double* events,
                       double* seconds, int* calls);
 /* Resetting a region's totals is not supported (they accumulate over the
- * session): always -1, with the reason in uncore_last_error(). */
+ * session): always -1, with the reason in uncore_last_error().  Marker
+ * regions can be reset: uncore_marker_reset. */
 int uncore_region_reset(const char* name);
+/* LIKWID's marker semantics (what the LIKWID package's likwid_marker*
+ * functions call): marker regions are keyed per thread by name, at the top
+ * level of the report (not nested under the thread's open regions), and may
+ * overlap in any order (start A, start B, stop A, stop B).  The attribution
+ * rule is the same: each socket once while any thread runs the marker.
+ * Start of a marker that already runs on this thread, or stop of one that
+ * does not: recorded in the report, -1 (uncore_last_error says which).
+ * uncore_region_get reads a marker region's calling-thread share.
+ * uncore_marker_reset zeroes the calling thread's results of marker
+ * `name` (-1 while it runs on this thread). */
+int uncore_marker_start(const char* name);
+int uncore_marker_stop(const char* name);
+int uncore_marker_reset(const char* name);
 /* Writes the active session's report so far to `output` ("-": a table on
  * stderr, FILE.json, FILE.csv, any other FILE: the table; placeholders as
  * for uncore_init_with).  -1 when no session is active or the file cannot

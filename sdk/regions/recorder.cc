@@ -469,19 +469,27 @@ struct Recorder::RetiredTotals {
   }
 };
 
+struct Recorder::Frame {
+  int path = -1;
+  int name_id = -1;
+  PathState* state = nullptr;
+  // The path's parent (the frame below, or a path of another thread's:
+  // BeginUnder), nullptr at the top level.
+  PathState* parent_state = nullptr;
+  Accumulator* accumulator = nullptr;
+  uint64_t start_ns = 0;
+  bool measured = false;  // its path's interval is read
+};
+
 struct Recorder::ThreadState {
-  struct Frame {
-    int path = -1;
-    int name_id = -1;
-    PathState* state = nullptr;
-    Accumulator* accumulator = nullptr;
-    uint64_t start_ns = 0;
-    bool measured = false;  // its path's interval is read
-  };
   int index = 0;
   std::atomic<int> depth{0};  // written by the owner only
   int overflow = 0;  // regions begun beyond kMaxRegionDepth, not counted
   std::array<Frame, kMaxRegionDepth> frames;
+  // LIKWID-style markers open on this thread (top-level paths, by name,
+  // in any order): [0, markers_open).
+  std::array<Frame, kMaxMarkers> markers;
+  int markers_open = 0;
   devices::Snapshot snapshot;  // the boundary's
   // Snapshots this thread's boundaries took, and the timed ones (written
   // by the owner, read by Collect).
@@ -719,7 +727,6 @@ void Recorder::Apply(const Boundary& b, const devices::Snapshot* snap,
   for (int k = 0; k < b.count; ++k) {
     const Transition& tr = b.transitions[k];
     PathState& p = *tr.path;
-    Accumulator& acc = *tr.accumulator;
     if (tr.opened) {
       const bool measure = tr.measure && snap != nullptr;
       p.open_ns = now_ns;
@@ -758,6 +765,7 @@ void Recorder::Apply(const Boundary& b, const devices::Snapshot* snap,
                 p.exclusive_begin.values.begin());
     }
     if (tr.closed) {
+      Accumulator& acc = *tr.accumulator;  // a closing step has the thread's
       Add(acc.intervals, 1);
       Add(acc.wall_ns, Delta(now_ns, p.open_ns));
       if (measuring && snap != nullptr) {
@@ -782,7 +790,8 @@ void Recorder::Apply(const Boundary& b, const devices::Snapshot* snap,
   }
 }
 
-void Recorder::Begin(ThreadSlot& slot, int name_id) {
+void Recorder::Begin(ThreadSlot& slot, int name_id,
+                     const internal::RegionParent* under) {
   ThreadState& t = *StateOf(slot);
   const int depth = t.depth.load(std::memory_order_relaxed);
   if (depth >= kMaxRegionDepth) {
@@ -793,18 +802,37 @@ void Recorder::Begin(ThreadSlot& slot, int name_id) {
         RegionName(name_id), kMaxRegionDepth));
     return;
   }
-  ThreadState::Frame* parent = depth == 0 ? nullptr : &t.frames[depth - 1];
-  ThreadState::Frame& f = t.frames[depth];
-  f.path = PathOf(t, parent == nullptr ? -1 : parent->path, name_id, &f.state);
+  Frame& f = t.frames[depth];
+  int parent_path = -1;
+  f.parent_state = nullptr;
+  if (depth > 0) {
+    parent_path = t.frames[depth - 1].path;
+    f.parent_state = t.frames[depth - 1].state;
+  } else if (under != nullptr && under->generation == generation_ &&
+             under->path >= 0) {
+    // The first region of a team's worker, under the region its team's
+    // first thread is in (only at the bottom of a stack, so that every
+    // path a thread holds stays below the ones it may wait for).
+    parent_path = under->path;
+    f.parent_state = static_cast<PathState*>(under->state);
+  }
+  f.path = PathOf(t, parent_path, name_id, &f.state);
   f.name_id = name_id;
   f.accumulator = &AccumulatorOf(t, f.path);
   // The path's word, then, if the path opened, its parent's count of open
   // child paths: a thread only ever waits for a word above the ones it
   // holds, so waiting cannot go round in a circle (docs/concurrency.md).
   Boundary b;
-  if (Step(b, *f.state, f.accumulator, kCountOne, 0) && parent != nullptr) {
-    Step(b, *parent->state, parent->accumulator, kChildOne, 0);
+  if (Step(b, *f.state, f.accumulator, kCountOne, 0) &&
+      f.parent_state != nullptr) {
+    Step(b, *f.parent_state, nullptr, kChildOne, 0);
   }
+  OpenFrame(b, t, f, name_id);
+  t.depth.store(depth + 1, std::memory_order_relaxed);
+}
+
+void Recorder::OpenFrame(Boundary& b, ThreadState& t, Frame& f,
+                         int name_id) {
   const uint64_t snapshots_before = t.snapshots;
   // The snapshot, then the clock: the call starts after its snapshot.
   const devices::Snapshot* snap = SnapshotFor(b, t, "begin", name_id);
@@ -813,7 +841,124 @@ void Recorder::Begin(ThreadSlot& slot, int name_id) {
   f.start_ns = now;
   if (t.snapshots != snapshots_before) Add(f.accumulator->snapshots, 1);
   f.measured = f.state->measuring.load(std::memory_order_relaxed);
-  t.depth.store(depth + 1, std::memory_order_relaxed);
+}
+
+void Recorder::CountCall(const Frame& f, uint64_t now_ns,
+                         bool open, bool took_snapshot) {
+  Accumulator& acc = *f.accumulator;
+  const uint64_t wall = Delta(now_ns, f.start_ns);
+  Add(acc.calls, 1);
+  if (f.measured) Add(acc.sampled_calls, 1);
+  if (open) Add(acc.open_calls, 1);
+  Add(acc.thread_ns, wall);
+  if (took_snapshot) Add(acc.snapshots, 1);
+  if (wall < acc.min_ns.load(std::memory_order_relaxed)) {
+    acc.min_ns.store(wall, std::memory_order_relaxed);
+  }
+  if (wall > acc.max_ns.load(std::memory_order_relaxed)) {
+    acc.max_ns.store(wall, std::memory_order_relaxed);
+  }
+}
+
+int Recorder::BeginMarker(ThreadSlot& slot, int name_id) {
+  ThreadState& t = *StateOf(slot);
+  for (int i = 0; i < t.markers_open; ++i) {
+    if (t.markers[i].name_id == name_id) {
+      AddError(fmt::format(
+          "marker region \"{}\" started again while it runs on this thread: "
+          "ignored (LIKWID warns the same)",
+          RegionName(name_id)));
+      return internal::kMarkerRunning;
+    }
+  }
+  if (t.markers_open >= kMaxMarkers) {
+    AddError(fmt::format(
+        "marker region \"{}\" started while {} marker regions run on this "
+        "thread: not measured",
+        RegionName(name_id), kMaxMarkers));
+    return internal::kMarkerTooMany;
+  }
+  Frame& f = t.markers[t.markers_open];
+  f.parent_state = nullptr;
+  f.path = PathOf(t, -1, name_id, &f.state);
+  f.name_id = name_id;
+  f.accumulator = &AccumulatorOf(t, f.path);
+  Boundary b;
+  Step(b, *f.state, f.accumulator, kCountOne, 0);
+  OpenFrame(b, t, f, name_id);
+  ++t.markers_open;
+  return 0;
+}
+
+int Recorder::EndMarker(ThreadSlot& slot, int name_id) {
+  if (slot.generation == generation_) {
+    ThreadState& t = *static_cast<ThreadState*>(slot.state);
+    for (int i = 0; i < t.markers_open; ++i) {
+      if (t.markers[i].name_id == name_id) {
+        CloseMarker(t, i, /*now_ns=*/0, /*open=*/false, nullptr);
+        return 0;
+      }
+    }
+  }
+  AddError(fmt::format(
+      "marker region \"{}\" stopped on a thread where it does not run: "
+      "ignored (LIKWID warns the same)",
+      RegionName(name_id)));
+  return internal::kMarkerNotRunning;
+}
+
+void Recorder::CloseMarker(ThreadState& t, int index, uint64_t now_ns,
+                           bool open, const devices::Snapshot* given) {
+  Frame& f = t.markers[index];
+  Boundary b;
+  Step(b, *f.state, f.accumulator, 0, kCountOne);
+  if (now_ns == 0) now_ns = common::MonotonicNowNs();
+  const uint64_t snapshots_before = t.snapshots;
+  const devices::Snapshot* snap =
+      !b.needs_snapshot ? nullptr
+      : given != nullptr
+          ? (given->valid ? given : nullptr)
+          : SnapshotFor(b, t, "end", f.name_id);
+  Apply(b, snap, now_ns);
+  CountCall(f, now_ns, open, t.snapshots != snapshots_before);
+  t.markers[index] = t.markers[t.markers_open - 1];
+  --t.markers_open;
+}
+
+int Recorder::ResetMarker(ThreadSlot& slot, int name_id) {
+  if (slot.generation != generation_) return 0;  // nothing to reset
+  ThreadState& t = *static_cast<ThreadState*>(slot.state);
+  for (int i = 0; i < t.markers_open; ++i) {
+    if (t.markers[i].name_id == name_id) return internal::kMarkerRunning;
+  }
+  const int depth = t.depth.load(std::memory_order_relaxed);
+  for (int l = 0; l < depth && l < kMaxRegionDepth; ++l) {
+    if (t.frames[l].name_id == name_id) return internal::kMarkerRunning;
+  }
+  int path = -1;
+  {
+    std::lock_guard<std::mutex> lock(paths_mu_);
+    auto found = path_by_key_.find(
+        (static_cast<uint64_t>(static_cast<uint32_t>(-1)) << 32) |
+        static_cast<uint32_t>(name_id));
+    if (found != path_by_key_.end()) path = found->second;
+  }
+  if (path < 0) return 0;
+  std::lock_guard<std::mutex> lock(t.mu);
+  if (path < static_cast<int>(t.accumulators.size()) &&
+      t.accumulators[path] != nullptr) {
+    t.accumulators[path]->Reset(num_values_);
+  }
+  return 0;
+}
+
+internal::RegionParent Recorder::CurrentParent(ThreadSlot& slot) const {
+  if (slot.generation != generation_) return {};
+  const auto& t = *static_cast<const ThreadState*>(slot.state);
+  const int depth = t.depth.load(std::memory_order_relaxed);
+  if (depth == 0 || depth > kMaxRegionDepth) return {};
+  const Frame& f = t.frames[depth - 1];
+  return {generation_, f.path, f.state};
 }
 
 void Recorder::CloseFrom(ThreadState& t, int level, uint64_t now_ns,
@@ -824,13 +969,12 @@ void Recorder::CloseFrom(ThreadState& t, int level, uint64_t now_ns,
   Boundary b;
   bool child_closed = false;
   for (int l = depth - 1; l >= level; --l) {
-    ThreadState::Frame& f = t.frames[l];
+    Frame& f = t.frames[l];
     child_closed = Step(b, *f.state, f.accumulator, 0,
                         kCountOne + (child_closed ? kChildOne : 0));
   }
-  if (level > 0 && child_closed) {
-    ThreadState::Frame& parent = t.frames[level - 1];
-    Step(b, *parent.state, parent.accumulator, 0, kChildOne);
+  if (child_closed && t.frames[level].parent_state != nullptr) {
+    Step(b, *t.frames[level].parent_state, nullptr, 0, kChildOne);
   }
   // The clock after the steps (which may have waited), then the snapshot:
   // the call ends before its snapshot, and the thread that closes the path
@@ -845,20 +989,7 @@ void Recorder::CloseFrom(ThreadState& t, int level, uint64_t now_ns,
   Apply(b, snap, now_ns);
   const bool took_snapshot = t.snapshots != snapshots_before;
   for (int l = depth - 1; l >= level; --l) {
-    ThreadState::Frame& f = t.frames[l];
-    Accumulator& acc = *f.accumulator;
-    const uint64_t wall = Delta(now_ns, f.start_ns);
-    Add(acc.calls, 1);
-    if (f.measured) Add(acc.sampled_calls, 1);
-    if (open) Add(acc.open_calls, 1);
-    Add(acc.thread_ns, wall);
-    if (took_snapshot) Add(acc.snapshots, 1);
-    if (wall < acc.min_ns.load(std::memory_order_relaxed)) {
-      acc.min_ns.store(wall, std::memory_order_relaxed);
-    }
-    if (wall > acc.max_ns.load(std::memory_order_relaxed)) {
-      acc.max_ns.store(wall, std::memory_order_relaxed);
-    }
+    CountCall(t.frames[l], now_ns, open, took_snapshot);
   }
   t.depth.store(level, std::memory_order_relaxed);
 }
@@ -924,6 +1055,14 @@ void Recorder::RetireThread(ThreadSlot& slot) {
         RegionName(t->frames[depth - 1].name_id)));
     CloseFrom(*t, 0, /*now_ns=*/0, /*open=*/true, nullptr);
   }
+  while (t->markers_open > 0) {
+    AddError(fmt::format(
+        "a thread exited with marker region \"{}\" still running: counted "
+        "up to its exit (its open_calls)",
+        RegionName(t->markers[t->markers_open - 1].name_id)));
+    CloseMarker(*t, t->markers_open - 1, /*now_ns=*/0, /*open=*/true,
+                nullptr);
+  }
   {
     std::lock_guard<std::mutex> threads_lock(threads_mu_);
     std::lock_guard<std::mutex> lock(t->mu);
@@ -938,6 +1077,7 @@ void Recorder::RetireThread(ThreadSlot& slot) {
     }
     t->depth.store(0, std::memory_order_relaxed);
     t->overflow = 0;
+    t->markers_open = 0;
     free_threads_.push_back(t);
   }
   slot.state = nullptr;
@@ -1064,6 +1204,7 @@ std::vector<Recorder::RegionTotals> Recorder::CollectCallingThread() const {
     paths = paths_;
   }
   std::vector<RetiredTotals> raw(paths.size());
+  std::vector<bool> entered(paths.size(), false);
   const auto* t = static_cast<const ThreadState*>(slot->state);
   {
     std::lock_guard<std::mutex> lock(t->mu);
@@ -1071,13 +1212,16 @@ std::vector<Recorder::RegionTotals> Recorder::CollectCallingThread() const {
     for (size_t p = 0; p < n; ++p) {
       const Accumulator* a = t->accumulators[p].get();
       if (a != nullptr) raw[p].Add(*a, num_values_, t->MeanSnapshotNs());
+      entered[p] = a != nullptr;
     }
   }
   std::vector<RegionTotals> out;
   Totals(paths, raw, out);
+  // Every path the thread entered, even with nothing counted yet (its
+  // first call still open, or reset): LIKWID's GET then reads zeros.
   std::vector<RegionTotals> result;
-  for (RegionTotals& r : out) {
-    if (r.calls > 0 || r.intervals > 0) result.push_back(std::move(r));
+  for (size_t p = 0; p < out.size(); ++p) {
+    if (entered[p]) result.push_back(std::move(out[p]));
   }
   return result;
 }
@@ -1096,6 +1240,13 @@ std::vector<std::string> Recorder::OpenRegions() const {
             fmt::format("{} (thread {})", paths_[path].path, t->index));
       }
     }
+    for (int m = 0; m < t->markers_open; ++m) {
+      const int path = t->markers[m].path;
+      if (path >= 0 && path < static_cast<int>(paths_.size())) {
+        open.push_back(
+            fmt::format("{} (thread {})", paths_[path].path, t->index));
+      }
+    }
   }
   return open;
 }
@@ -1106,7 +1257,8 @@ void Recorder::CloseOpenRegions() {
     std::lock_guard<std::mutex> lock(threads_mu_);
     bool any_open = false;
     for (const std::unique_ptr<ThreadState>& t : threads_) {
-      any_open |= t->depth.load(std::memory_order_relaxed) > 0;
+      any_open |= t->depth.load(std::memory_order_relaxed) > 0 ||
+                  t->markers_open > 0;
     }
     if (!any_open) return;  // no last snapshot to take
   }
@@ -1127,8 +1279,12 @@ void Recorder::CloseOpenRegions() {
   const uint64_t now = common::MonotonicNowNs();
   std::lock_guard<std::mutex> lock(threads_mu_);
   for (const std::unique_ptr<ThreadState>& t : threads_) {
-    if (t->depth.load(std::memory_order_relaxed) == 0) continue;
-    CloseFrom(*t, 0, now, /*open=*/true, &end);
+    if (t->depth.load(std::memory_order_relaxed) > 0) {
+      CloseFrom(*t, 0, now, /*open=*/true, &end);
+    }
+    while (t->markers_open > 0) {
+      CloseMarker(*t, t->markers_open - 1, now, /*open=*/true, &end);
+    }
     t->overflow = 0;
   }
 }
@@ -1228,6 +1384,49 @@ uint64_t BeginRegion(regions::Recorder* recorder, int name_id) {
     generation = recorder->generation();
   });
   return generation;
+}
+
+RegionParent CurrentRegionParent(regions::Recorder* recorder) {
+  RegionParent parent;
+  if (recorder == nullptr) return parent;
+  OnActive(recorder, 0, [&](regions::ThreadSlot& slot) {
+    parent = recorder->CurrentParent(slot);
+  });
+  return parent;
+}
+
+uint64_t BeginRegionUnder(regions::Recorder* recorder,
+                          const RegionParent& parent, int name_id) {
+  uint64_t generation = 0;
+  OnActive(recorder, name_id, [&](regions::ThreadSlot& slot) {
+    recorder->Begin(slot, name_id, &parent);
+    generation = recorder->generation();
+  });
+  return generation;
+}
+
+int BeginMarker(regions::Recorder* recorder, int name_id) {
+  int result = kMarkerRefused;
+  OnActive(recorder, name_id, [&](regions::ThreadSlot& slot) {
+    result = recorder->BeginMarker(slot, name_id);
+  });
+  return result;
+}
+
+int EndMarker(regions::Recorder* recorder, int name_id) {
+  int result = kMarkerRefused;
+  OnActive(recorder, name_id, [&](regions::ThreadSlot& slot) {
+    result = recorder->EndMarker(slot, name_id);
+  });
+  return result;
+}
+
+int ResetMarker(regions::Recorder* recorder, int name_id) {
+  int result = kMarkerRefused;
+  OnActive(recorder, name_id, [&](regions::ThreadSlot& slot) {
+    result = recorder->ResetMarker(slot, name_id);
+  });
+  return result;
 }
 
 void EndRegion(regions::Recorder* recorder, int name_id, bool exception,

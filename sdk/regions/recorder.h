@@ -139,8 +139,18 @@ class Recorder {
   const devices::SharedSnapshots* snapshots() const { return snapshots_.get(); }
 
   // The hot path; `slot` is the calling thread's, holding this recorder.
-  void Begin(ThreadSlot& slot, int name_id);
+  // `under`: for the first region of a thread with none open, the path it
+  // is a child of (another thread's region: a team's worker).
+  void Begin(ThreadSlot& slot, int name_id,
+             const internal::RegionParent* under = nullptr);
   void End(ThreadSlot& slot, int name_id, bool exception);
+  // LIKWID-style markers (internal::BeginMarker): 0 or an internal::kMarker
+  // code.
+  int BeginMarker(ThreadSlot& slot, int name_id);
+  int EndMarker(ThreadSlot& slot, int name_id);
+  int ResetMarker(ThreadSlot& slot, int name_id);
+  // The calling thread's innermost open region, for BeginUnder.
+  internal::RegionParent CurrentParent(ThreadSlot& slot) const;
   // A thread that used this recorder exits: its totals move to the
   // recorder and its state is kept for the next thread.
   void RetireThread(ThreadSlot& slot);
@@ -152,6 +162,7 @@ class Recorder {
 
  private:
   struct Accumulator;
+  struct Frame;
   struct ThreadState;
   struct PathState;
   struct PathInfo {
@@ -180,6 +191,16 @@ class Recorder {
             uint64_t sub);
   // The snapshot the boundary's transitions need, or nullptr (none needed,
   // or it failed: an error says so).
+  // Takes the boundary's snapshot, reads the clock, applies the
+  // transitions and starts `f`'s call.
+  void OpenFrame(Boundary& b, ThreadState& t, Frame& f,
+                 int name_id);
+  // Adds a call of `f` that ends at `now_ns` to its accumulator.
+  void CountCall(const Frame& f, uint64_t now_ns, bool open,
+                 bool took_snapshot);
+  // Stops marker `index` of `t` (as CloseFrom does a stack's levels).
+  void CloseMarker(ThreadState& t, int index, uint64_t now_ns, bool open,
+                   const devices::Snapshot* given);
   const devices::Snapshot* SnapshotFor(Boundary& b, ThreadState& t,
                                        const char* where, int name_id);
   // Applies the boundary's transitions with `snap` at `now_ns` and

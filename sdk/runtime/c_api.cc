@@ -157,6 +157,66 @@ int uncore_region_reset(const char* name) {
       "the session"));
 }
 
+namespace {
+
+int MarkerResult(int result, const char* function, const char* name) {
+  switch (result) {
+    case 0:
+      return 0;
+    case uncore::internal::kMarkerRunning:
+      return Fail(absl::FailedPreconditionError(
+          std::string(function) + "(\"" + name +
+          "\"): the marker region already runs on this thread"));
+    case uncore::internal::kMarkerNotRunning:
+      return Fail(absl::FailedPreconditionError(
+          std::string(function) + "(\"" + name +
+          "\"): the marker region does not run on this thread"));
+    case uncore::internal::kMarkerTooMany:
+      return Fail(absl::ResourceExhaustedError(
+          std::string(function) + "(\"" + name +
+          "\"): too many marker regions run on this thread"));
+    default:
+      return Fail(absl::UnavailableError(
+          std::string(function) + "(\"" + name +
+          "\"): refused (the session is stopping, or a signal handler "
+          "interrupted the SDK)"));
+  }
+}
+
+}  // namespace
+
+int uncore_marker_start(const char* name) {
+  if (name == nullptr) return NullName("uncore_marker_start");
+  uncore::regions::Recorder* r =
+      uncore::internal::g_active_recorder.load(std::memory_order_acquire);
+  if (r == nullptr) return 0;
+  return MarkerResult(
+      uncore::internal::BeginMarker(r, uncore::internal::NameIdOf(name)),
+      "uncore_marker_start", name);
+}
+
+int uncore_marker_stop(const char* name) {
+  if (name == nullptr) return NullName("uncore_marker_stop");
+  uncore::regions::Recorder* r =
+      uncore::internal::g_active_recorder.load(std::memory_order_acquire);
+  if (r == nullptr) return 0;
+  return MarkerResult(
+      uncore::internal::EndMarker(r, uncore::internal::NameIdOf(name)),
+      "uncore_marker_stop", name);
+}
+
+int uncore_marker_reset(const char* name) {
+  if (name == nullptr) return NullName("uncore_marker_reset");
+  uncore::regions::Recorder* r =
+      uncore::internal::g_active_recorder.load(std::memory_order_acquire);
+  if (r == nullptr) {
+    return Fail(absl::FailedPreconditionError("no active uncore session"));
+  }
+  return MarkerResult(
+      uncore::internal::ResetMarker(r, uncore::internal::NameIdOf(name)),
+      "uncore_marker_reset", name);
+}
+
 int uncore_write_report(const char* output) {
   t_last_error.clear();
   std::lock_guard<std::mutex> lock(State().mu);  // as uncore_region_get

@@ -22,6 +22,7 @@
 #include "sdk/sim/simulated_uncore.h"
 #include "uncore/region.h"
 #include "uncore/session.h"
+#include "uncore/uncore_c.h"
 
 namespace uncore {
 namespace {
@@ -698,6 +699,107 @@ TEST(RegionTeamTest, TheReadmesThreeThreadExample) {
   EXPECT_EQ(solve->exclusive[0].total, 35u);
   EXPECT_EQ(io->inclusive[0].total, 10u);
   EXPECT_EQ(io->calls, 1u);
+  EXPECT_TRUE(r.run.errors.empty());
+}
+
+
+// LIKWID's semantics: markers keyed per thread by name, overlapping.
+TEST(RegionMarkerTest, MarkersOverlapAndFollowLikwidsRules) {
+  std::unique_ptr<Session> session = StartSim({"imc/CAS_COUNT.RD"});
+  ASSERT_NE(session, nullptr);
+  sim::SimulatedUncore* sim = runtime::SimulatorOf(*session);
+  ASSERT_NE(sim, nullptr);
+  auto inject = [&](uint64_t n) {
+    ASSERT_TRUE(sim->Inject(0, CasReads(0), 1, n).ok());
+  };
+  ASSERT_EQ(uncore_marker_start("A"), 0);
+  inject(1);
+  ASSERT_EQ(uncore_marker_start("B"), 0);
+  inject(10);
+  EXPECT_EQ(uncore_marker_start("B"), -1);  // already running
+  EXPECT_THAT(uncore_last_error(), HasSubstr("already runs"));
+  ASSERT_EQ(uncore_marker_stop("A"), 0);  // not the innermost: fine
+  inject(100);
+  ASSERT_EQ(uncore_marker_stop("B"), 0);
+  EXPECT_EQ(uncore_marker_stop("B"), -1);  // not running
+  EXPECT_THAT(uncore_last_error(), HasSubstr("does not run"));
+  {
+    UNCORE_REGION("outer");
+    ASSERT_EQ(uncore_marker_start("A"), 0);  // top level, not outer/A
+    inject(1000);
+    ASSERT_EQ(uncore_marker_stop("A"), 0);
+  }
+  const Results r = session->Collect();
+  const RegionResult* a = Find(r, "A");
+  const RegionResult* b = Find(r, "B");
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(Find(r, "outer/A"), nullptr);
+  EXPECT_EQ(a->calls, 2u);
+  EXPECT_EQ(a->inclusive[0].total, 1011u);
+  EXPECT_EQ(b->calls, 1u);
+  EXPECT_EQ(b->inclusive[0].total, 110u);
+  // GET: this thread's share; RESET zeroes it.
+  int n = 1;
+  double events[1] = {0};
+  double seconds = 0;
+  int calls = 0;
+  ASSERT_EQ(uncore_region_get("A", &n, events, &seconds, &calls), 0);
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(events[0], 1011.0);
+  ASSERT_EQ(uncore_marker_start("A"), 0);
+  EXPECT_EQ(uncore_marker_reset("A"), -1);  // runs
+  ASSERT_EQ(uncore_marker_stop("A"), 0);
+  ASSERT_EQ(uncore_marker_reset("A"), 0);
+  ASSERT_EQ(uncore_region_get("A", &n, events, &seconds, &calls), 0);
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(events[0], 0.0);
+  std::string errors;
+  for (const std::string& e : session->Collect().run.errors) errors += e;
+  EXPECT_THAT(errors, HasSubstr("marker region \"B\" started again"));
+  EXPECT_THAT(errors, HasSubstr("marker region \"B\" stopped on a thread"));
+}
+
+// A team's workers open their first region under the region the team's
+// first thread is in: one path for the whole team (the OpenMP tool).
+TEST(RegionTeamTest, WorkersOpenUnderTheirTeamsRegion) {
+  std::unique_ptr<Session> session = StartSim({"imc/CAS_COUNT.RD"});
+  ASSERT_NE(session, nullptr);
+  sim::SimulatedUncore* sim = runtime::SimulatorOf(*session);
+  ASSERT_NE(sim, nullptr);
+  regions::Recorder* recorder = internal::g_active_recorder.load();
+  ASSERT_NE(recorder, nullptr);
+  const int name = InternRegionName("team").value;
+  RegionBegin("solve");
+  const internal::RegionParent parent =
+      internal::CurrentRegionParent(recorder);
+  EXPECT_NE(parent.generation, 0u);
+  constexpr int kThreads = 4;
+  std::barrier sync(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const uint64_t generation =
+          internal::BeginRegionUnder(recorder, parent, name);
+      sync.arrive_and_wait();
+      if (t == 0) {
+        ASSERT_TRUE(sim->Inject(0, CasReads(0), 1, 500).ok());
+      }
+      sync.arrive_and_wait();
+      internal::EndRegion(recorder, name, false, generation);
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  ASSERT_TRUE(sim->Inject(0, CasReads(0), 1, 7).ok());
+  RegionEnd("solve");
+  const Results r = session->Collect();
+  const RegionResult* solve = Find(r, "solve");
+  const RegionResult* team = Find(r, "solve/team");
+  ASSERT_TRUE(solve && team);
+  EXPECT_EQ(team->calls, 4u);
+  EXPECT_EQ(team->threads, 4u);
+  EXPECT_EQ(team->inclusive[0].total, 500u);
+  EXPECT_EQ(solve->inclusive[0].total, 507u);
+  EXPECT_EQ(solve->exclusive[0].total, 7u);
   EXPECT_TRUE(r.run.errors.empty());
 }
 
