@@ -124,7 +124,9 @@ struct RunInfo {
 };
 
 struct Results {
-  static constexpr int kSchemaVersion = 1;
+  // 2: regions count each socket once while any thread is inside (wall_ns
+  // is the union of the calls; threads and thread_ns were added).
+  static constexpr int kSchemaVersion = 2;
   RunInfo run;
   std::vector<EventInfo> events;
   std::vector<MetricInfo> metrics;

@@ -598,7 +598,7 @@ MergedReport Merge(const std::vector<RankRecord>& ranks) {
 
 std::string FormatMergedJson(const MergedReport& m) {
   std::string o = "{\n";
-  o += "  \"schema_version\": 1,\n  \"kind\": \"mpi\",\n";
+  o += "  \"schema_version\": 2,\n  \"kind\": \"mpi\",\n";
   o += fmt::format("  \"ranks\": {},\n  \"nodes\": {},\n", m.ranks,
                    m.nodes.size());
   o += fmt::format(

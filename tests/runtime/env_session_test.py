@@ -69,7 +69,7 @@ class EnvSessionTest(TempDirTest):
         self.assertEqual(r.stdout, "")
         with open(out, encoding="utf-8") as f:
             report = json.load(f)
-        self.assertEqual(report["schema_version"], 1)
+        self.assertEqual(report["schema_version"], 2)
         self.assertEqual(report["backend"], "sim")
         self.assertTrue(report["simulated"])
         self.assertEqual(report["sockets"], [0, 1])
