@@ -70,9 +70,9 @@ struct MetricValue {
 };
 
 struct RegionResult {
-  std::string name;  // the name given to the region
-  std::string path;  // enclosing regions and the name: "solve/assemble"
-  int depth = 0;     // 0 for an outermost region
+  std::string name;      // the name given to the region
+  std::string path;      // enclosing regions and the name: "solve/assemble"
+  int depth = 0;         // 0 for an outermost region
   uint64_t calls = 0;    // over every thread
   uint64_t threads = 0;  // distinct threads that entered the region
   // Time at least one thread was inside (the union of the calls): what

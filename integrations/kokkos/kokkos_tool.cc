@@ -32,7 +32,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <new>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -125,7 +124,7 @@ class NameTable {
       }
       Name* name = Add(std::string(label), DisplayName(label, hash),
                        /*overflow=*/false);
-      by_label_.emplace(std::string_view(name->label), name);
+      by_label_.emplace(name->label, name);  // a view of its label
       return name;
     } catch (...) {
       return nullptr;
@@ -188,7 +187,7 @@ const Name* NameOf(const char* label) {
   return name;
 }
 
-// Opens the region of `name`; its id, or kNotMeasured.
+// Opens the region of `label`; its name's id, or kNotMeasured.
 uint64_t Begin(const char* label) {
   const Name* name = NameOf(label);
   if (name == nullptr) return kNotMeasured;

@@ -344,8 +344,8 @@ struct Recorder::Accumulator {
   }
   void Reset(size_t n) {
     for (std::atomic<uint64_t>* a :
-         {&calls, &sampled_calls, &thread_ns, &max_ns, &snapshots,
-          &open_calls, &intervals, &measured_intervals, &wall_ns}) {
+         {&calls, &sampled_calls, &thread_ns, &max_ns, &snapshots, &open_calls,
+          &intervals, &measured_intervals, &wall_ns}) {
       a->store(0, std::memory_order_relaxed);
     }
     min_ns.store(UINT64_MAX, std::memory_order_relaxed);
@@ -438,8 +438,7 @@ struct Recorder::RetiredTotals {
         a.snapshots.load(std::memory_order_relaxed) * mean_snapshot_ns;
     open_calls += a.open_calls.load(std::memory_order_relaxed);
     intervals += a.intervals.load(std::memory_order_relaxed);
-    measured_intervals +=
-        a.measured_intervals.load(std::memory_order_relaxed);
+    measured_intervals += a.measured_intervals.load(std::memory_order_relaxed);
     wall_ns += a.wall_ns.load(std::memory_order_relaxed);
     inclusive.resize(n, 0);
     exclusive.resize(n, 0);
@@ -522,8 +521,8 @@ Recorder::Recorder(devices::Device* device, RecorderOptions options)
       num_values_(device == nullptr ? 0 : device->read_plan().size()),
       generation_(g_generation.fetch_add(1)) {
   if (device_ != nullptr) {
-    snapshots_ = std::make_unique<devices::SharedSnapshots>(
-        device_, options.snapshots);
+    snapshots_ =
+        std::make_unique<devices::SharedSnapshots>(device_, options.snapshots);
   }
 }
 
@@ -683,10 +682,10 @@ bool Recorder::Step(Boundary& b, PathState& p, Accumulator* acc, uint64_t add,
           .measure = false};
     if (tr.opened) {
       // Sampling: the 1st, N+1th, ... interval of a path is read.
-      tr.measure = device_ != nullptr &&
-                   (options_.sample_every <= 1 ||
-                    p.opened % static_cast<uint64_t>(options_.sample_every) ==
-                        0);
+      tr.measure =
+          device_ != nullptr &&
+          (options_.sample_every <= 1 ||
+           p.opened % static_cast<uint64_t>(options_.sample_every) == 0);
       ++p.opened;
       b.needs_snapshot |= tr.measure;
     } else if (p.measuring.load(std::memory_order_relaxed) &&
@@ -698,8 +697,7 @@ bool Recorder::Step(Boundary& b, PathState& p, Accumulator* acc, uint64_t add,
 }
 
 const devices::Snapshot* Recorder::SnapshotFor(Boundary& b, ThreadState& t,
-                                               const char* where,
-                                               int name_id) {
+                                               const char* where, int name_id) {
   if (!b.needs_snapshot) return nullptr;
   const bool timed = t.snapshots++ % kTimeEvery == 0;
   const uint64_t t0 = timed ? common::MonotonicNowNs() : 0;
@@ -831,8 +829,7 @@ void Recorder::Begin(ThreadSlot& slot, int name_id,
   t.depth.store(depth + 1, std::memory_order_relaxed);
 }
 
-void Recorder::OpenFrame(Boundary& b, ThreadState& t, Frame& f,
-                         int name_id) {
+void Recorder::OpenFrame(Boundary& b, ThreadState& t, Frame& f, int name_id) {
   const uint64_t snapshots_before = t.snapshots;
   // The snapshot, then the clock: the call starts after its snapshot.
   const devices::Snapshot* snap = SnapshotFor(b, t, "begin", name_id);
@@ -843,8 +840,8 @@ void Recorder::OpenFrame(Boundary& b, ThreadState& t, Frame& f,
   f.measured = f.state->measuring.load(std::memory_order_relaxed);
 }
 
-void Recorder::CountCall(const Frame& f, uint64_t now_ns,
-                         bool open, bool took_snapshot) {
+void Recorder::CountCall(const Frame& f, uint64_t now_ns, bool open,
+                         bool took_snapshot) {
   Accumulator& acc = *f.accumulator;
   const uint64_t wall = Delta(now_ns, f.start_ns);
   Add(acc.calls, 1);
@@ -914,11 +911,10 @@ void Recorder::CloseMarker(ThreadState& t, int index, uint64_t now_ns,
   Step(b, *f.state, f.accumulator, 0, kCountOne);
   if (now_ns == 0) now_ns = common::MonotonicNowNs();
   const uint64_t snapshots_before = t.snapshots;
-  const devices::Snapshot* snap =
-      !b.needs_snapshot ? nullptr
-      : given != nullptr
-          ? (given->valid ? given : nullptr)
-          : SnapshotFor(b, t, "end", f.name_id);
+  const devices::Snapshot* snap = !b.needs_snapshot ? nullptr
+                                  : given != nullptr
+                                      ? (given->valid ? given : nullptr)
+                                      : SnapshotFor(b, t, "end", f.name_id);
   Apply(b, snap, now_ns);
   CountCall(f, now_ns, open, t.snapshots != snapshots_before);
   t.markers[index] = t.markers[t.markers_open - 1];
@@ -961,8 +957,8 @@ internal::RegionParent Recorder::CurrentParent(ThreadSlot& slot) const {
   return {generation_, f.path, f.state};
 }
 
-void Recorder::CloseFrom(ThreadState& t, int level, uint64_t now_ns,
-                         bool open, const devices::Snapshot* given) {
+void Recorder::CloseFrom(ThreadState& t, int level, uint64_t now_ns, bool open,
+                         const devices::Snapshot* given) {
   const int depth = t.depth.load(std::memory_order_relaxed);
   // Innermost first, each word once: a level leaves its own path and, if
   // the level inside it closed its path, that open child path too.
@@ -982,10 +978,9 @@ void Recorder::CloseFrom(ThreadState& t, int level, uint64_t now_ns,
   if (now_ns == 0) now_ns = common::MonotonicNowNs();
   const uint64_t snapshots_before = t.snapshots;
   const devices::Snapshot* snap =
-      !b.needs_snapshot ? nullptr
-      : given != nullptr
-          ? (given->valid ? given : nullptr)
-          : SnapshotFor(b, t, "end", t.frames[level].name_id);
+      !b.needs_snapshot  ? nullptr
+      : given != nullptr ? (given->valid ? given : nullptr)
+                         : SnapshotFor(b, t, "end", t.frames[level].name_id);
   Apply(b, snap, now_ns);
   const bool took_snapshot = t.snapshots != snapshots_before;
   for (int l = depth - 1; l >= level; --l) {
@@ -1060,8 +1055,7 @@ void Recorder::RetireThread(ThreadSlot& slot) {
         "a thread exited with marker region \"{}\" still running: counted "
         "up to its exit (its open_calls)",
         RegionName(t->markers[t->markers_open - 1].name_id)));
-    CloseMarker(*t, t->markers_open - 1, /*now_ns=*/0, /*open=*/true,
-                nullptr);
+    CloseMarker(*t, t->markers_open - 1, /*now_ns=*/0, /*open=*/true, nullptr);
   }
   {
     std::lock_guard<std::mutex> threads_lock(threads_mu_);
@@ -1129,8 +1123,8 @@ void Recorder::Totals(const std::vector<PathInfo>& paths,
     t.overhead_ns = r.overhead_ns;
     t.open_calls = r.open_calls;
     t.intervals = r.intervals;
-    t.measured_intervals = device_ == nullptr ? r.intervals
-                                              : r.measured_intervals;
+    t.measured_intervals =
+        device_ == nullptr ? r.intervals : r.measured_intervals;
     t.estimated = t.measured_intervals < t.intervals;
     auto scaled = [&](const std::vector<uint64_t>& values) {
       std::vector<uint64_t> v(num_values_, 0);
@@ -1257,8 +1251,8 @@ void Recorder::CloseOpenRegions() {
     std::lock_guard<std::mutex> lock(threads_mu_);
     bool any_open = false;
     for (const std::unique_ptr<ThreadState>& t : threads_) {
-      any_open |= t->depth.load(std::memory_order_relaxed) > 0 ||
-                  t->markers_open > 0;
+      any_open |=
+          t->depth.load(std::memory_order_relaxed) > 0 || t->markers_open > 0;
     }
     if (!any_open) return;  // no last snapshot to take
   }

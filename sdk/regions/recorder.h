@@ -193,8 +193,7 @@ class Recorder {
   // or it failed: an error says so).
   // Takes the boundary's snapshot, reads the clock, applies the
   // transitions and starts `f`'s call.
-  void OpenFrame(Boundary& b, ThreadState& t, Frame& f,
-                 int name_id);
+  void OpenFrame(Boundary& b, ThreadState& t, Frame& f, int name_id);
   // Adds a call of `f` that ends at `now_ns` to its accumulator.
   void CountCall(const Frame& f, uint64_t now_ns, bool open,
                  bool took_snapshot);
@@ -205,8 +204,7 @@ class Recorder {
                                        const char* where, int name_id);
   // Applies the boundary's transitions with `snap` at `now_ns` and
   // releases their words.
-  void Apply(const Boundary& b, const devices::Snapshot* snap,
-             uint64_t now_ns);
+  void Apply(const Boundary& b, const devices::Snapshot* snap, uint64_t now_ns);
   // Closes the regions at levels [level, depth) of `t`, innermost first,
   // at `now_ns` (0: the clock once their paths' words are stepped);
   // `given`: a snapshot already taken (CloseOpenRegions).

@@ -29,8 +29,7 @@ std::string FormatCsv(const Results& results) {
   std::string out;
   AppendRow({"region", "path", "depth", "calls", "wall_ns", "overhead_ns",
              "sampled_calls", "open_calls", "event", "socket", "inclusive",
-             "exclusive", "estimated", "unit", "scale", "threads",
-             "thread_ns"},
+             "exclusive", "estimated", "unit", "scale", "threads", "thread_ns"},
             &out);
   const std::vector<int>& socket_ids = results.run.sockets;
   for (const RegionResult& region : results.regions) {

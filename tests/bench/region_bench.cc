@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 #include <chrono>
-
 #include <cstring>
 #include <memory>
 #include <string>
@@ -170,8 +169,8 @@ int OpenMsrTsc(int* cpu) {
   attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
                      PERF_FORMAT_TOTAL_TIME_RUNNING;
   *cpu = msr->cpus[0];
-  return static_cast<int>(syscall(SYS_perf_event_open, &attr, -1, *cpu, -1,
-                                  PERF_FLAG_FD_CLOEXEC));
+  return static_cast<int>(
+      syscall(SYS_perf_event_open, &attr, -1, *cpu, -1, PERF_FLAG_FD_CLOEXEC));
 }
 
 // The perf floor: two read() calls of a one-event msr/tsc group.
@@ -261,9 +260,8 @@ void BM_PairOverTwoReads(benchmark::State& state, bool cross_cpu) {
     regions += t2 - t1;
   }
   const double pairs = static_cast<double>(state.iterations()) * kBlock;
-  state.counters["ratio"] =
-      std::chrono::duration<double>(regions).count() /
-      std::chrono::duration<double>(bare).count();
+  state.counters["ratio"] = std::chrono::duration<double>(regions).count() /
+                            std::chrono::duration<double>(bare).count();
   state.counters["bare_ns"] =
       std::chrono::duration<double, std::nano>(bare).count() / pairs;
   state.counters["region_ns"] =

@@ -38,8 +38,10 @@ TEST(OpenMpTeamTest, EveryThreadOpensThePhaseAndTheSocketIsCountedOnce) {
   ASSERT_TRUE(s.ok()) << common::StatusMessage(s.status());
   sim::SimulatedUncore* sim = runtime::SimulatorOf(**s);
   ASSERT_NE(sim, nullptr);
-  const sim::SimulatedUncore::Traffic reads{
-      .box = ivytown::BoxType::kImc, .instance = 0, .code = 0x04, .umask = 0x03};
+  const sim::SimulatedUncore::Traffic reads{.box = ivytown::BoxType::kImc,
+                                            .instance = 0,
+                                            .code = 0x04,
+                                            .umask = 0x03};
   for (int threads : {1, 2, 8}) {
     const std::string name = "phase " + std::to_string(threads);
     bool injected = true;

@@ -4,9 +4,9 @@
 
 #include <atomic>
 #include <barrier>
-#include <functional>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -444,7 +444,6 @@ TEST(RegionTest, MetricsAreEvaluatedPerRegion) {
   EXPECT_DOUBLE_EQ(read->metrics[0].value, 1000.0 * 64.0 / seconds);
 }
 
-
 // ---------------------------------------------------------------------------
 // Teams: a region's counts are what the socket counted while at least one
 // thread was inside (docs/concurrency.md, "Teams of threads").
@@ -620,7 +619,6 @@ TEST(RegionTeamTest, EachThreadsShareSumsToTheSocketOnce) {
   EXPECT_EQ(calls.load(), shared->calls);
 }
 
-
 // Sibling child paths open and close on different threads at once: the
 // parent's exclusive stretches and the children's intervals never leave a
 // gap (every count inside the parent is exclusive or in some child) and a
@@ -650,15 +648,14 @@ TEST(RegionTeamTest, SiblingChildrenOnManyThreadsLeaveNoGap) {
   ASSERT_TRUE(p && c && d);
   const uint64_t n = uint64_t{kThreads} * kIterations;
   EXPECT_EQ(p->inclusive[0].total, 3 * n);
-  EXPECT_GE(p->exclusive[0].total + c->inclusive[0].total +
-                d->inclusive[0].total,
-            3 * n);
+  EXPECT_GE(
+      p->exclusive[0].total + c->inclusive[0].total + d->inclusive[0].total,
+      3 * n);
   EXPECT_LE(c->inclusive[0].total, 3 * n);
   EXPECT_LE(d->inclusive[0].total, 3 * n);
   EXPECT_LE(p->exclusive[0].total, n);
   EXPECT_TRUE(r.run.errors.empty());
 }
-
 
 // README "What a region reports": the worked example of three threads, in
 // simulated megabytes (one per millisecond).
@@ -705,7 +702,6 @@ TEST(RegionTeamTest, TheReadmesThreeThreadExample) {
   EXPECT_EQ(io->calls, 1u);
   EXPECT_TRUE(r.run.errors.empty());
 }
-
 
 // LIKWID's semantics: markers keyed per thread by name, overlapping.
 TEST(RegionMarkerTest, MarkersOverlapAndFollowLikwidsRules) {
@@ -774,8 +770,7 @@ TEST(RegionTeamTest, WorkersOpenUnderTheirTeamsRegion) {
   ASSERT_NE(recorder, nullptr);
   const int name = InternRegionName("team").value;
   RegionBegin("solve");
-  const internal::RegionParent parent =
-      internal::CurrentRegionParent(recorder);
+  const internal::RegionParent parent = internal::CurrentRegionParent(recorder);
   EXPECT_NE(parent.generation, 0u);
   constexpr int kThreads = 4;
   std::barrier sync(kThreads);

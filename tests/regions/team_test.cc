@@ -41,8 +41,8 @@ const RegionResult* Find(const Results& r, const std::string& path) {
 }
 
 // The length of the union of [begin, end) intervals, in nanoseconds.
-uint64_t UnionNs(std::vector<std::pair<Clock::time_point, Clock::time_point>>
-                     intervals) {
+uint64_t UnionNs(
+    std::vector<std::pair<Clock::time_point, Clock::time_point>> intervals) {
   std::sort(intervals.begin(), intervals.end());
   uint64_t total = 0;
   Clock::time_point covered{};
@@ -101,8 +101,8 @@ class TeamOnPerfTest : public ::testing::Test {
            static_cast<double>(rate->wall_ns);
   }
   // Checks the rule for a region whose calls' union is `union_ns`.
-  void ExpectSocketOnce(const std::string& name, int threads,
-                        uint64_t union_ns, double tsc_per_ns) {
+  void ExpectSocketOnce(const std::string& name, int threads, uint64_t union_ns,
+                        double tsc_per_ns) {
     const Results r = session_->Collect();
     const RegionResult* region = Find(r, name);
     ASSERT_NE(region, nullptr) << name;
@@ -138,8 +138,9 @@ TEST_F(TeamOnPerfTest, OneFourAndSixteenThreadsFullyOverlapping) {
   ASSERT_GT(tsc_per_ns, 0);
   for (int threads : {1, 4, 16}) {
     const std::string name = "overlap " + std::to_string(threads);
-    const uint64_t union_ns = RunTeam(name, threads, std::chrono::milliseconds(0),
-                                      std::chrono::milliseconds(100));
+    const uint64_t union_ns =
+        RunTeam(name, threads, std::chrono::milliseconds(0),
+                std::chrono::milliseconds(100));
     ExpectSocketOnce(name, threads, union_ns, tsc_per_ns);
   }
 }

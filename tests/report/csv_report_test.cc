@@ -84,11 +84,11 @@ TEST(CsvReportTest, ParsesBackStrictly) {
   ASSERT_TRUE(ParseCsv(csv, &records, &error)) << error;
   ASSERT_FALSE(records.empty());
   EXPECT_THAT(records[0],
-              ::testing::ElementsAre(
-                  "region", "path", "depth", "calls", "wall_ns", "overhead_ns",
-                  "sampled_calls", "open_calls", "event", "socket", "inclusive",
-                  "exclusive", "estimated", "unit", "scale", "threads",
-                  "thread_ns"));
+              ::testing::ElementsAre("region", "path", "depth", "calls",
+                                     "wall_ns", "overhead_ns", "sampled_calls",
+                                     "open_calls", "event", "socket",
+                                     "inclusive", "exclusive", "estimated",
+                                     "unit", "scale", "threads", "thread_ns"));
   // Per region: 4 events x (2 sockets + "all") + 2 metrics.
   EXPECT_EQ(records.size(), 1 + results.regions.size() * (4 * 3 + 2));
   for (const auto& record : records) ASSERT_EQ(record.size(), 17u);
@@ -98,12 +98,11 @@ TEST(CsvReportTest, ParsesBackStrictly) {
     by_key[r[1] + "|" + r[8] + "|" + r[9]] = r;
   }
   const auto& solve_victims_1 = by_key["main/solve|cbo/LLC_VICTIMS.M_STATE|1"];
-  EXPECT_THAT(
-      solve_victims_1,
-      ::testing::ElementsAre("solve", "main/solve", "1", "10", "1800000000",
-                             "15500", "10", "0", "cbo/LLC_VICTIMS.M_STATE", "1",
-                             "650000", "250000", "1", "", "1", "1",
-                             "1800000000"));
+  EXPECT_THAT(solve_victims_1,
+              ::testing::ElementsAre(
+                  "solve", "main/solve", "1", "10", "1800000000", "15500", "10",
+                  "0", "cbo/LLC_VICTIMS.M_STATE", "1", "650000", "250000", "1",
+                  "", "1", "1", "1800000000"));
   const auto& main_energy = by_key["main|power/energy-pkg|all"];
   ASSERT_EQ(main_energy.size(), 17u);
   EXPECT_EQ(main_energy[10], "39165");
@@ -111,11 +110,11 @@ TEST(CsvReportTest, ParsesBackStrictly) {
   EXPECT_EQ(main_energy[13], "Joules");
   EXPECT_EQ(std::strtod(main_energy[14].c_str(), nullptr), 6.103515625e-05);
   const auto& metric = by_key["main/solve|metric/MEM_BW_READS|all"];
-  EXPECT_THAT(metric, ::testing::ElementsAre(
-                          "solve", "main/solve", "1", "10", "1800000000",
-                          "15500", "10", "0", "metric/MEM_BW_READS", "all",
-                          "960000000", "", "", "bytes/s", "1", "1",
-                          "1800000000"));
+  EXPECT_THAT(metric, ::testing::ElementsAre("solve", "main/solve", "1", "10",
+                                             "1800000000", "15500", "10", "0",
+                                             "metric/MEM_BW_READS", "all",
+                                             "960000000", "", "", "bytes/s",
+                                             "1", "1", "1800000000"));
   EXPECT_EQ(by_key["main/solve|metric/PCT_WRITES|all"][10], "");  // invalid
   EXPECT_EQ(by_key["main/late|imc/CAS_COUNT.RD|all"][10],
             fmt::format("{}", kHugeCount));

@@ -74,11 +74,11 @@ TEST(JsonReportTest, ParsesBackWithEveryField) {
   const Json& regions = root.at("regions");
   ASSERT_EQ(JsonSize(regions), results.regions.size());
   const Json& solve = regions.at(1);
-  EXPECT_THAT(JsonKeys(solve),
-              ElementsAre("name", "path", "depth", "calls", "threads",
-                          "wall_ns", "thread_ns", "min_ns", "max_ns",
-                          "overhead_ns", "sampled_calls", "open_calls",
-                          "events", "metrics"));
+  EXPECT_THAT(
+      JsonKeys(solve),
+      ElementsAre("name", "path", "depth", "calls", "threads", "wall_ns",
+                  "thread_ns", "min_ns", "max_ns", "overhead_ns",
+                  "sampled_calls", "open_calls", "events", "metrics"));
   EXPECT_EQ(JsonString(solve.at("name")), "solve");
   EXPECT_EQ(JsonString(solve.at("path")), "main/solve");
   EXPECT_EQ(JsonUint(solve.at("depth")), 1u);

@@ -14,6 +14,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Profiling_ProfileSection.hpp>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
@@ -44,10 +45,10 @@ int Run(int iterations, int n) {
     Kokkos::Profiling::popRegion();
   }
   Kokkos::parallel_for(Kokkos::RangePolicy<>(0, n), Square{x});
-  Kokkos::View<long*> prefix("prefix", n);
+  Kokkos::View<int64_t*> prefix("prefix", n);
   Kokkos::parallel_scan(
       "prefix_sum", n,
-      KOKKOS_LAMBDA(const int i, long& partial, const bool final) {
+      KOKKOS_LAMBDA(const int i, int64_t& partial, const bool final) {
         partial += i;
         if (final) prefix(i) = partial;
       });
@@ -60,7 +61,7 @@ int Run(int iterations, int n) {
   }
   Kokkos::deep_copy(y, x);
   std::printf("dot: %g\n", dot);
-  const long last = n * (n - 1L) / 2;
+  const int64_t last = int64_t{n} * (n - 1) / 2;
   auto prefix_host =
       Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), prefix);
   return dot == 5.0 * n && prefix_host(n - 1) == last ? 0 : 1;

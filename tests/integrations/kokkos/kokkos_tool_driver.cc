@@ -22,6 +22,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <cinttypes>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -36,7 +37,7 @@ namespace {
 // Only the calling thread's allocations: the simulator's traffic thread
 // allocates as it pleases.
 thread_local bool t_counting = false;
-long g_allocations = 0;
+int64_t g_allocations = 0;
 
 }  // namespace
 
@@ -123,30 +124,25 @@ bool LoadTool(const char* path) {
          Load(library, "kokkosp_end_deep_copy", &t.end_deep_copy);
 }
 
-// Each begin gets a fresh copy of the label, as Kokkos passes
-// std::string::c_str() of a temporary.
+// Kokkos passes each label as std::string::c_str().
 void For(const std::string& label) {
   uint64_t kid = 0;
-  const std::string copy = label;
-  g_tool.begin_for(copy.c_str(), 0, &kid);
+  g_tool.begin_for(label.c_str(), 0, &kid);
   g_tool.end_for(kid);
 }
 void Reduce(const std::string& label) {
   uint64_t kid = 0;
-  const std::string copy = label;
-  g_tool.begin_reduce(copy.c_str(), 0, &kid);
+  g_tool.begin_reduce(label.c_str(), 0, &kid);
   g_tool.end_reduce(kid);
 }
 void Scan(const std::string& label) {
   uint64_t kid = 0;
-  const std::string copy = label;
-  g_tool.begin_scan(copy.c_str(), 0, &kid);
+  g_tool.begin_scan(label.c_str(), 0, &kid);
   g_tool.end_scan(kid);
 }
 void Fence(const std::string& label) {
   uint64_t kid = 0;
-  const std::string copy = label;
-  g_tool.begin_fence(copy.c_str(), 0, &kid);
+  g_tool.begin_fence(label.c_str(), 0, &kid);
   g_tool.end_fence(kid);
 }
 void DeepCopy(const char* dst, const char* src) {
@@ -231,6 +227,7 @@ void Names() {
 // Per thread T of 4: thread (1) > shared_kernel (100), kernel_T (50).
 void Threads() {
   std::vector<std::thread> threads;
+  threads.reserve(4);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([t] {
       g_tool.push("thread");
@@ -286,7 +283,7 @@ void Round(uint32_t section) {
 
 // The allocations of `body`, on this thread.
 template <typename F>
-long AllocationsOf(F body) {
+int64_t AllocationsOf(F body) {
   g_allocations = 0;
   t_counting = true;
   body();
@@ -302,16 +299,17 @@ void Allocations() {
   g_tool.create_section("section", &section);
   Round(section);
   Round(section);
-  const long warm = AllocationsOf([section] {
+  const int64_t warm = AllocationsOf([section] {
     for (int i = 0; i < 1000; ++i) Round(section);
   });
   char label[] = "first use";
-  const long first = AllocationsOf([&label] {
+  const int64_t first = AllocationsOf([&label] {
     uint64_t kid = 0;
     g_tool.begin_for(label, 0, &kid);
     g_tool.end_for(kid);
   });
-  std::printf("allocations: %ld\nfirst use allocations: %ld\n", warm, first);
+  std::printf("allocations: %" PRId64 "\nfirst use allocations: %" PRId64 "\n",
+              warm, first);
 }
 
 }  // namespace

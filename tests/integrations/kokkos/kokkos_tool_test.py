@@ -6,10 +6,10 @@ runs what CMake built, on the simulator.
 
   kokkos_tool_test.py --tool libuncore_kokkos.so --driver kokkos_tool_driver
       the callbacks called directly (kokkos_tool_driver.cc)
-  kokkos_tool_test.py --tool libuncore_kokkos.so [--program kokkos_program]
-      an unmodified Kokkos program (kokkos_program.cc) run with the tool;
-      without --program (Kokkos was not found) it prints why it is skipped
-      and exits 0
+  kokkos_tool_test.py --tool libuncore_kokkos.so --program kokkos_program
+      an unmodified Kokkos program (kokkos_program.cc) run with the tool
+  kokkos_tool_test.py --tool libuncore_kokkos.so --skip-reason WHY
+      no Kokkos program could be built: prints "skipped: WHY", exits 0
 """
 import argparse
 import json
@@ -64,6 +64,7 @@ class ToolTest(unittest.TestCase):
         self.assertGreaterEqual(report["schema_version"], 1)
         self.assertTrue(report["simulated"])
         self.errors = report["errors"]
+        self.raw = {r["path"]: r for r in report["regions"]}
         calls = {}
         for region in report["regions"]:
             path = region["path"]
@@ -173,6 +174,10 @@ class DriverTest(ToolTest):
             expected[f"thread/kernel_{t}"] = 50
         self.assertEqual(self.regions(), expected)
         self.assertEqual(self.errors, [])
+        # Schema 2 says how many threads entered each region.
+        if "threads" in self.raw["thread"]:
+            self.assertEqual(self.raw["thread"]["threads"], 4)
+            self.assertEqual(self.raw["thread/shared_kernel"]["threads"], 4)
 
     def test_no_allocation_once_a_name_is_known(self):
         r = self.drive("allocations", UNCORE_KOKKOS_FENCES="1",
@@ -231,6 +236,8 @@ def main():
     parser.add_argument("--tool", required=True)
     parser.add_argument("--driver")
     parser.add_argument("--program")
+    parser.add_argument("--skip-reason",
+                        default="no Kokkos program was given (--program)")
     args, rest = parser.parse_known_args()
     TOOL, DRIVER, PROGRAM = args.tool, args.driver, args.program
     if DRIVER:
@@ -238,9 +245,7 @@ def main():
     elif PROGRAM:
         suite = ProgramTest
     else:
-        print("skipped: no Kokkos program was built (Kokkos_Core.hpp or "
-              "the kokkoscore library was not found when CMake configured; "
-              "Debian: apt-get install libtrilinos-kokkos-dev)")
+        print(f"skipped: {args.skip_reason}")
         return 0
     tests = unittest.defaultTestLoader.loadTestsFromTestCase(suite)
     if rest:
