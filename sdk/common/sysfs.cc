@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "sdk/common/fd.h"
 #include "sdk/common/id_list.h"
 #include "sdk/common/text.h"
 
@@ -21,7 +22,7 @@ namespace uncore::common {
 
 std::optional<std::string> ReadSmallFile(const std::filesystem::path& path,
                                          int* error) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = KeepAboveStdio(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd < 0) {
     if (error != nullptr) *error = errno;
     return std::nullopt;

@@ -30,6 +30,7 @@
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
 #include "sdk/common/clock.h"
+#include "sdk/common/fd.h"
 #include "sdk/common/status_macros.h"
 
 namespace uncore::devices {
@@ -252,8 +253,8 @@ absl::StatusOr<std::unique_ptr<SnapshotServer>> SnapshotServer::Start(
         "SnapshotServer: the catalog's plan does not match the device's");
   }
   const size_t size = SegmentSize(entries, encoded.size());
-  const int fd =
-      shm_open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  const int fd = common::KeepAboveStdio(
+      shm_open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   if (fd < 0) {
     const int error = errno;
     if (error == EEXIST) {
@@ -391,7 +392,8 @@ RemoteSnapshotDevice::Attach(const std::vector<std::string>& names) {
   std::unique_ptr<RemoteSnapshotDevice> device(new RemoteSnapshotDevice());
   for (const std::string& name : names) {
     UNCORE_ASSIGN_OR_RETURN(const std::string path, ServedSegmentPath(name));
-    const int fd = shm_open(path.c_str(), O_RDWR | O_CLOEXEC, 0);
+    const int fd =
+        common::KeepAboveStdio(shm_open(path.c_str(), O_RDWR | O_CLOEXEC, 0));
     if (fd < 0) {
       const int error = errno;
       return absl::Status(

@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
+#include "sdk/common/fd.h"
 #include "sdk/common/sysfs.h"
 #include "sdk/common/text.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
@@ -108,7 +109,8 @@ std::vector<SocketTopology::PciInstance> EmptyPciInstances() {
 // only the first 64 bytes).
 std::optional<uint32_t> ReadConfigDword(const fs::path& config,
                                         uint32_t offset) {
-  const int fd = ::open(config.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd =
+      common::KeepAboveStdio(::open(config.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd < 0) return std::nullopt;
   uint32_t value = 0;
   const ssize_t n = ::pread(fd, &value, sizeof(value), offset);

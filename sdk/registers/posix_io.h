@@ -1,6 +1,6 @@
 // EINTR-safe wrappers of open, pread and pwrite for the register layer's
 // device files (/dev/cpu/N/msr, msr_safe, msr_batch, PCI config files).
-// Files are opened O_CLOEXEC.  They return what the system call returns;
+// Files are opened O_CLOEXEC, never at descriptors 0-2.  They return what the system call returns;
 // errno holds the error.
 #ifndef UNCORE_SDK_REGISTERS_POSIX_IO_H_
 #define UNCORE_SDK_REGISTERS_POSIX_IO_H_
@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <string>
 
+#include "sdk/common/fd.h"
+
 namespace uncore::registers {
 
 inline int OpenRetry(const std::string& path, int flags) {
@@ -20,7 +22,7 @@ inline int OpenRetry(const std::string& path, int flags) {
   do {
     fd = ::open(path.c_str(), flags | O_CLOEXEC);
   } while (fd < 0 && errno == EINTR);
-  return fd;
+  return common::KeepAboveStdio(fd);
 }
 
 inline ssize_t PreadRetry(int fd, void* buffer, size_t size, off_t offset) {

@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "fmt/format.h"
+#include "sdk/common/fd.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/report/report.h"
 
@@ -73,8 +74,8 @@ int CreateTemporary(const std::string& path, std::string* temp) {
   for (int attempt = 0; attempt < 16; ++attempt) {
     *temp = fmt::format("{}.{}.tmp.{}.{:012x}", prefix, base, getpid(),
                         RandomBits() & 0xFFFFFFFFFFFFULL);
-    const int fd =
-        open(temp->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    const int fd = common::KeepAboveStdio(
+        open(temp->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
     if (fd >= 0 || errno != EEXIST) return fd;
   }
   errno = EEXIST;
@@ -97,7 +98,8 @@ int WriteAllTo(int fd, std::string_view text) {
 // `flags`: O_CREAT | O_TRUNC to write through a dangling symbolic link.
 absl::Status WriteInPlace(const std::string& path, std::string_view text,
                           int flags = 0) {
-  const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC | flags, 0666);
+  const int fd = common::KeepAboveStdio(
+      open(path.c_str(), O_WRONLY | O_CLOEXEC | flags, 0666));
   if (fd < 0) {
     const int error = errno;
     return ErrnoStatus(error,

@@ -9,9 +9,17 @@
 // signal's default disposition and raises it again, so the program ends as
 // the signal says ("killed by SIGINT").  Our handler is installed only for
 // signals whose disposition is SIG_DFL when the session starts; a handler
-// the program installs later replaces it.  A second SIGINT or SIGTERM while
-// the report is being written takes its usual effect at once.  SIGKILL
-// cannot be caught: no report.
+// the program installs later replaces it.  The same signal again within
+// kRepeatGraceNs of the first is a repeat, not a second request (GNU
+// `timeout` sends SIGTERM to the program and then to its process group):
+// the report is still written.  A second SIGINT or SIGTERM after that, or
+// the other one, takes its usual effect at once.  SIGKILL cannot be
+// caught: no report.
+//
+// The handler wakes the signal thread through a futex word, not a pipe:
+// the SDK keeps no descriptor for it, so a program that closes its
+// inherited descriptors (a daemon) still ends on SIGTERM with its report,
+// and the handler never writes into a descriptor the program reused.
 //
 // The program's threads keep running while the signal thread stops the
 // session: Session::Stop lets the boundaries under way finish before it
@@ -20,9 +28,11 @@
 // stopping it does nothing.
 #include "sdk/runtime/environment_session.h"
 
-#include <fcntl.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -100,12 +110,34 @@ void StopSession(int signo) {
 // The signals after which the report is still written.
 constexpr int kSignals[] = {SIGINT, SIGTERM};
 
+// A repeat of the same signal within this long of the first is the same
+// request (GNU timeout's second SIGTERM comes microseconds after the
+// first); a person's second Ctrl-C takes longer.
+constexpr int64_t kRepeatGraceNs = 200'000'000;
+
 // Set once by StartSignalWatcher, read by the handler.
-int g_signal_pipe[2] = {-1, -1};
 pid_t g_owner_pid = 0;
 bool g_installed[std::size(kSignals)] = {};
 std::atomic<int> g_signal_received{0};
+std::atomic<int64_t> g_first_signal_ns{0};
+// The signal thread sleeps on it: 0 nothing yet, 1 a signal, 2 stop.
+std::atomic<uint32_t> g_wake{0};
 static_assert(std::atomic<int>::is_always_lock_free);
+static_assert(std::atomic<int64_t>::is_always_lock_free);
+static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
+
+// Async-signal-safe: a system call.
+void Wake(uint32_t value) {
+  g_wake.store(value, std::memory_order_seq_cst);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_wake), FUTEX_WAKE_PRIVATE,
+          1, nullptr, nullptr, 0);
+}
+
+int64_t MonotonicNs() {  // async-signal-safe
+  timespec ts = {};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
 
 std::mutex& WatcherMutex() {
   static auto* mu = new std::mutex;
@@ -123,28 +155,37 @@ void SetDefault(int signo) {
 // Async-signal-safe calls only.
 void OnSignal(int signo) {
   const int saved_errno = errno;
-  if (getpid() != g_owner_pid || g_signal_received.exchange(signo) != 0) {
+  const int64_t now = MonotonicNs();
+  int first = 0;
+  if (getpid() == g_owner_pid &&
+      g_signal_received.compare_exchange_strong(first, signo)) {
+    g_first_signal_ns.store(now);
+    Wake(1);
+  } else if (getpid() == g_owner_pid && first == signo &&
+             (g_first_signal_ns.load() == 0 ||
+              now - g_first_signal_ns.load() < kRepeatGraceNs)) {
+    // The same request again (GNU timeout): the report is being written.
+  } else {
     // A forked child (it has no signal thread), or a second signal while
     // the report is being written: the usual effect, now.  The signal is
     // blocked in its handler, so it is delivered when the handler returns.
     SetDefault(signo);
     raise(signo);
-  } else {
-    const unsigned char byte = static_cast<unsigned char>(signo);
-    const ssize_t written = write(g_signal_pipe[1], &byte, 1);
-    (void)written;
   }
   errno = saved_errno;
 }
 
-// The signal thread: waits for a signal number (0 or end of file: stop).
+// The signal thread: sleeps until a signal (or the stop) wakes it.
 void WatchSignals() {
   for (;;) {
-    unsigned char byte = 0;
-    const ssize_t n = read(g_signal_pipe[0], &byte, 1);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0 || byte == 0) return;
-    const int signo = byte;
+    const uint32_t wake = g_wake.load(std::memory_order_seq_cst);
+    if (wake == 0) {
+      syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_wake),
+              FUTEX_WAIT_PRIVATE, 0, nullptr, nullptr, 0);
+      continue;  // woken, interrupted or spurious: look again
+    }
+    if (wake != 1) return;
+    const int signo = g_signal_received.load();
     StopSession(signo);
     // The signal's usual effect: delivered to this thread, which blocked
     // every signal until now.
@@ -171,8 +212,9 @@ void StartSignalWatcher() {
       any_default = true;
     }
   }
-  if (!any_default || pipe2(g_signal_pipe, O_CLOEXEC) != 0) return;
+  if (!any_default) return;
   g_owner_pid = getpid();
+  g_wake.store(0);
   // The thread starts with every signal blocked, so that none is handled
   // there and the re-raise above reaches it only when unblocked.
   sigset_t all;
@@ -201,8 +243,7 @@ void StartSignalWatcher() {
 }
 
 // Puts back SIG_DFL where our handler still is, and stops and joins the
-// signal thread.  Not on the signal thread.  The pipe stays open: a handler
-// running on another thread at this moment may still write to it.
+// signal thread.  Not on the signal thread.
 void StopSignalWatcher() {
   std::lock_guard<std::mutex> lock(WatcherMutex());
   for (size_t i = 0; i < std::size(kSignals); ++i) {
@@ -219,12 +260,11 @@ void StopSignalWatcher() {
   // with the parent's).
   if (g_watcher == nullptr || getpid() != g_owner_pid) return;
   if (g_watcher->get_id() == std::this_thread::get_id()) return;
-  const unsigned char stop = 0;
-  ssize_t written = 0;
-  do {
-    written = write(g_signal_pipe[1], &stop, 1);
-  } while (written < 0 && errno == EINTR);
-  if (written == 1) {
+  // A signal that came first keeps the thread busy with it: the stop is
+  // seen when it looks again (never: it re-raises the signal).
+  uint32_t idle = 0;
+  if (g_wake.compare_exchange_strong(idle, 2)) {
+    Wake(2);
     g_watcher->join();
   } else {
     g_watcher->detach();

@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
+#include "sdk/common/fd.h"
 
 namespace uncore::runtime {
 namespace {
@@ -133,7 +134,8 @@ absl::StatusOr<ProcessSessionClaim> ClaimProcessSession() {
   ProcessSessionClaim claim;
   claim.held_ = true;
   r.claimed = true;
-  const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  const int fd =
+      common::KeepAboveStdio(socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
   if (fd < 0) return claim;  // no sockets here: start unregistered
   const std::string name = ProcessSessionName(getpid());
   sockaddr_un address = {};

@@ -5,7 +5,10 @@
 //                            "outer/loop" until a signal ends it
 //   env_program own-handler  installs its own SIGTERM handler, prints
 //                            "ready", loops until SIGTERM, returns 3
+//   env_program close-fds    as `loop`, after closing every descriptor
+//                            from 3 on, as a daemon does
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -43,6 +46,11 @@ void Loop(const volatile sig_atomic_t* stop) {
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "loop") == 0) {
+    Loop(nullptr);
+    return 0;
+  }
+  if (argc > 1 && std::strcmp(argv[1], "close-fds") == 0) {
+    for (int fd = 3; fd < 1024; ++fd) close(fd);
     Loop(nullptr);
     return 0;
   }

@@ -7,10 +7,12 @@ import json
 import os
 import re
 import resource
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -272,6 +274,68 @@ class OutputTest(TempDirTest):
         self.assertEqual(p.returncode, -signal.SIGTERM, stderr)
         self.assertIn("uncore report: platform ivytown, backend sim", stderr)
         self.assertIn("interrupted by SIGTERM", stderr)
+
+    def test_sigterm_twice_at_once_still_writes_the_report(self):
+        # GNU timeout sends SIGTERM to the program, then to its process
+        # group: the repeat is the same request, not a second one.
+        p = start(self.sim(self.path("out.json")), "loop")
+        self.wait_ready(p)
+        os.kill(p.pid, signal.SIGTERM)
+        os.kill(p.pid, signal.SIGTERM)
+        _, stderr = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, -signal.SIGTERM, stderr)
+        self.assertEqual(self.files(), ["out.json"])
+        self.assertEqual(self.load("out.json")["backend"], "sim")
+
+    def test_gnu_timeout_leaves_a_report_every_time(self):
+        timeout = shutil.which("timeout")
+        if timeout is None:
+            self.skipTest("no GNU timeout here")
+        for run in range(30):
+            out = self.path("t%d.json" % run)
+            p = subprocess.run([timeout, "0.3", PROGRAM, "loop"],
+                               env={**os.environ, **self.sim(out)},
+                               stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True,
+                               preexec_fn=default_signals, timeout=60)
+            self.assertEqual(p.returncode, 124, p.stderr)
+            self.assertTrue(os.path.exists(out), "run %d: no report" % run)
+            with open(out, encoding="utf-8") as f:
+                self.assertEqual(json.load(f)["backend"], "sim")
+
+    def test_closed_stdio_keeps_the_session(self):
+        # Started with descriptors 0-2 closed: the SDK's own descriptors
+        # must not take them (the program's output would reach them).
+        def closed_stdio():
+            default_signals()
+            for fd in (0, 1, 2):
+                os.close(fd)
+        out = self.path("out.json")
+        p = subprocess.Popen([PROGRAM, "3", "5"],
+                             env={**os.environ, **self.sim(out)},
+                             preexec_fn=closed_stdio)
+        self.assertEqual(p.wait(timeout=60), 0)
+        report = self.load("out.json")
+        regions = {r["path"]: r for r in report["regions"]}
+        self.assertEqual(regions["step, \"quoted\""]["calls"], 3)
+        self.assertEqual(report["errors"], [])
+        p = subprocess.Popen([PROGRAM, "loop"],
+                             env={**os.environ, **self.sim(out)},
+                             preexec_fn=closed_stdio)
+        time.sleep(0.5)
+        self.assertIsNone(p.poll(), "the session stopped by itself")
+        p.send_signal(signal.SIGTERM)
+        self.assertEqual(p.wait(timeout=60), -signal.SIGTERM)
+        self.assertEqual(self.load("out.json")["backend"], "sim")
+
+    def test_a_daemon_that_closes_its_descriptors_ends_with_its_report(self):
+        p = start(self.sim(self.path("out.json")), "close-fds")
+        self.wait_ready(p)
+        p.send_signal(signal.SIGTERM)
+        _, stderr = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, -signal.SIGTERM, stderr)
+        regions = {r["path"]: r for r in self.load("out.json")["regions"]}
+        self.assertGreaterEqual(regions["outer/loop"]["calls"], 1)
 
     def test_ignored_signal_stays_ignored(self):
         def ignore_sigint():

@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
 #include "sdk/common/clock.h"
+#include "sdk/common/fd.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
 #include "sdk/devices/perf/kernel_ivbep.h"
@@ -275,8 +276,8 @@ absl::Status PerfDevice::OpenCounter(const PerfCounter& c, int group_fd,
   const int64_t r = syscall(SYS_perf_event_open, &attr, /*pid=*/-1, c.cpu,
                             group_fd, PERF_FLAG_FD_CLOEXEC);
   if (r >= 0) {
-    *fd = static_cast<int>(r);
-    return absl::OkStatus();
+    *fd = common::KeepAboveStdio(static_cast<int>(r));
+    if (*fd >= 0) return absl::OkStatus();
   }
   const int err = errno;
   const std::string what =
