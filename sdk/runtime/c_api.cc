@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "sdk/common/status_macros.h"
+#include "sdk/runtime/active_session.h"
 #include "sdk/runtime/environment_session.h"
 #include "sdk/spec/event_spec.h"
 #include "uncore/region.h"
@@ -105,19 +106,22 @@ int uncore_region_end(const char* name) {
 
 int uncore_region_get(const char* name, int* nevents, double* events,
                       double* seconds, int* calls) {
-  // Under the C API's lock: uncore_finalize on another thread must not
-  // destroy the session while it is read here.
-  std::lock_guard<std::mutex> lock(State().mu);
-  uncore::Session* session = uncore::Session::Active();
-  if (session == nullptr || name == nullptr) {
+  if (name == nullptr) {
     if (nevents != nullptr) *nevents = 0;
-    return Fail(absl::FailedPreconditionError("no active uncore session"));
+    return NullName("uncore_region_get");
   }
   // The calling thread's share (LIKWID's GET): its calls and time, and the
   // counts of the intervals it closed, so the threads' values sum to each
-  // socket once.  Every call path of the name: "solve" under "setup" and
-  // under "run".
-  const uncore::Results results = session->CollectCallingThread();
+  // socket once.  Read while the session cannot be stopped or destroyed
+  // (by uncore_finalize, or by its C++ owner on another thread).
+  uncore::Results results;
+  if (!uncore::runtime::WithActiveSession([&](uncore::Session& session) {
+        results = session.CollectCallingThread();
+      })) {
+    if (nevents != nullptr) *nevents = 0;
+    return Fail(absl::FailedPreconditionError("no active uncore session"));
+  }
+  // Every call path of the name: "solve" under "setup" and under "run".
   bool found = false;
   uint64_t total_calls = 0;
   uint64_t total_wall_ns = 0;
@@ -219,16 +223,16 @@ int uncore_marker_reset(const char* name) {
 
 int uncore_write_report(const char* output) {
   t_last_error.clear();
-  std::lock_guard<std::mutex> lock(State().mu);  // as uncore_region_get
-  uncore::Session* session = uncore::Session::Active();
-  if (session == nullptr) {
-    return Fail(absl::FailedPreconditionError("no active uncore session"));
-  }
   if (output == nullptr || *output == '\0') {
     return Fail(absl::InvalidArgumentError(
         "uncore_write_report: no output given (\"-\", FILE.json, FILE.csv)"));
   }
-  absl::Status s = session->WriteReport(output);
+  // As uncore_region_get: the session cannot be destroyed meanwhile.
+  absl::Status s;
+  if (!uncore::runtime::WithActiveSession(
+          [&](uncore::Session& session) { s = session.WriteReport(output); })) {
+    return Fail(absl::FailedPreconditionError("no active uncore session"));
+  }
   return s.ok() ? 0 : Fail(s);
 }
 

@@ -33,6 +33,7 @@
 #include "sdk/regions/recorder.h"
 #include "sdk/report/output.h"
 #include "sdk/report/report.h"
+#include "sdk/runtime/active_session.h"
 #include "sdk/runtime/backends.h"
 #include "sdk/runtime/node_sharing.h"
 #include "sdk/runtime/process_registry.h"
@@ -272,6 +273,19 @@ Session* Session::Active() {
   std::lock_guard<std::mutex> lock(ActiveMutex());
   return g_active_session;
 }
+
+namespace runtime {
+
+bool WithActiveSession(absl::FunctionRef<void(Session&)> use) {
+  // Stop's last step clears the active session under this lock: while it
+  // is held, the session cannot finish stopping, let alone be destroyed.
+  std::lock_guard<std::mutex> lock(ActiveMutex());
+  if (g_active_session == nullptr) return false;
+  use(*g_active_session);
+  return true;
+}
+
+}  // namespace runtime
 
 absl::StatusOr<SessionOptions> Session::OptionsFromEnvironment() {
   auto env = [](const char* name) -> std::optional<std::string> {

@@ -210,6 +210,40 @@ TEST(LifetimeTest, FinalizeRacesRegionGet) {
   }
 }
 
+// The same with a session its C++ owner destroys while other threads read
+// it through the C API (uncore_region_get, uncore_write_report): never a
+// use after free (ASan in CI).
+TEST(LifetimeTest, DestroyingACppSessionRacesRegionGet) {
+  for (int round = 0; round < 10; ++round) {
+    std::unique_ptr<Session> session = StartSim({"imc/CAS_COUNT.RD"});
+    ASSERT_NE(session, nullptr);
+    std::atomic<bool> stop{false};
+    std::atomic<int> reads{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        while (!stop.load()) {
+          uncore_region_begin("c");
+          uncore_region_end("c");
+          int n = 1;
+          double events[1];
+          double seconds = 0;
+          int calls = 0;
+          (void)uncore_region_get("c", &n, events, &seconds, &calls);
+          if (t == 0) (void)uncore_write_report("/dev/null");
+          reads.fetch_add(1);
+        }
+      });
+    }
+    while (reads.load() < 100) std::this_thread::yield();
+    session.reset();  // Stop and free, with the readers still going
+    const int after = reads.load();
+    while (reads.load() < after + 100) std::this_thread::yield();
+    stop.store(true);
+    for (std::thread& t : threads) t.join();
+  }
+}
+
 // Sixteen counters that every thread can read (socket-wide, like uncore
 // counters) and each of which only one thread advances, inside its regions.
 constexpr int kTagged = 16;
