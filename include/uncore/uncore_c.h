@@ -90,7 +90,8 @@ int uncore_marker_reset(const char* name);
 int uncore_write_report(const char* output);
 /* Stops the session started by uncore_init*, writes its report. */
 int uncore_finalize(void);
-/* Why the last call failed ("" if none).  Valid until the next call. */
+/* Why the last call failed ("" if none; at most 2,047 bytes, a longer
+ * message ends in "...").  Valid until the next call on the thread. */
 const char* uncore_last_error(void);
 /* Whether this program starts the session UNCORE_EVENTS / UNCORE_METRICS
  * describe when it loads.  The library's default returns 1; a program that

@@ -1,8 +1,11 @@
 // The C API (include/uncore/uncore_c.h) over uncore::Session.
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -28,10 +31,23 @@ CState& State() {
   return *state;
 }
 
-thread_local std::string t_last_error;
+// A fixed buffer, trivially destructible: the C API is called from other
+// libraries' exit paths (libomp's tool finalize runs after the thread's
+// C++ thread_locals are destroyed).  A longer message is cut with "...".
+constexpr size_t kLastErrorSize = 2048;
+thread_local char t_last_error[kLastErrorSize] = {};
+
+void SetLastError(std::string_view message) {
+  const size_t n = std::min(message.size(), kLastErrorSize - 1);
+  std::memcpy(t_last_error, message.data(), n);
+  t_last_error[n] = '\0';
+  if (n < message.size() && n >= 3) {
+    std::memcpy(t_last_error + n - 3, "...", 3);
+  }
+}
 
 int Fail(const absl::Status& status) {
-  t_last_error = uncore::common::StatusMessage(status);
+  SetLastError(uncore::common::StatusMessage(status));
   return -1;
 }
 
@@ -56,7 +72,7 @@ int StartLocked(CState& state, absl::StatusOr<uncore::SessionOptions> o) {
 extern "C" {
 
 int uncore_init(void) {
-  t_last_error.clear();
+  t_last_error[0] = '\0';
   if (uncore::Session::Active() != nullptr) return 0;
   CState& state = State();
   std::lock_guard<std::mutex> lock(state.mu);
@@ -68,7 +84,7 @@ int uncore_init(void) {
 
 int uncore_init_with(const char* events, const char* metrics,
                      const char* backend, const char* output) {
-  t_last_error.clear();
+  t_last_error[0] = '\0';
   uncore::SessionOptions o;
   if (events != nullptr) o.events = uncore::spec::SplitSpecList(events);
   if (metrics != nullptr) o.metrics = uncore::spec::SplitSpecList(metrics);
@@ -222,7 +238,7 @@ int uncore_marker_reset(const char* name) {
 }
 
 int uncore_write_report(const char* output) {
-  t_last_error.clear();
+  t_last_error[0] = '\0';
   if (output == nullptr || *output == '\0') {
     return Fail(absl::InvalidArgumentError(
         "uncore_write_report: no output given (\"-\", FILE.json, FILE.csv)"));
@@ -237,7 +253,7 @@ int uncore_write_report(const char* output) {
 }
 
 int uncore_finalize(void) {
-  t_last_error.clear();
+  t_last_error[0] = '\0';
   CState& state = State();
   std::lock_guard<std::mutex> lock(state.mu);
   if (state.session == nullptr) {
@@ -250,6 +266,6 @@ int uncore_finalize(void) {
   return s.ok() ? 0 : Fail(s);
 }
 
-const char* uncore_last_error(void) { return t_last_error.c_str(); }
+const char* uncore_last_error(void) { return t_last_error; }
 
 }  // extern "C"

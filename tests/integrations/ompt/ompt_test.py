@@ -1,0 +1,336 @@
+#!/usr/bin/env python3
+"""libuncore_ompt.so end to end: unmodified OpenMP programs (clang
+-fopenmp=libomp) run with OMP_TOOL_LIBRARIES and OMP_NUM_THREADS=4.
+
+  ompt_test.py --tool libuncore_ompt.so --program ompt_program \\
+      --nodebug-program ompt_program_nodebug \\
+      --regions-program ompt_regions_program \\
+      --source ompt_program.c --regions-source ompt_regions_program.cc
+
+On the simulator (UNCORE_BACKEND=sim UNCORE_EVENTS=imc/CAS_COUNT.RD, a JSON
+report): one region per construct, named "omp parallel @ FUNCTION
+(FILE:LINE)" with the line of its pragma (read from the sources' "construct:"
+markers), calls = threads x runs, threads = 4; nested teams; the
+work-sharing regions of UNCORE_OMPT_WORK=1; no line without -g; the
+program's own UNCORE_REGION as the team's parent; the report written once;
+nothing measured without a session or without the tool.  On perf
+(UNCORE_BACKEND=perf UNCORE_EVENTS=msr/tsc/, root): a team of 4 threads each
+sleeping 100 ms counts the socket once: its msr/tsc/ total / wall_ns is the
+TSC rate of a 1-thread construct of the same run within 2%, and wall_ns is
+about 100 ms, not 400.
+
+Exit status: 0 passed, 1 failed, 77 skipped (--skip REASON, or a program
+missing), as CTest's SKIP_RETURN_CODE expects.  Python 3 only, no packages.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+FAILURES = []
+SKIP = 77
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        FAILURES.append(what)
+    return ok
+
+
+def environment(extra):
+    """The caller's environment without its UNCORE_*, OMP_* and KMP_*."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("UNCORE_", "OMP_", "KMP_"))}
+    env["OMP_NUM_THREADS"] = "4"
+    env.update(extra)
+    return env
+
+
+def run(program, args, extra, timeout=120):
+    p = subprocess.run([program, *args], env=environment(extra),
+                       capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0:
+        print("command:", program, *args, "env:", extra)
+        print(p.stdout)
+        print(p.stderr)
+    return p
+
+
+def construct_lines(source):
+    """{label: line} of the lines marked "construct: label"."""
+    lines = {}
+    with open(source, encoding="utf-8") as f:
+        for number, text in enumerate(f, 1):
+            m = re.search(r"construct: ([A-Za-z_ ]+?)\s*(\*/)?$", text)
+            if m:
+                lines[m.group(1)] = number
+    return lines
+
+
+class Runner:
+    def __init__(self, args, tmp):
+        self.args = args
+        self.tmp = tmp
+        self.count = 0
+
+    def report(self, program, argv=(), extra=None, events="imc/CAS_COUNT.RD",
+               backend="sim", tool=True):
+        """Runs `program` with the tool and a JSON report; the report, or
+        None when it failed."""
+        self.count += 1
+        out = os.path.join(self.tmp, "report%d.json" % self.count)
+        env = {"UNCORE_BACKEND": backend, "UNCORE_EVENTS": events,
+               "UNCORE_OUTPUT": out}
+        if tool:
+            env["OMP_TOOL_LIBRARIES"] = self.args.tool
+        env.update(extra or {})
+        p = run(program, list(argv), env)
+        if not check(p.returncode == 0,
+                     " ".join([os.path.basename(program), *argv]) +
+                     " exits 0"):
+            return None
+        if not check(os.path.exists(out), "the report %s is written" % out):
+            return None
+        with open(out, encoding="utf-8") as f:
+            return json.load(f)
+
+
+def regions_of(report):
+    return {r["path"]: r for r in report["regions"]}
+
+
+def expect_region(regions, path, calls, threads=None, min_threads=None):
+    r = regions.get(path)
+    if not check(r is not None, "region %r is reported" % path):
+        print("  regions:", sorted(regions))
+        return None
+    check(r["calls"] == calls,
+          "%r: calls %d == %d" % (path, r["calls"], calls))
+    if threads is not None:
+        check(r["threads"] == threads,
+              "%r: threads %d == %d" % (path, r["threads"], threads))
+    if min_threads is not None:
+        check(r["threads"] >= min_threads,
+              "%r: threads %d >= %d" % (path, r["threads"], min_threads))
+    check(r["open_calls"] == 0, "%r: no call left open" % path)
+    return r
+
+
+def test_constructs(runner, lines):
+    report = runner.report(runner.args.program, ["work"])
+    if report is None:
+        return
+    check(report["errors"] == [], "no error: %s" % report["errors"])
+    forces = "omp parallel @ compute_forces (ompt_program.c:%d)" % \
+        lines["compute_forces"]
+    integrate = "omp parallel @ integrate (ompt_program.c:%d)" % \
+        lines["integrate"]
+    regions = regions_of(report)
+    check(sorted(regions) == sorted([forces, integrate]),
+          "one region per construct, nothing else: %s" % sorted(regions))
+    # compute_forces runs 3 times, integrate 40 (more than the tool's 32
+    # frames per thread: a frame not given back would show).
+    expect_region(regions, forces, calls=3 * 4, threads=4)
+    expect_region(regions, integrate, calls=40 * 4, threads=4)
+
+
+def test_work_sharing(runner, lines):
+    report = runner.report(runner.args.program, ["work"],
+                           {"UNCORE_OMPT_WORK": "1"})
+    if report is None:
+        return
+    check(report["errors"] == [], "no error: %s" % report["errors"])
+    forces = "omp parallel @ compute_forces (ompt_program.c:%d)" % \
+        lines["compute_forces"]
+    integrate = "omp parallel @ integrate (ompt_program.c:%d)" % \
+        lines["integrate"]
+    regions = regions_of(report)
+    expect_region(regions, forces, calls=12, threads=4)
+    # The loop of each thread, under the construct (its outlined body
+    # inherits the construct's function).
+    expect_region(regions, forces + "/omp for @ compute_forces "
+                  "(ompt_program.c:%d)" % lines["compute_forces for"],
+                  calls=12, threads=4)
+    # `single`: the one thread that runs it, each time (any of the team).
+    single = expect_region(regions, forces + "/omp single @ compute_forces "
+                           "(ompt_program.c:%d)" %
+                           lines["compute_forces single"], calls=3)
+    if single is not None:
+        check(1 <= single["threads"] <= 3,
+              "omp single: 1 to 3 threads: %d" % single["threads"])
+    expect_region(regions, integrate + "/omp for @ integrate "
+                  "(ompt_program.c:%d)" % lines["integrate"],
+                  calls=160, threads=4)
+    check(len(regions) == 5, "5 regions: %s" % sorted(regions))
+
+
+def test_nested(runner, lines):
+    report = runner.report(runner.args.program, ["nested"])
+    if report is None:
+        return
+    check(report["errors"] == [], "no error: %s" % report["errors"])
+    outer = "omp parallel @ nested (ompt_program.c:%d)" % lines["outer"]
+    inner = outer + "/omp parallel @ nested (ompt_program.c:%d)" % \
+        lines["inner"]
+    regions = regions_of(report)
+    check(sorted(regions) == sorted([outer, inner]),
+          "the inner construct below the outer one on every thread: %s" %
+          sorted(regions))
+    expect_region(regions, outer, calls=2 * 2, threads=2)
+    # Two teams of 2 per run: the outer team's 2 threads and one more each;
+    # one idle worker may serve both inner teams when the first has ended
+    # before the second starts, so at least 3 distinct threads.
+    expect_region(regions, inner, calls=2 * 2 * 2, min_threads=3)
+
+
+def test_without_line_tables(runner):
+    report = runner.report(runner.args.nodebug_program, ["work"])
+    if report is None:
+        return
+    regions = regions_of(report)
+    expect_region(regions, "omp parallel @ compute_forces", calls=12,
+                  threads=4)
+    expect_region(regions, "omp parallel @ integrate", calls=160, threads=4)
+
+
+def test_program_regions(runner, lines):
+    report = runner.report(runner.args.regions_program)
+    if report is None:
+        return
+    check(report["errors"] == [], "no error: %s" % report["errors"])
+    step = "omp parallel @ physics::Step<double> " \
+        "(ompt_regions_program.cc:%d)" % lines["Step"]
+    solve = "omp parallel @ Solve (ompt_regions_program.cc:%d)" % \
+        lines["Solve"]
+    regions = regions_of(report)
+    expect_region(regions, "solve", calls=3, threads=1)
+    # Every thread of the team under the program's region "solve", which
+    # only the primary thread opened.
+    expect_region(regions, "solve/" + step, calls=12, threads=4)
+    expect_region(regions, "solve/" + solve, calls=12, threads=4)
+    expect_region(regions, step, calls=4, threads=4)
+    check(len(regions) == 4, "4 regions: %s" % sorted(regions))
+
+
+def test_report_once(runner):
+    p = run(runner.args.program, ["work"],
+            {"OMP_TOOL_LIBRARIES": runner.args.tool, "UNCORE_BACKEND": "sim",
+             "UNCORE_EVENTS": "imc/CAS_COUNT.RD", "UNCORE_OUTPUT": "-"})
+    check(p.returncode == 0, "a table report: exits 0")
+    check(p.stderr.count("uncore report:") == 1,
+          "the report is written once (the runtime's shutdown and exit "
+          "both ask): %d" % p.stderr.count("uncore report:"))
+    check("omp parallel @ compute_forces" in p.stderr,
+          "the table lists the constructs")
+
+
+def test_no_session(runner):
+    p = run(runner.args.program, ["work"],
+            {"OMP_TOOL_LIBRARIES": runner.args.tool})
+    check(p.returncode == 0 and p.stderr == "" and p.stdout == "",
+          "without UNCORE_EVENTS: runs, says nothing: %r" % p.stderr)
+
+
+def test_no_tool(runner):
+    report = runner.report(runner.args.regions_program, tool=False)
+    if report is None:
+        return
+    check(sorted(regions_of(report)) == ["solve"],
+          "without the tool: only the program's own region")
+
+
+def perf_usable():
+    if not os.path.isdir("/sys/bus/event_source/devices/msr"):
+        return "no msr PMU"
+    try:
+        with open("/proc/sys/kernel/perf_event_paranoid") as f:
+            paranoid = int(f.read())
+    except (OSError, ValueError):
+        paranoid = 2
+    if os.geteuid() != 0 and paranoid > 0:
+        return "system-wide perf needs root or perf_event_paranoid <= 0"
+    return None
+
+
+def test_perf_socket_once(runner):
+    why = perf_usable()
+    if why:
+        print("skip perf: " + why)
+        return
+    report = runner.report(runner.args.program, ["sleep"], backend="perf",
+                           events="msr/tsc/")
+    if report is None:
+        return
+    if report["backend"] != "perf" or not report["events"]:
+        print("skip perf: the session did not count msr/tsc/: %s" %
+              report["errors"])
+        return
+    check(report["errors"] == [], "perf: no error: %s" % report["errors"])
+    regions = {r["name"].split(" (")[0]: r for r in report["regions"]}
+    one = expect_region(regions, "omp parallel @ sleep_one", calls=1,
+                        threads=1)
+    team = expect_region(regions, "omp parallel @ sleep_team", calls=4,
+                         threads=4)
+    if one is None or team is None:
+        return
+    rate = one["events"]["msr/tsc/"]["total"] / one["wall_ns"]
+    team_rate = team["events"]["msr/tsc/"]["total"] / team["wall_ns"]
+    check(abs(team_rate / rate - 1) < 0.02,
+          "perf: 4 threads count the socket once: msr/tsc/ / wall_ns %.4f "
+          "== TSC rate %.4f within 2%%" % (team_rate, rate))
+    check(90e6 <= team["wall_ns"] <= 160e6,
+          "perf: wall_ns %.1f ms is the 100 ms the team slept, not 400" %
+          (team["wall_ns"] / 1e6))
+    check(team["thread_ns"] >= 390e6,
+          "perf: thread_ns %.1f ms is the 4 threads' time" %
+          (team["thread_ns"] / 1e6))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tool", required=True)
+    parser.add_argument("--program")
+    parser.add_argument("--nodebug-program")
+    parser.add_argument("--regions-program")
+    parser.add_argument("--source")
+    parser.add_argument("--regions-source")
+    parser.add_argument("--skip", help="skip, saying why")
+    args = parser.parse_args()
+    if args.skip:
+        print("skip: " + args.skip)
+        return SKIP
+    needed = [args.tool, args.program, args.nodebug_program,
+              args.regions_program, args.source, args.regions_source]
+    missing = [p for p in needed if not p or not os.path.exists(p)]
+    if missing:
+        print("skip: missing %s (the programs need clang -fopenmp=libomp)" %
+              ", ".join(str(p) for p in missing))
+        return SKIP
+    lines = construct_lines(args.source)
+    regions_lines = construct_lines(args.regions_source)
+    with tempfile.TemporaryDirectory() as tmp:
+        runner = Runner(args, tmp)
+        test_constructs(runner, lines)
+        test_work_sharing(runner, lines)
+        test_nested(runner, lines)
+        test_without_line_tables(runner)
+        test_program_regions(runner, regions_lines)
+        test_report_once(runner)
+        test_no_session(runner)
+        test_no_tool(runner)
+        test_perf_socket_once(runner)
+    if FAILURES:
+        print("%d check(s) failed:" % len(FAILURES))
+        for what in FAILURES:
+            print("  " + what)
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
