@@ -18,12 +18,16 @@
  * THREADINIT, SWITCH, GET and CLOSE are void.  Without LIKWID_PERFMON every
  * macro expands to nothing, exactly as LIKWID's do: use them as statements
  * (`int r = LIKWID_MARKER_START("x");` compiles with LIKWID_PERFMON only,
- * as with LIKWID).  Differences: THREADINIT and SWITCH have nothing to do
- * (one event set, counted socket-wide); GET sums every call path of the
- * name and merges threads;
- * RESET is not supported and returns -1; WRITE_FILE(f) writes the report so
- * far to `f` (a .json, .csv or table file).  LIKWID's likwid_marker*
- * functions are not defined: use the macros.  Compiles as C89 and as C++.
+ * as with LIKWID).  Regions follow LIKWID's semantics (uncore_marker_*):
+ * per thread by name, at the top level of the report, overlapping allowed;
+ * GET gives the calling thread's share (summing the threads' gives each
+ * socket once); RESET zeroes a stopped region of this thread.  THREADINIT
+ * and SWITCH have nothing to do (one event set, counted socket-wide);
+ * WRITE_FILE(f) writes the report so far to `f` (a .json, .csv or table
+ * file).  For LIKWID's own headers and functions (likwid-marker.h,
+ * likwid_marker*, the Fortran module), use the LIKWID package: pkg-config
+ * uncore-sdk-likwid (README "Bring your annotations").  Compiles as C89 and
+ * as C++.
  */
 #ifndef UNCORE_LIKWID_MARKER_H_
 #define UNCORE_LIKWID_MARKER_H_
@@ -35,11 +39,11 @@
 #define LIKWID_MARKER_THREADINIT ((void)0)
 #define LIKWID_MARKER_SWITCH ((void)0)
 #define LIKWID_MARKER_REGISTER(regionTag) uncore_region_register(regionTag)
-#define LIKWID_MARKER_START(regionTag) uncore_region_begin(regionTag)
-#define LIKWID_MARKER_STOP(regionTag) uncore_region_end(regionTag)
+#define LIKWID_MARKER_START(regionTag) uncore_marker_start(regionTag)
+#define LIKWID_MARKER_STOP(regionTag) uncore_marker_stop(regionTag)
 #define LIKWID_MARKER_GET(regionTag, nevents, events, time, count) \
   ((void)uncore_region_get(regionTag, nevents, events, time, count))
-#define LIKWID_MARKER_RESET(regionTag) uncore_region_reset(regionTag)
+#define LIKWID_MARKER_RESET(regionTag) uncore_marker_reset(regionTag)
 #define LIKWID_MARKER_WRITE_FILE(markerfile) uncore_write_report(markerfile)
 #define LIKWID_MARKER_CLOSE ((void)uncore_finalize())
 #else

@@ -27,6 +27,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
+#include "fmt/ranges.h"
 #include "integrations/mpi/election.h"
 #include "integrations/mpi/merge.h"
 #include "uncore/mpi.h"
@@ -241,26 +242,53 @@ int Start(MPI_Comm user_comm) {
   rec.pid = static_cast<int>(getpid());
   rec.host = HostName();
 
-  // What to count, the same at every rank (mpirun passes the environment).
+  // What to count, the same at every rank (mpirun passes the environment
+  // locally; across nodes it takes -x).  Every rank's state, so that rank 0
+  // says once which ranks differ.
   absl::StatusOr<SessionOptions> options = Session::OptionsFromEnvironment();
   const bool configured = options.ok();
-  if (!AllAgree(
-          configured || options.status().code() == absl::StatusCode::kNotFound,
-          st.comm)) {
-    // A rank's UNCORE_* is wrong: nobody measures.
-    if (!configured && options.status().code() != absl::StatusCode::kNotFound) {
-      std::fprintf(stderr,
-                   "uncore: rank %d: regions will not be measured: %s\n", rank,
-                   Message(options.status()).c_str());
-    }
-    rec.error = configured ? "another rank's UNCORE_* variables are wrong"
-                           : Message(options.status());
+  enum : int { kConfigured = 0, kNotSet = 1, kWrong = 2 };
+  const int mine_state =
+      configured ? kConfigured
+      : options.status().code() == absl::StatusCode::kNotFound ? kNotSet
+                                                               : kWrong;
+  std::vector<int> states(static_cast<size_t>(size));
+  MPI_Allgather(&mine_state, 1, MPI_INT, states.data(), 1, MPI_INT, st.comm);
+  std::vector<int> not_set;
+  std::vector<int> wrong;
+  for (int r = 0; r < size; ++r) {
+    if (states[r] == kNotSet) not_set.push_back(r);
+    if (states[r] == kWrong) wrong.push_back(r);
+  }
+  if (!wrong.empty()) {
+    // A rank's UNCORE_* is wrong: nobody measures.  The first such rank's
+    // reason, said once by rank 0.
+    std::string reason = rank == wrong.front() ? Message(options.status()) : "";
+    int length = static_cast<int>(reason.size());
+    MPI_Bcast(&length, 1, MPI_INT, wrong.front(), st.comm);
+    reason.resize(static_cast<size_t>(length));
+    MPI_Bcast(reason.data(), length, MPI_CHAR, wrong.front(), st.comm);
+    const std::string message = fmt::format(
+        "regions will not be measured: UNCORE_* variables are wrong on {} "
+        "{}: {}",
+        wrong.size() == 1 ? "rank" : "ranks", fmt::join(wrong, ", "), reason);
+    if (rank == 0) std::fprintf(stderr, "uncore: %s\n", message.c_str());
+    rec.error = message;
+    st.output.clear();
     return Fail(rec.error);
   }
-  if (!AllAgree(configured, st.comm)) {
-    // Nothing to measure here (or on some rank): no session anywhere.
-    if (configured) {
-      rec.error = "UNCORE_EVENTS is not set on every rank: not measured";
+  if (!not_set.empty()) {
+    // Nothing to measure anywhere, or (a forgotten -x on a multi-node run)
+    // not everywhere: no session anywhere, and in the second case rank 0
+    // says which ranks lack the variables.
+    if (not_set.size() < static_cast<size_t>(size)) {
+      rec.error = fmt::format(
+          "regions will not be measured: UNCORE_EVENTS / UNCORE_METRICS are "
+          "set on some ranks but not on {} {} (across nodes, pass them to "
+          "every rank: mpirun -x UNCORE_EVENTS -x UNCORE_METRICS -x "
+          "UNCORE_BACKEND -x UNCORE_OUTPUT)",
+          not_set.size() == 1 ? "rank" : "ranks", fmt::join(not_set, ", "));
+      if (rank == 0) std::fprintf(stderr, "uncore: %s\n", rec.error.c_str());
     }
     st.output.clear();
     return 0;

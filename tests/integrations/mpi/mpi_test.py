@@ -211,6 +211,25 @@ def main():
           and not os.path.exists(out),
           "bad UNCORE_OUTPUT: one error at start, the job runs unmeasured")
 
+    # A rank without UNCORE_EVENTS (a forgotten -x on a multi-node run):
+    # nobody measures, and rank 0 names that rank once.
+    out = os.path.join(tmp, "partial.json")
+    cmd = [args.mpirun] + (["--allow-run-as-root"] if os.geteuid() == 0
+                           else [])
+    cmd += ["--oversubscribe", "-np", "3", args.program, "--region-ms", "100",
+            ":", "-np", "1", "env", "-u", "UNCORE_EVENTS", args.program,
+            "--region-ms", "100"]
+    env = dict(os.environ, UNCORE_EVENTS="ubox/UCLK", UNCORE_BACKEND="sim",
+               UNCORE_OUTPUT=out,
+               OMPI_MCA_btl_vader_single_copy_mechanism="none",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                       timeout=60)
+    said = p.stderr.count("not on rank 3 ")
+    check(p.returncode == 0 and said == 1 and not os.path.exists(out),
+          "a rank without UNCORE_EVENTS is named once on stderr "
+          f"(said {said} times; rc {p.returncode}): {p.stderr.strip()}")
+
     # No segment is left behind.
     left = glob.glob("/dev/shm/uncore-mpi.*")
     check(not left, f"no shared-memory segment left behind {left}")
