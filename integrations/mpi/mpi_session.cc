@@ -31,6 +31,7 @@
 #include "integrations/mpi/election.h"
 #include "integrations/mpi/merge.h"
 #include "uncore/mpi.h"
+#include "uncore/report_file.h"
 #include "uncore/session.h"
 
 // The UNCORE_EVENTS session waits for MPI_Init (sdk/runtime/
@@ -115,84 +116,6 @@ std::string HostName() {
   return name;
 }
 
-// The merged report's name: placeholders as for a session's output
-// (docs/environment.md; %r is rank 0 of the communicator), made absolute.
-absl::StatusOr<std::string> ExpandOutput(const std::string& output, int rank) {
-  if (output == "-") return output;
-  std::string out;
-  for (size_t i = 0; i < output.size(); ++i) {
-    if (output[i] != '%') {
-      out += output[i];
-      continue;
-    }
-    const char c = i + 1 < output.size() ? output[i + 1] : '\0';
-    ++i;
-    if (c == 'p') {
-      out += fmt::format("{}", getpid());
-    } else if (c == 'h') {
-      out += HostName();
-    } else if (c == 'r') {
-      out += fmt::format("{}", rank);
-    } else if (c == 't') {
-      const std::time_t now = std::time(nullptr);
-      std::tm tm = {};
-      gmtime_r(&now, &tm);
-      char text[32] = {};
-      std::strftime(text, sizeof(text), "%Y%m%d-%H%M%S", &tm);
-      out += text;
-    } else if (c == '%') {
-      out += '%';
-    } else {
-      return absl::InvalidArgumentError(fmt::format(
-          "UNCORE_OUTPUT \"{}\": unknown placeholder at position {}: use %p, "
-          "%h, %r, %t or %%",
-          output, i));
-    }
-  }
-  if (out.empty() || out[0] != '/') {
-    char cwd[4096] = {};
-    if (getcwd(cwd, sizeof(cwd)) == nullptr) {
-      return absl::FailedPreconditionError(
-          "cannot read the working directory to place UNCORE_OUTPUT");
-    }
-    out = fmt::format("{}/{}", cwd, out);
-  }
-  const std::string dir = out.substr(0, out.rfind('/') + 1);
-  if (access(dir.c_str(), W_OK) != 0) {
-    return absl::FailedPreconditionError(fmt::format(
-        "the merged report cannot be written to {}: {} is not a writable "
-        "directory ({}); fix UNCORE_OUTPUT",
-        out, dir, std::generic_category().message(errno)));
-  }
-  return out;
-}
-
-// Written beside the file and renamed into place: whole or not there.
-absl::Status WriteFile(const std::string& path, const std::string& text) {
-  if (path == "-") {
-    std::fwrite(text.data(), 1, text.size(), stderr);
-    return absl::OkStatus();
-  }
-  const std::string temp = fmt::format("{}.tmp.{}", path, getpid());
-  std::FILE* f = std::fopen(temp.c_str(), "w");
-  if (f == nullptr) {
-    return absl::UnavailableError(
-        fmt::format("cannot write the merged report {}: {}", path,
-                    std::generic_category().message(errno)));
-  }
-  const bool written =
-      std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!written || !closed || std::rename(temp.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    std::remove(temp.c_str());
-    return absl::UnavailableError(
-        fmt::format("cannot write the merged report {}: {}", path,
-                    std::generic_category().message(error)));
-  }
-  return absl::OkStatus();
-}
-
 // Whether every rank of `comm` says yes.
 bool AllAgree(bool yes, MPI_Comm comm) {
   int mine = yes ? 1 : 0;
@@ -249,7 +172,7 @@ int Start(MPI_Comm user_comm) {
   const bool configured = options.ok();
   enum : int { kConfigured = 0, kNotSet = 1, kWrong = 2 };
   const int mine_state =
-      configured ? kConfigured
+      configured                                               ? kConfigured
       : options.status().code() == absl::StatusCode::kNotFound ? kNotSet
                                                                : kWrong;
   std::vector<int> states(static_cast<size_t>(size));
@@ -296,7 +219,11 @@ int Start(MPI_Comm user_comm) {
   // The merged report's name, checked now rather than lost at the end.
   std::string output_error;
   if (rank == 0) {
-    absl::StatusOr<std::string> out = ExpandOutput(options->output, 0);
+    // Placeholders as for a session's output (%r: rank 0), checked now:
+    // a directory or an unwritable name is said at start, not lost at the
+    // end.
+    absl::StatusOr<std::string> out =
+        uncore::PrepareReportOutput(options->output, 0);
     if (out.ok()) {
       st.output = *out;
     } else {
@@ -454,7 +381,7 @@ int Finish() {
     }
     const MergedReport merged = Merge(ranks);
     absl::Status written =
-        WriteFile(st.output, FormatMerged(merged, st.output));
+        uncore::WriteReportText(st.output, FormatMerged(merged, st.output));
     if (!written.ok()) {
       std::fprintf(stderr, "uncore: %s\n", Message(written).c_str());
       result = Fail(Message(written));

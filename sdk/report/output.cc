@@ -10,8 +10,10 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <optional>
 #include <string>
 #include <system_error>
 
@@ -20,6 +22,7 @@
 #include "sdk/common/fd.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/report/report.h"
+#include "uncore/report_file.h"
 
 namespace uncore::report {
 namespace {
@@ -357,3 +360,28 @@ absl::Status WriteReportFile(const std::string& path, std::string_view text) {
 }
 
 }  // namespace uncore::report
+
+namespace uncore {
+
+absl::StatusOr<std::string> PrepareReportOutput(std::string_view output,
+                                                std::optional<int64_t> rank) {
+  report::OutputContext context =
+      report::CurrentOutputContext(static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(
+              std::chrono::system_clock::now().time_since_epoch())
+              .count()));
+  if (rank.has_value()) context.rank = rank;
+  return report::PrepareOutput(output, context);
+}
+
+absl::Status WriteReportText(const std::string& path, std::string_view text) {
+  if (path == "-") {
+    if (std::fwrite(text.data(), 1, text.size(), stderr) != text.size()) {
+      return absl::UnavailableError("cannot write the report to stderr");
+    }
+    return absl::OkStatus();
+  }
+  return report::WriteReportFile(path, text);
+}
+
+}  // namespace uncore

@@ -12,8 +12,10 @@ import argparse
 import glob
 import json
 import os
+import stat
 import subprocess
 import sys
+import threading
 import tempfile
 
 FAILURES = []
@@ -207,9 +209,48 @@ def main():
     p = mpirun(args, 2, args.program, {"UNCORE_EVENTS": "ubox/UCLK",
                                        "UNCORE_BACKEND": "sim",
                                        "UNCORE_OUTPUT": out})
-    check(p.returncode == 0 and "not a writable directory" in p.stderr
+    check(p.returncode == 0 and "create the directory first" in p.stderr
           and not os.path.exists(out),
           "bad UNCORE_OUTPUT: one error at start, the job runs unmeasured")
+
+    # UNCORE_OUTPUT naming something other than a regular file (private
+    # copies, never the real /dev/null): a device, a FIFO and a symbolic
+    # link are written in place (the device stays a device, the link a
+    # link), a directory is refused at start.
+    env_sim = {"UNCORE_EVENTS": "ubox/UCLK", "UNCORE_BACKEND": "sim"}
+    if os.geteuid() == 0:
+        device = os.path.join(tmp, "null")
+        os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        p = mpirun(args, 2, args.program, dict(env_sim, UNCORE_OUTPUT=device))
+        check(p.returncode == 0 and
+              stat.S_ISCHR(os.stat(device).st_mode),
+              "UNCORE_OUTPUT a character device: written in place, still a "
+              "device")
+    fifo = os.path.join(tmp, "fifo.json")
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(
+        target=lambda: received.append(open(fifo, encoding="utf-8").read()))
+    reader.start()
+    p = mpirun(args, 2, args.program, dict(env_sim, UNCORE_OUTPUT=fifo))
+    reader.join(timeout=60)
+    check(p.returncode == 0 and stat.S_ISFIFO(os.stat(fifo).st_mode) and
+          received and '"kind": "mpi"' in received[0],
+          "UNCORE_OUTPUT a FIFO: the merged report goes through it")
+    target = os.path.join(tmp, "target.json")
+    link = os.path.join(tmp, "link.json")
+    os.symlink(target, link)
+    p = mpirun(args, 2, args.program, dict(env_sim, UNCORE_OUTPUT=link))
+    check(p.returncode == 0 and os.path.islink(link) and
+          os.path.isfile(target),
+          "UNCORE_OUTPUT a symbolic link: the file it names is written, the "
+          "link stays")
+    directory = os.path.join(tmp, "a-directory")
+    os.mkdir(directory)
+    p = mpirun(args, 2, args.program, dict(env_sim, UNCORE_OUTPUT=directory))
+    check(p.returncode == 0 and "not a directory" in p.stderr and
+          os.path.isdir(directory) and not os.listdir(directory),
+          "UNCORE_OUTPUT a directory: refused at start, said once")
 
     # A rank without UNCORE_EVENTS (a forgotten -x on a multi-node run):
     # nobody measures, and rank 0 names that rank once.

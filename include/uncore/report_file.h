@@ -1,0 +1,43 @@
+// uncore/report_file.h: report files as sessions name and write them, for
+// tools built on the SDK that write reports of their own (the MPI
+// integration's merged report).
+//
+//   absl::StatusOr<std::string> path =
+//       uncore::PrepareReportOutput("merged-%t.json", /*rank=*/0);
+//   if (!path.ok()) { /* say it at start: the name cannot be written */ }
+//   ...
+//   absl::Status s = uncore::WriteReportText(*path, text);
+//
+// Guarantees (docs/environment.md, UNCORE_OUTPUT): the placeholders %p %h
+// %r %t %% as for UNCORE_OUTPUT; "-" stays "-" (stderr).  At preparation a
+// directory, a missing directory or a name that cannot be written is an
+// error saying what to do.  Writing: a regular file (or a new name) is
+// written to a temporary file beside it, flushed to disk and renamed into
+// place, so it holds the previous report or the new one, whole; a symbolic
+// link is followed (the link stays); anything else that exists (a device,
+// a FIFO, a terminal) is written in place, never replaced.
+#ifndef UNCORE_REPORT_FILE_H_
+#define UNCORE_REPORT_FILE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace uncore {
+
+// `output` with its placeholders expanded (%r: `rank`, or the launcher's
+// when nullopt), made absolute and checked writable now.
+absl::StatusOr<std::string> PrepareReportOutput(
+    std::string_view output, std::optional<int64_t> rank = std::nullopt);
+
+// Writes `text` to `path` (from PrepareReportOutput) as above; "-" writes
+// to stderr.
+absl::Status WriteReportText(const std::string& path, std::string_view text);
+
+}  // namespace uncore
+
+#endif  // UNCORE_REPORT_FILE_H_
