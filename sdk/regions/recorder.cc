@@ -427,6 +427,8 @@ struct Recorder::RetiredTotals {
   // Adds a thread's accumulator of `n` values (relaxed loads: its owner
   // may still be counting); its snapshots took `mean_snapshot_ns` each.
   void Add(const Accumulator& a, size_t n, uint64_t mean_snapshot_ns) {
+    // First, acquiring: the counts of every interval it counts are there.
+    intervals += a.intervals.load(std::memory_order_acquire);
     const uint64_t c = a.calls.load(std::memory_order_relaxed);
     calls += c;
     threads += c > 0 ? 1 : 0;
@@ -437,7 +439,6 @@ struct Recorder::RetiredTotals {
     overhead_ns +=
         a.snapshots.load(std::memory_order_relaxed) * mean_snapshot_ns;
     open_calls += a.open_calls.load(std::memory_order_relaxed);
-    intervals += a.intervals.load(std::memory_order_relaxed);
     measured_intervals += a.measured_intervals.load(std::memory_order_relaxed);
     wall_ns += a.wall_ns.load(std::memory_order_relaxed);
     inclusive.resize(n, 0);
@@ -764,15 +765,21 @@ void Recorder::Apply(const Boundary& b, const devices::Snapshot* snap,
     }
     if (tr.closed) {
       Accumulator& acc = *tr.accumulator;  // a closing step has the thread's
-      Add(acc.intervals, 1);
-      Add(acc.wall_ns, Delta(now_ns, p.open_ns));
+      // The counts before the interval is counted: a Collect running now
+      // must not see one interval more than measured (and scale the counts
+      // up as if it were an unmeasured one).
       if (measuring && snap != nullptr) {
-        Add(acc.measured_intervals, 1);
         for (size_t i = 0; i < num_values_; ++i) {
           Add(acc.inclusive[i], Delta(snap->values[i], p.begin.values[i]));
           Add(acc.exclusive[i], p.exclusive[i]);
         }
+        Add(acc.measured_intervals, 1);
       }
+      Add(acc.wall_ns, Delta(now_ns, p.open_ns));
+      // Released: a Collect that reads the new count (acquiring it first)
+      // sees everything above.
+      acc.intervals.store(acc.intervals.load(std::memory_order_relaxed) + 1,
+                          std::memory_order_release);
       std::fill(p.exclusive.begin(), p.exclusive.end(), 0);
       p.measuring.store(false, std::memory_order_relaxed);
       p.exclusive_valid = false;
