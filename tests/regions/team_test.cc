@@ -154,8 +154,11 @@ TEST_F(TeamOnPerfTest, StaggeredThreadsCountTheirUnion) {
     const uint64_t union_ns =
         RunTeam(name, threads, std::chrono::milliseconds(10),
                 std::chrono::milliseconds(100));
-    EXPECT_NEAR(static_cast<double>(union_ns),
-                1e6 * (100.0 + 10.0 * (threads - 1)), 5e6);
+    // The threads did stagger: a late wake-up (a loaded machine) only
+    // lengthens the union, which the checks below measure as it came.
+    const double planned = 1e6 * (100.0 + 10.0 * (threads - 1));
+    EXPECT_GE(static_cast<double>(union_ns), planned - 1e6);
+    EXPECT_LE(static_cast<double>(union_ns), 1.5 * planned);
     ExpectSocketOnce(name, threads, union_ns, tsc_per_ns);
   }
 }
