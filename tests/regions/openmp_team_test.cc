@@ -92,8 +92,10 @@ TEST(OpenMpTeamTest, TheSameSocketCountPerPhaseOnPerf) {
     const RegionResult* phase = Find(r, "phase " + std::to_string(threads));
     ASSERT_NE(phase, nullptr);
     EXPECT_EQ(phase->calls, static_cast<uint64_t>(threads));
-    // About 100 ms of the socket, not `threads` times it.
-    EXPECT_NEAR(static_cast<double>(phase->wall_ns), 100e6, 10e6);
+    // About 100 ms of the socket, not `threads` times it (a thread woken
+    // late on a loaded machine lengthens the union a little).
+    EXPECT_GE(static_cast<double>(phase->wall_ns), 99e6);
+    EXPECT_LT(static_cast<double>(phase->wall_ns), 200e6);
     EXPECT_NEAR(static_cast<double>(phase->inclusive[0].total),
                 rate * static_cast<double>(phase->wall_ns),
                 0.01 * rate * static_cast<double>(phase->wall_ns))
