@@ -22,6 +22,22 @@
 namespace uncore {
 namespace {
 
+// Under a sanitizer a thread is often held up between a boundary's clock
+// read and its snapshot, so the counts run a little past wall_ns: the rate
+// is checked to 1% in the plain builds and to 5% there (a team counted once
+// per thread would be off by 100% and more).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr double kRateTolerance = 0.05;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr double kRateTolerance = 0.05;
+#else
+constexpr double kRateTolerance = 0.01;
+#endif
+#else
+constexpr double kRateTolerance = 0.01;
+#endif
+
 const RegionResult* Find(const Results& r, const std::string& path) {
   for (const RegionResult& region : r.regions) {
     if (region.path == path) return &region;
@@ -98,7 +114,7 @@ TEST(OpenMpTeamTest, TheSameSocketCountPerPhaseOnPerf) {
     EXPECT_LT(static_cast<double>(phase->wall_ns), 200e6);
     EXPECT_NEAR(static_cast<double>(phase->inclusive[0].total),
                 rate * static_cast<double>(phase->wall_ns),
-                0.01 * rate * static_cast<double>(phase->wall_ns))
+                kRateTolerance * rate * static_cast<double>(phase->wall_ns))
         << threads << " threads";
   }
 }

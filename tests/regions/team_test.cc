@@ -23,6 +23,22 @@
 namespace uncore {
 namespace {
 
+// Under a sanitizer a thread is often held up between a boundary's clock
+// read and its snapshot, so the counts run a little past wall_ns: the rate
+// is checked to 1% in the plain builds and to 5% there (a team counted once
+// per thread would be off by 100% and more).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr double kRateTolerance = 0.05;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr double kRateTolerance = 0.05;
+#else
+constexpr double kRateTolerance = 0.01;
+#endif
+#else
+constexpr double kRateTolerance = 0.01;
+#endif
+
 using Clock = std::chrono::steady_clock;
 
 std::unique_ptr<Session> StartPerfTsc() {
@@ -136,10 +152,10 @@ class TeamOnPerfTest : public ::testing::Test {
     }
     // The socket counted once over that union, not once per thread.
     const double count = static_cast<double>(region->inclusive[0].total);
-    EXPECT_NEAR(count, tsc_per_ns * wall, 0.01 * tsc_per_ns * wall)
+    EXPECT_NEAR(count, tsc_per_ns * wall, kRateTolerance * tsc_per_ns * wall)
         << name << ": the socket counted once over the union";
-    EXPECT_GE(count, 0.99 * tsc_per_ns * inner) << name;
-    EXPECT_LE(count, 1.01 * tsc_per_ns * outer) << name;
+    EXPECT_GE(count, (1 - kRateTolerance) * tsc_per_ns * inner) << name;
+    EXPECT_LE(count, (1 + kRateTolerance) * tsc_per_ns * outer) << name;
     EXPECT_GE(region->thread_ns, region->wall_ns) << name;
     EXPECT_TRUE(r.run.errors.empty()) << r.run.errors.front();
   }
