@@ -197,8 +197,11 @@ TEST_F(TeamOnPerfTest, StaggeredThreadsCountTheirUnion) {
     // The threads did stagger: a late wake-up (a loaded machine) only
     // lengthens the union, which the checks below measure as it came.
     const double planned = 1e6 * (100.0 + 10.0 * (threads - 1));
-    EXPECT_GE(static_cast<double>(u.inner), planned - 1e6);
-    EXPECT_LE(static_cast<double>(u.inner), 1.5 * planned);
+    // (From outside the boundaries, and by half the stagger: a thread held
+    // up under load moves its own ends, not the schedule's shape.)
+    EXPECT_GE(static_cast<double>(u.outer),
+              1e6 * (100.0 + 5.0 * (threads - 1)));
+    EXPECT_LE(static_cast<double>(u.outer), 1.5 * planned);
     ExpectSocketOnce(name, threads, u, tsc_per_ns);
   }
 }
