@@ -28,6 +28,7 @@
 #include "sdk/runtime/session_testing.h"
 #include "sdk/sim/simulated_uncore.h"
 #include "tests/testing/fake_device.h"
+#include "tests/testing/sanitized.h"
 #include "uncore/region.h"
 #include "uncore/session.h"
 #include "uncore/uncore_c.h"
@@ -37,17 +38,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
+using test_support::kSanitized;
 
 const RegionResult* Find(const Results& r, std::string_view path) {
   for (const RegionResult& region : r.regions) {

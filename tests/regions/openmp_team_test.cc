@@ -16,6 +16,7 @@
 #include "sdk/common/status_macros.h"
 #include "sdk/runtime/session_testing.h"
 #include "sdk/sim/simulated_uncore.h"
+#include "tests/testing/sanitized.h"
 #include "uncore/region.h"
 #include "uncore/session.h"
 
@@ -26,17 +27,7 @@ namespace {
 // read and its snapshot, so the counts run a little past wall_ns: the rate
 // is checked to 1% in the plain builds and to 5% there (a team counted once
 // per thread would be off by 100% and more).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr double kRateTolerance = 0.05;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr double kRateTolerance = 0.05;
-#else
-constexpr double kRateTolerance = 0.01;
-#endif
-#else
-constexpr double kRateTolerance = 0.01;
-#endif
+constexpr double kRateTolerance = test_support::kSanitized ? 0.05 : 0.01;
 
 const RegionResult* Find(const Results& r, const std::string& path) {
   for (const RegionResult& region : r.regions) {

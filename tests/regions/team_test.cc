@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
+#include "tests/testing/sanitized.h"
 #include "uncore/region.h"
 #include "uncore/results.h"
 #include "uncore/session.h"
@@ -27,17 +28,7 @@ namespace {
 // read and its snapshot, so the counts run a little past wall_ns: the rate
 // is checked to 1% in the plain builds and to 5% there (a team counted once
 // per thread would be off by 100% and more).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr double kRateTolerance = 0.05;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr double kRateTolerance = 0.05;
-#else
-constexpr double kRateTolerance = 0.01;
-#endif
-#else
-constexpr double kRateTolerance = 0.01;
-#endif
+constexpr double kRateTolerance = test_support::kSanitized ? 0.05 : 0.01;
 
 using Clock = std::chrono::steady_clock;
 
