@@ -8,6 +8,10 @@
 //   ...
 //   absl::Status s = uncore::WriteReportText(*path, text);
 //
+//   // Too large to hold (a merged trace): the same write in pieces.
+//   auto file = uncore::ReportFileWriter::Open(*path);
+//   (*file)->Write(piece);  ...  (*file)->Commit();  // whole, or not at all
+//
 // Guarantees (docs/environment.md, UNCORE_OUTPUT): the placeholders %p %h
 // %r %t %% as for UNCORE_OUTPUT; "-" stays "-" (stderr).  At preparation a
 // directory, a missing directory or a name that cannot be written is an
@@ -20,6 +24,7 @@
 #define UNCORE_REPORT_FILE_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +42,26 @@ absl::StatusOr<std::string> PrepareReportOutput(
 // Writes `text` to `path` (from PrepareReportOutput) as above; "-" writes
 // to stderr.
 absl::Status WriteReportText(const std::string& path, std::string_view text);
+
+// WriteReportText in pieces: Open decides where the bytes go (as above),
+// Write appends, Commit makes the file whole (fsync and rename).  Destroyed
+// uncommitted, or after a failed Write: the temporary file is removed and
+// `path` keeps what it held.  "-" is not a file: an error.
+class ReportFileWriter {
+ public:
+  static absl::StatusOr<std::unique_ptr<ReportFileWriter>> Open(
+      const std::string& path);
+  ~ReportFileWriter();
+  ReportFileWriter(const ReportFileWriter&) = delete;
+  ReportFileWriter& operator=(const ReportFileWriter&) = delete;
+  absl::Status Write(std::string_view text);
+  absl::Status Commit();
+
+ private:
+  struct Impl;
+  explicit ReportFileWriter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace uncore
 

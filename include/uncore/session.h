@@ -77,12 +77,23 @@ struct SessionOptions {
   bool use_free_running = true;
   std::vector<int> sockets;  // empty: every socket
   // Where Stop writes the report: "" nowhere, "-" a table on stderr,
-  // "FILE.json", "FILE.csv", any other FILE a table.  Placeholders %p (pid),
-  // %h (host), %r (MPI rank), %t (start time), %% (docs/environment.md)
-  // are expanded and the name made absolute at Start, which fails when the
-  // report could not be written there.  A file is replaced only by a
-  // complete report.
+  // "FILE.json", "FILE.csv" (tidy: a row per value), "FILE.html" (a page
+  // with a timeline), "FILE.hatchet.json" (Hatchet's literal tree), any
+  // other FILE a table; several, separated by commas ("r.json,r.html,-"),
+  // each written whole.  Placeholders %p (pid), %h (host), %r (MPI rank),
+  // %t (start time), %% (docs/environment.md) are expanded and the names
+  // made absolute at Start, which fails when a report could not be written
+  // there.  A file is replaced only by a complete report.
   std::string output;
+  // A Chrome Trace Event file of the run (UNCORE_TRACE; README "Look at
+  // it"): every region call on its thread's track, and per socket the
+  // events' and metrics' rates between snapshots.  The same placeholders
+  // and checks as `output`; written whole at Stop, or not at all.
+  std::string trace;
+  // With a trace or an HTML report: also take a snapshot every this many
+  // nanoseconds in the background (UNCORE_TRACE_INTERVAL=10ms), so the
+  // rates have points between region boundaries.  0: only at boundaries.
+  uint64_t trace_interval_ns = 0;
   // Program registers that another agent appears to use (direct backend).
   bool force = false;
   // perf: more events than a box has counters are rotated by the kernel and
@@ -172,6 +183,14 @@ class Session {
   std::string backend_;
   regions::Recorder* recorder_ = nullptr;
 };
+
+// Node sharing's leftovers (docs/node-sharing.md): removes every segment
+// /dev/shm/uncore-PREFIX* whose serving process is known dead (killed, or
+// ended without stopping its session) and returns how many it removed.
+// Segments of live processes, of other users, of other pid namespaces and
+// of other SDK versions are left alone.  A serving session removes a dead
+// leftover of its own name by itself; uncore::mpi sweeps "mpi." at MPI_Init.
+int RemoveStaleSharedCounters(std::string_view prefix);
 
 }  // namespace uncore
 

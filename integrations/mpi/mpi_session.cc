@@ -4,6 +4,7 @@
 // socket leaders) or read_counters_from (the other ranks).
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,6 +31,7 @@
 #include "fmt/ranges.h"
 #include "integrations/mpi/election.h"
 #include "integrations/mpi/merge.h"
+#include "integrations/mpi/trace_merge.h"
 #include "uncore/mpi.h"
 #include "uncore/report_file.h"
 #include "uncore/session.h"
@@ -55,6 +57,13 @@ struct State {
   std::unique_ptr<Session> session;
   RankRecord record;
   std::string output;  // the merged report's path at rank 0 ("" none)
+  std::string served;  // the segment a leader serves ("" none)
+  bool exit_handler = false;
+  // UNCORE_TRACE (trace_merge.h): this rank's trace file (a temporary one
+  // when the name has no %r) and, at rank 0, the merged trace's.
+  std::string trace_own;
+  bool trace_own_temporary = false;
+  std::string trace_merged;
 };
 
 State& GetState() {
@@ -131,6 +140,73 @@ std::string Broadcast(std::string text, MPI_Comm comm) {
   text.resize(static_cast<size_t>(size));
   MPI_Bcast(text.data(), size, MPI_CHAR, 0, comm);
   return text;
+}
+
+// At exit without uncore_mpi_finalize (MPI_Finalize): the job's sessions
+// still run.  A leader's segment goes first (nothing is left in /dev/shm
+// even if the process is killed while it waits for readers), then the
+// session stops (counters released, registers restored).  No merged report:
+// that needs MPI; rank 0 says so.
+void StopAtExit() {
+  State& st = GetState();
+  if (!st.started) return;
+  st.started = false;
+  if (!st.served.empty()) {
+    shm_unlink(fmt::format("/uncore-{}", st.served).c_str());
+  }
+  if (st.session != nullptr) (void)st.session->Stop();
+  if (st.record.rank == 0) {
+    std::fprintf(stderr,
+                 "uncore: the program ended without MPI_Finalize (or "
+                 "uncore_mpi_finalize): no merged report is written\n");
+  }
+}
+
+// UNCORE_TRACE under MPI: with %r, every rank writes its own trace and
+// rank 0 also the merged one (%r read as "all"); without, each rank's goes
+// to a temporary file and only the merged trace has the name.
+void ConfigureTraces(SessionOptions& o, int rank, const std::string& token) {
+  State& st = GetState();
+  st.trace_own.clear();
+  st.trace_merged.clear();
+  st.trace_own_temporary = false;
+  if (o.trace.empty()) return;
+  const bool per_rank = o.trace.find("%r") != std::string::npos;
+  if (rank == 0) {
+    std::string merged = o.trace;
+    for (size_t at = merged.find("%r"); at != std::string::npos;
+         at = merged.find("%r", at + 3)) {
+      merged.replace(at, 2, "all");
+    }
+    absl::StatusOr<std::string> path = uncore::PrepareReportOutput(merged, 0);
+    if (path.ok()) {
+      st.trace_merged = *path;
+    } else {
+      std::fprintf(stderr, "uncore: no merged trace: %s\n",
+                   Message(path.status()).c_str());
+    }
+  }
+  std::string own;
+  if (per_rank) {
+    absl::StatusOr<std::string> path =
+        uncore::PrepareReportOutput(o.trace, rank);
+    if (!path.ok()) return;  // the session says why at its start
+    own = *path;
+  } else {
+    const char* tmp = std::getenv("TMPDIR");
+    own = fmt::format("{}/.uncore-trace-{}-{}.json",
+                      tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", token,
+                      rank);
+    st.trace_own_temporary = true;
+  }
+  st.trace_own = own;
+  // Already expanded: a '%' in it is literal.
+  std::string escaped;
+  for (char c : own) {
+    escaped += c;
+    if (c == '%') escaped += '%';
+  }
+  o.trace = escaped;
 }
 
 int Start(MPI_Comm user_comm) {
@@ -279,13 +355,19 @@ int Start(MPI_Comm user_comm) {
   auto segment = [&](int node_rank_of_leader) {
     return fmt::format("mpi.{}.{}", token, comm_ranks[node_rank_of_leader]);
   };
+  // Segments of earlier jobs whose leader was killed (or ended without
+  // MPI_Finalize and could not clean up): the node's rank 0 removes those
+  // whose process is dead.  Live jobs' segments stay.
+  if (node_rank == 0) (void)uncore::RemoveStaleSharedCounters("mpi.");
   rec.leads = election.leads[node_rank];
   const bool leader = !rec.leads.empty();
   SessionOptions o = *options;
   o.output.clear();  // only the merged report is written
+  ConfigureTraces(o, rank, token);
   if (leader) {
     o.sockets = rec.leads;
     o.share_counters_as = segment(node_rank);
+    st.served = o.share_counters_as;
   } else {
     for (int source : election.sources[node_rank]) {
       o.read_counters_from.push_back(segment(source));
@@ -312,6 +394,9 @@ int Start(MPI_Comm user_comm) {
     }
   }
   rec.measured = st.session != nullptr;
+  if (!st.exit_handler) {
+    st.exit_handler = std::atexit(&StopAtExit) == 0;
+  }
   const bool all_started = AllAgree(started.ok(), st.comm);
   if (!started.ok()) {
     rec.error = fmt::format("regions not measured: {}", Message(started));
@@ -345,6 +430,13 @@ int Finish() {
   if (st.session != nullptr) rec.results = st.session->Collect();
   if (!stopped.ok()) rec.results.run.errors.push_back(Message(stopped));
   st.session.reset();
+  // The traces, merged at rank 0 (every rank's is on disk now).
+  const absl::Status traced = MergeTraces(
+      st.comm, st.trace_own, st.trace_own_temporary, st.trace_merged);
+  if (!traced.ok()) {
+    std::fprintf(stderr, "uncore: the merged trace is lost: %s\n",
+                 Message(traced).c_str());
+  }
 
   // Every rank's record to rank 0.
   const std::string bytes = EncodeRank(rec);
@@ -391,6 +483,7 @@ int Finish() {
   MPI_Comm_free(&st.comm);
   st.record = RankRecord();
   st.output.clear();
+  st.served.clear();
   return result;
 }
 

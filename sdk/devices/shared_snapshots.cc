@@ -37,7 +37,11 @@ SharedSnapshots::SharedSnapshots(Device* device, Mode mode)
 absl::Status SharedSnapshots::Take(Snapshot* out, Trace* trace) {
   if (mode_ == Mode::kEach) {
     taken_.fetch_add(1, std::memory_order_relaxed);
-    return device_->TakeSnapshot(out);
+    absl::Status status = device_->TakeSnapshot(out);
+    if (observer_ != nullptr && status.ok() && out->valid) {
+      observer_->OnSnapshot(*out);
+    }
+    return status;
   }
   if (out->values.size() != num_values_) out->values.assign(num_values_, 0);
   uint64_t arrived = sequence_.load(std::memory_order_seq_cst);
@@ -107,6 +111,7 @@ absl::Status SharedSnapshots::Lead(uint64_t sequence, Snapshot* out) {
   taken_.store(taken_.load(std::memory_order_relaxed) + 1,
                std::memory_order_relaxed);
   const bool valid = status.ok() && out->valid;
+  if (valid && observer_ != nullptr) observer_->OnSnapshot(*out);
   if (!valid) {
     std::lock_guard<std::mutex> lock(error_mu_);
     last_error_ = status.ok() ? "the snapshot is marked invalid"
@@ -175,7 +180,8 @@ void SharedSnapshots::WaitFor(uint64_t target) const {
 
 absl::Status SharedSnapshots::FailedShared() const {
   std::lock_guard<std::mutex> lock(error_mu_);
-  return absl::DataLossError("the shared snapshot failed: " + last_error_);
+  // The leader's own message: a report merges the failures of one cause.
+  return absl::DataLossError(last_error_);
 }
 
 }  // namespace uncore::devices

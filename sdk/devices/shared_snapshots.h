@@ -50,6 +50,18 @@
 
 namespace uncore::devices {
 
+// Sees every snapshot a SharedSnapshots takes on its device (a trace's
+// counter tracks).  Called by the thread that took it, right after the
+// device's read and before any thread receives it; in the order taken
+// (Mode::kShared: one snapshot at a time; Mode::kEach: concurrently, in any
+// order).  Must be quick (other threads may be waiting for the snapshot)
+// and must not take snapshots itself.
+class SnapshotObserver {
+ public:
+  virtual ~SnapshotObserver() = default;
+  virtual void OnSnapshot(const Snapshot& snapshot) = 0;
+};
+
 class SharedSnapshots {
  public:
   enum class Mode {
@@ -90,6 +102,8 @@ class SharedSnapshots {
     return retaken_.load(std::memory_order_relaxed);
   }
   Mode mode() const { return mode_; }
+  // Set before the first Take; nullptr: none.  Sees valid snapshots only.
+  void SetObserver(SnapshotObserver* observer) { observer_ = observer; }
 
  private:
   struct Slot {
@@ -116,6 +130,7 @@ class SharedSnapshots {
 
   Device* const device_;
   const Mode mode_;
+  SnapshotObserver* observer_ = nullptr;
   const size_t num_values_;
   std::atomic<uint64_t> sequence_{0};
   // The latest snapshot (odd sequence number) that began reading the

@@ -401,12 +401,18 @@ struct Recorder::Transition {
   bool exclusive_started;
   bool exclusive_stopped;
   bool measure;  // opened: its interval is to be read
+  // Closed, for a trace: when its interval opened, and whether its counts
+  // are in Boundary::trace_counts.
+  uint64_t open_ns;
+  bool counted;
 };
 
 struct Recorder::Boundary {
   std::array<Transition, kMaxRegionDepth + 1> transitions;  // [0, count)
   int count = 0;
   bool needs_snapshot = false;
+  // Tracing: num_values per transition, the counts of the intervals closed.
+  uint64_t* trace_counts = nullptr;
 };
 
 struct Recorder::RetiredTotals {
@@ -514,6 +520,10 @@ struct Recorder::ThreadState {
   // under `mu` (Collect reads under it); entries are stable.
   mutable std::mutex mu;
   std::vector<std::unique_ptr<Accumulator>> accumulators;
+  // Tracing: the thread's records, and room for the counts of the
+  // intervals one boundary closes (Boundary::trace_counts).
+  trace::TraceCollector::ThreadLog* trace_log = nullptr;
+  std::vector<uint64_t> trace_counts;
 };
 
 Recorder::Recorder(devices::Device* device, RecorderOptions options)
@@ -524,7 +534,19 @@ Recorder::Recorder(devices::Device* device, RecorderOptions options)
   if (device_ != nullptr) {
     snapshots_ =
         std::make_unique<devices::SharedSnapshots>(device_, options.snapshots);
+    if (options_.trace != nullptr) snapshots_->SetObserver(options_.trace);
   }
+  if (options_.trace != nullptr) {
+    options_.trace->SetPathNames([this](int path) { return PathNames(path); });
+  }
+}
+
+std::pair<std::string, std::string> Recorder::PathNames(int path) const {
+  std::lock_guard<std::mutex> lock(paths_mu_);
+  if (path < 0 || path >= static_cast<int>(paths_.size())) {
+    return {fmt::format("<path {}>", path), fmt::format("<path {}>", path)};
+  }
+  return {RegionName(paths_[path].name_id), paths_[path].path};
 }
 
 Recorder::~Recorder() = default;
@@ -546,6 +568,10 @@ Recorder::ThreadState* Recorder::StateOf(ThreadSlot& slot) {
       t = fresh.get();
       threads_.push_back(std::move(fresh));
     }
+  }
+  if (options_.trace != nullptr && t->trace_log == nullptr) {
+    t->trace_log = options_.trace->AttachThread();
+    t->trace_counts.assign((kMaxRegionDepth + 1) * num_values_, 0);
   }
   slot.state = t;
   slot.generation = generation_;
@@ -680,7 +706,9 @@ bool Recorder::Step(Boundary& b, PathState& p, Accumulator* acc, uint64_t add,
           .closed = open_before && !open_after,
           .exclusive_started = !exclusive_before && exclusive_after,
           .exclusive_stopped = exclusive_before && !exclusive_after,
-          .measure = false};
+          .measure = false,
+          .open_ns = 0,
+          .counted = false};
     if (tr.opened) {
       // Sampling: the 1st, N+1th, ... interval of a path is read.
       tr.measure =
@@ -711,20 +739,24 @@ const devices::Snapshot* Recorder::SnapshotFor(Boundary& b, ThreadState& t,
   // The words are held busy until Apply: nothing may throw out of here
   // (std::bad_alloc from the message), or their paths would hang.
   try {
-    AddError(fmt::format(
-        "a snapshot failed at the {} of \"{}\": {}; the counts of that "
-        "interval are estimated from the region's other intervals",
-        where, RegionName(name_id), common::StatusMessage(s)));
+    const std::string reason = common::StatusMessage(s);
+    const std::string name = RegionName(name_id);
+    AddSnapshotError(
+        fmt::format("a snapshot failed at the {} of \"{}\": {}; the counts "
+                    "of that interval are estimated from the region's other "
+                    "intervals",
+                    where, name, reason),
+        reason, fmt::format("the {} of \"{}\"", where, name));
   } catch (...) {  // NOLINT(bugprone-empty-catch): the report loses a line
   }
   return nullptr;
 }
 
-void Recorder::Apply(const Boundary& b, const devices::Snapshot* snap,
+void Recorder::Apply(Boundary& b, const devices::Snapshot* snap,
                      uint64_t now_ns) {
   const bool track_exclusive = options_.sample_every <= 1;
   for (int k = 0; k < b.count; ++k) {
-    const Transition& tr = b.transitions[k];
+    Transition& tr = b.transitions[k];
     PathState& p = *tr.path;
     if (tr.opened) {
       const bool measure = tr.measure && snap != nullptr;
@@ -776,6 +808,16 @@ void Recorder::Apply(const Boundary& b, const devices::Snapshot* snap,
         Add(acc.measured_intervals, 1);
       }
       Add(acc.wall_ns, Delta(now_ns, p.open_ns));
+      if (b.trace_counts != nullptr) {
+        tr.open_ns = p.open_ns;
+        tr.counted = measuring && snap != nullptr;
+        if (tr.counted) {
+          uint64_t* counts = b.trace_counts + k * num_values_;
+          for (size_t i = 0; i < num_values_; ++i) {
+            counts[i] = Delta(snap->values[i], p.begin.values[i]);
+          }
+        }
+      }
       // Released: a Collect that reads the new count (acquiring it first)
       // sees everything above.
       acc.intervals.store(acc.intervals.load(std::memory_order_relaxed) + 1,
@@ -922,8 +964,10 @@ void Recorder::CloseMarker(ThreadState& t, int index, uint64_t now_ns,
                                   : given != nullptr
                                       ? (given->valid ? given : nullptr)
                                       : SnapshotFor(b, t, "end", f.name_id);
+  if (options_.trace != nullptr) b.trace_counts = t.trace_counts.data();
   Apply(b, snap, now_ns);
   CountCall(f, now_ns, open, t.snapshots != snapshots_before);
+  if (options_.trace != nullptr) TraceCall(b, t, f, now_ns, true, open);
   t.markers[index] = t.markers[t.markers_open - 1];
   --t.markers_open;
 }
@@ -988,12 +1032,35 @@ void Recorder::CloseFrom(ThreadState& t, int level, uint64_t now_ns, bool open,
       !b.needs_snapshot  ? nullptr
       : given != nullptr ? (given->valid ? given : nullptr)
                          : SnapshotFor(b, t, "end", t.frames[level].name_id);
+  if (options_.trace != nullptr) b.trace_counts = t.trace_counts.data();
   Apply(b, snap, now_ns);
   const bool took_snapshot = t.snapshots != snapshots_before;
   for (int l = depth - 1; l >= level; --l) {
     CountCall(t.frames[l], now_ns, open, took_snapshot);
+    if (options_.trace != nullptr) {
+      TraceCall(b, t, t.frames[l], now_ns, false, open);
+    }
   }
   t.depth.store(level, std::memory_order_relaxed);
+}
+
+void Recorder::TraceCall(const Boundary& b, ThreadState& t, const Frame& f,
+                         uint64_t now_ns, bool marker, bool open) {
+  if (t.trace_log == nullptr) return;
+  // The call's own counts when it opened and closed its path's interval
+  // (the interval is the call: no other thread was inside).
+  const uint64_t* counts = nullptr;
+  for (int k = 0; k < b.count; ++k) {
+    const Transition& tr = b.transitions[k];
+    if (tr.path == f.state && tr.closed) {
+      if (tr.counted && tr.open_ns == f.start_ns) {
+        counts = b.trace_counts + k * num_values_;
+      }
+      break;
+    }
+  }
+  options_.trace->RecordCall(t.trace_log, f.path, f.start_ns, now_ns, marker,
+                             open, counts);
 }
 
 void Recorder::End(ThreadSlot& slot, int name_id, bool exception) {
@@ -1063,6 +1130,10 @@ void Recorder::RetireThread(ThreadSlot& slot) {
         "up to its exit (its open_calls)",
         RegionName(t->markers[t->markers_open - 1].name_id)));
     CloseMarker(*t, t->markers_open - 1, /*now_ns=*/0, /*open=*/true, nullptr);
+  }
+  if (t->trace_log != nullptr) {
+    options_.trace->DetachThread(t->trace_log);
+    t->trace_log = nullptr;
   }
   {
     std::lock_guard<std::mutex> threads_lock(threads_mu_);
@@ -1270,11 +1341,14 @@ void Recorder::CloseOpenRegions() {
     absl::Status status = ReadCounters(&end);
     if (!status.ok()) {
       end.valid = false;
-      AddError(fmt::format(
-          "the last snapshot, which closes the regions still open at the "
-          "stop, failed: {}; their counts are estimated from their other "
-          "intervals",
-          common::StatusMessage(status)));
+      const std::string reason = common::StatusMessage(status);
+      AddSnapshotError(
+          fmt::format(
+              "the last snapshot, which closes the regions still open at the "
+              "stop, failed: {}; their counts are estimated from their other "
+              "intervals",
+              reason),
+          reason, "the stop");
     }
   }
   const uint64_t now = common::MonotonicNowNs();
@@ -1291,18 +1365,38 @@ void Recorder::CloseOpenRegions() {
 }
 
 void Recorder::AddError(std::string message) {
+  ErrorEntry entry;
+  entry.key = message;
+  entry.text = std::move(message);
+  AddErrorEntry(std::move(entry));
+}
+
+void Recorder::AddSnapshotError(std::string message, std::string_view reason,
+                                std::string_view first_where) {
+  ErrorEntry entry;
+  entry.key = fmt::format("snapshot\n{}", reason);
+  entry.many = fmt::format(
+      "snapshots failed, the first at {}: {}; the counts of those intervals "
+      "are estimated from their regions' other intervals",
+      first_where, reason);
+  entry.text = std::move(message);
+  AddErrorEntry(std::move(entry));
+}
+
+void Recorder::AddErrorEntry(ErrorEntry entry) {
   BusyScope busy;
   std::lock_guard<std::mutex> lock(errors_mu_);
-  for (auto& [text, count] : errors_) {
-    if (text == message) {
-      ++count;
+  for (ErrorEntry& e : errors_) {
+    if (e.key == entry.key) {
+      ++e.count;
       return;
     }
   }
   if (errors_.size() < kMaxDistinctErrors) {
-    errors_.emplace_back(std::move(message), 1);
+    entry.count = 1;
+    errors_.push_back(std::move(entry));
   } else {
-    errors_.back().second++;
+    errors_.back().count++;
   }
 }
 
@@ -1310,8 +1404,14 @@ std::vector<std::string> Recorder::Errors() const {
   BusyScope busy;
   std::lock_guard<std::mutex> lock(errors_mu_);
   std::vector<std::string> out;
-  for (const auto& [text, count] : errors_) {
-    out.push_back(count == 1 ? text : fmt::format("{} (x{})", text, count));
+  for (const ErrorEntry& e : errors_) {
+    if (e.count == 1) {
+      out.push_back(e.text);
+    } else if (!e.many.empty()) {
+      out.push_back(fmt::format("{} {}", e.count, e.many));
+    } else {
+      out.push_back(fmt::format("{} (x{})", e.text, e.count));
+    }
   }
   return out;
 }

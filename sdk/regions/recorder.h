@@ -33,7 +33,9 @@
 //
 // Guarantees: Begin and End take no lock and allocate nothing once the
 // thread has used that region path (its first use locks and allocates); a
-// boundary reads the clock once.  A boundary waits only while another
+// boundary reads the clock once.  With a trace (RecorderOptions::trace) an
+// End adds one record to its thread's buffer, and hands a full buffer to
+// the trace's writer under a lock (trace/trace_collector.h).  A boundary waits only while another
 // thread is opening or closing the same path (or its parent's exclusive
 // stretch) with a snapshot; boundaries that need the counters at once
 // share one snapshot (devices::SharedSnapshots).  Accumulators have one
@@ -52,11 +54,13 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "sdk/devices/device.h"
 #include "sdk/devices/shared_snapshots.h"
+#include "sdk/trace/trace_collector.h"
 #include "uncore/region.h"
 
 namespace uncore::regions {
@@ -71,6 +75,9 @@ struct RecorderOptions {
   int sample_every = 1;
   devices::SharedSnapshots::Mode snapshots =
       devices::SharedSnapshots::Mode::kShared;
+  // Records every call and snapshot (UNCORE_TRACE, an HTML report); must
+  // outlive the recorder.  nullptr: one pointer test per boundary.
+  trace::TraceCollector* trace = nullptr;
 };
 
 struct ThreadSlot;
@@ -133,10 +140,19 @@ class Recorder {
   // Misuse and failures, each once with its count: "... (x12)".
   std::vector<std::string> Errors() const;
   void AddError(std::string message);
+  // A failed snapshot: the errors of one cause (`reason`, the device's
+  // message: a dead server fails every boundary after it) are one line,
+  // `message` for the first, counted: "N snapshots failed, the first ...".
+  void AddSnapshotError(std::string message, std::string_view reason,
+                        std::string_view first_where);
 
   size_t num_values() const { return num_values_; }
   uint64_t generation() const { return generation_; }
   const devices::SharedSnapshots* snapshots() const { return snapshots_.get(); }
+  // For a trace's background snapshots (nullptr when counting nothing).
+  devices::SharedSnapshots* shared_snapshots() { return snapshots_.get(); }
+  // A path's region name and full path, by path id (a trace's records).
+  std::pair<std::string, std::string> PathNames(int path) const;
 
   // The hot path; `slot` is the calling thread's, holding this recorder.
   // `under`: for the first region of a thread with none open, the path it
@@ -204,7 +220,10 @@ class Recorder {
                                        const char* where, int name_id);
   // Applies the boundary's transitions with `snap` at `now_ns` and
   // releases their words.
-  void Apply(const Boundary& b, const devices::Snapshot* snap, uint64_t now_ns);
+  void Apply(Boundary& b, const devices::Snapshot* snap, uint64_t now_ns);
+  // Hands a call that `b` closed to the trace (options_.trace).
+  void TraceCall(const Boundary& b, ThreadState& t, const Frame& f,
+                 uint64_t now_ns, bool marker, bool open);
   // Closes the regions at levels [level, depth) of `t`, innermost first,
   // at `now_ns` (0: the clock once their paths' words are stepped);
   // `given`: a snapshot already taken (CloseOpenRegions).
@@ -231,8 +250,15 @@ class Recorder {
   std::vector<ThreadState*> free_threads_;             // guarded
   std::vector<RetiredTotals> retired_;  // per path, guarded by threads_mu_
 
+  struct ErrorEntry {
+    std::string text;
+    std::string key;   // what merges repeats: the text, or a snapshot cause
+    std::string many;  // the text for a count above 1 ("": text (xN))
+    uint64_t count = 0;
+  };
+  void AddErrorEntry(ErrorEntry entry);
   mutable std::mutex errors_mu_;
-  std::vector<std::pair<std::string, uint64_t>> errors_;  // guarded
+  std::vector<ErrorEntry> errors_;  // guarded
 };
 
 // Makes `recorder` the active one (regions count on it).

@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -86,6 +87,39 @@ absl::StatusOr<std::string> PrepareOutput(std::string_view output,
 // Writes `text` to `path` as described above.  Errors name the path and the
 // system's reason.
 absl::Status WriteReportFile(const std::string& path, std::string_view text);
+
+// The same write in pieces, for outputs too large to hold (traces): Open
+// decides where the bytes go (a temporary file next to `path`, or `path`
+// itself when it is not a regular file), Write appends, Commit makes the
+// file whole (fsync, then the rename over `path`).  A failed Write or
+// Commit, Abort, or destroying the stream uncommitted removes the
+// temporary file: `path` keeps its previous content.  One writer: not
+// thread-safe.
+class ReportFileStream {
+ public:
+  static absl::StatusOr<std::unique_ptr<ReportFileStream>> Open(
+      const std::string& path);
+  ~ReportFileStream();
+  ReportFileStream(const ReportFileStream&) = delete;
+  ReportFileStream& operator=(const ReportFileStream&) = delete;
+
+  absl::Status Write(std::string_view text);
+  absl::Status Commit();
+  void Abort();
+  const std::string& path() const { return path_; }
+
+ private:
+  ReportFileStream() = default;
+  absl::Status Failed(int error);
+
+  std::string path_;    // as given
+  std::string target_;  // what the temporary file is renamed over
+  std::string temp_;    // "" once renamed or removed, or when in place
+  int fd_ = -1;
+  int error_ = 0;
+  bool in_place_ = false;
+  bool existing_ = false;  // a previous report is replaced
+};
 
 }  // namespace uncore::report
 

@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "fmt/format.h"
 #include "sdk/common/clock.h"
@@ -33,6 +34,7 @@
 #include "sdk/regions/recorder.h"
 #include "sdk/report/output.h"
 #include "sdk/report/report.h"
+#include "sdk/report/timeline.h"
 #include "sdk/runtime/active_session.h"
 #include "sdk/runtime/backends.h"
 #include "sdk/runtime/node_sharing.h"
@@ -45,6 +47,7 @@
 #include "sdk/spec/metric_expression.h"
 #include "sdk/spec/perf_metric.h"
 #include "sdk/spec/platform_catalog.h"
+#include "sdk/trace/trace_collector.h"
 #include "uncore/uncore_c.h"
 
 namespace uncore {
@@ -161,6 +164,56 @@ std::string EncodingText(const spec::EventSpec& e) {
 // A metric reported per second of region time ("bytes" -> "bytes/s").
 bool IsRate(const spec::CompiledMetric& m) { return m.per_second; }
 
+// "10ms", "500us", "1s", "250000ns", "10" (milliseconds) -> nanoseconds.
+absl::StatusOr<uint64_t> ParseTraceInterval(std::string_view text) {
+  const std::string_view t = common::StripWhitespace(text);
+  size_t digits = 0;
+  while (digits < t.size() && t[digits] >= '0' && t[digits] <= '9') ++digits;
+  uint64_t value = 0;
+  const std::string_view unit = t.substr(digits);
+  uint64_t scale = 0;
+  if (unit.empty() || unit == "ms") {
+    scale = 1'000'000;
+  } else if (unit == "us") {
+    scale = 1'000;
+  } else if (unit == "ns") {
+    scale = 1;
+  } else if (unit == "s") {
+    scale = 1'000'000'000;
+  }
+  if (digits == 0 || digits > 9 || scale == 0 ||
+      !absl::SimpleAtoi(std::string(t.substr(0, digits)), &value) ||
+      value * scale < 100'000) {
+    return absl::InvalidArgumentError(fmt::format(
+        "UNCORE_TRACE_INTERVAL=\"{}\" is not a time of 100us or more: write "
+        "a whole number with a unit (10ms, 500us, 1s; no unit: ms), or unset "
+        "it to take snapshots only at region boundaries",
+        report::EscapeForTable(text)));
+  }
+  return value * scale;
+}
+
+// "a.json, b.csv,-" -> {"a.json", "b.csv", "-"}; an empty item is an error.
+absl::StatusOr<std::vector<std::string>> SplitOutputs(std::string_view list) {
+  std::vector<std::string> outputs;
+  for (std::string_view item : common::Split(list, ',')) {
+    const std::string_view name = common::StripWhitespace(item);
+    if (name.empty()) {
+      return absl::InvalidArgumentError(fmt::format(
+          "report output \"{}\" has an empty name in its list: separate "
+          "names by single commas (\"r.json,r.html,-\")",
+          report::EscapeForTable(list)));
+    }
+    outputs.emplace_back(name);
+  }
+  return outputs;
+}
+
+bool IsHtmlOutput(std::string_view path) {
+  absl::StatusOr<report::ReportDestination> d = report::ParseOutput(path);
+  return d.ok() && d->format == report::ReportFormat::kHtml;
+}
+
 // How long Stop waits for boundaries under way on other threads (a
 // snapshot takes microseconds; a thread may be descheduled for a while).
 constexpr std::chrono::seconds kQuiesceTimeout{10};
@@ -248,7 +301,14 @@ struct Session::Impl {
   // What the placeholders of an output name expand to, and options.output
   // expanded, made absolute and checked at Start ("" for no report).
   report::OutputContext output_context;
-  std::string output_path;
+  std::vector<std::string> output_paths;
+  std::string trace_path;  // the trace file, "" for none
+  // The run's timeline (a trace file or an HTML report asked for it), and
+  // after Stop what its file's write said and the timeline it kept.
+  std::unique_ptr<trace::TraceCollector> trace;
+  absl::Status trace_status;
+  std::vector<std::string> trace_notes;
+  std::optional<report::Timeline> timeline;
   // The device's read plan as programmed (the device forgets it on
   // release) and the box instance of each entry.
   std::vector<devices::CounterPlacement> plan;
@@ -314,6 +374,18 @@ absl::StatusOr<SessionOptions> Session::OptionsFromEnvironment() {
         "ending in .json or .csv, or any other file name for a table "
         "(placeholders: %p, %h, %r, %t; docs/environment.md), or unset it");
   }
+  if (std::optional<std::string> t = env("UNCORE_TRACE")) {
+    if (common::StripWhitespace(*t).empty()) {
+      return absl::InvalidArgumentError(
+          "UNCORE_TRACE is empty: set it to a file name for a Chrome trace "
+          "(placeholders: %p, %h, %r, %t; README \"Look at it\"), or unset "
+          "it");
+    }
+    o.trace = std::string(common::StripWhitespace(*t));
+  }
+  if (std::optional<std::string> i = env("UNCORE_TRACE_INTERVAL")) {
+    UNCORE_ASSIGN_OR_RETURN(o.trace_interval_ns, ParseTraceInterval(*i));
+  }
   if (std::optional<std::string> s = env("UNCORE_SOCKETS")) {
     UNCORE_ASSIGN_OR_RETURN(o.sockets, ParseSocketList(*s));
   }
@@ -370,6 +442,81 @@ absl::StatusOr<std::unique_ptr<Session>> StartSessionOnMachine(
 // A generated platform's formulas again, with the planned counters:
 // #num_packages is the sockets counted, source_count(EVENT) the PMU
 // instances per socket that count it.
+absl::Status SessionAccess::OpenTrace(Session::Impl& s) {
+  bool html = false;
+  for (const std::string& path : s.output_paths) html |= IsHtmlOutput(path);
+  if (s.trace_path.empty() && !html) return absl::OkStatus();
+  trace::TraceLayout layout;
+  for (const devices::CounterPlacement& p : s.plan) {
+    layout.sockets.push_back(p.socket);
+  }
+  std::sort(layout.sockets.begin(), layout.sockets.end());
+  layout.sockets.erase(
+      std::unique(layout.sockets.begin(), layout.sockets.end()),
+      layout.sockets.end());
+  for (const devices::CounterPlacement& p : s.plan) {
+    layout.value_event.push_back(p.event);
+    layout.value_socket.push_back(static_cast<int>(
+        std::lower_bound(layout.sockets.begin(), layout.sockets.end(),
+                         p.socket) -
+        layout.sockets.begin()));
+  }
+  layout.events = s.event_infos;
+  for (const Session::Impl::Metric& m : s.metrics) {
+    const bool per_second = IsRate(m.compiled);
+    trace::TraceLayout::Metric metric;
+    metric.info = {m.compiled.name, m.compiled.expression,
+                   m.compiled.unit + (per_second ? "/s" : ""), per_second};
+    metric.evaluate = [compiled = m.compiled, index = m.event_index,
+                       per_second](const std::vector<double>& counts,
+                                   double seconds) {
+      std::vector<double> values;
+      values.reserve(index.size());
+      for (int e : index) {
+        values.push_back(e >= 0 && e < static_cast<int>(counts.size())
+                             ? counts[e]
+                             : 0.0);
+      }
+      double v = compiled.Evaluate(values, seconds);
+      if (per_second) v /= seconds;
+      return v;
+    };
+    layout.metrics.push_back(std::move(metric));
+  }
+  trace::TraceOptions options;
+  options.path = s.trace_path;
+  options.keep_timeline = html;
+  options.origin_ns = s.start_steady_ns;
+  options.origin_unix_ns = s.start_unix_ns;
+  options.host = s.host;
+  options.pid = s.output_context.pid;
+  options.rank = s.output_context.rank;
+  options.sample_interval_ns = s.options.trace_interval_ns;
+  UNCORE_ASSIGN_OR_RETURN(
+      s.trace, trace::TraceCollector::Open(std::move(options), std::move(layout)));
+  return absl::OkStatus();
+}
+
+report::Timeline SessionAccess::TimelineOf(Session::Impl& s,
+                                           const Results& results) {
+  absl::flat_hash_map<std::string, int> by_path;
+  for (size_t i = 0; i < results.regions.size(); ++i) {
+    by_path.emplace(results.regions[i].path, static_cast<int>(i));
+  }
+  std::vector<int> region_of_path;
+  return s.trace->TakeTimeline([&](int path) {
+    if (path < 0) return -1;
+    if (path >= static_cast<int>(region_of_path.size())) {
+      region_of_path.resize(path + 1, -2);
+    }
+    if (region_of_path[path] == -2) {
+      auto found = by_path.find(s.recorder->PathNames(path).second);
+      region_of_path[path] = found == by_path.end() ? -1 : found->second;
+    }
+    return region_of_path[path];
+  });
+}
+
 void SessionAccess::CompileForPlan(Session::Impl& s) {
   std::vector<int> sockets;
   for (const devices::CounterPlacement& p : s.plan) sockets.push_back(p.socket);
@@ -563,9 +710,24 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
   impl->output_context = report::CurrentOutputContext(impl->start_unix_ns);
   impl->output_context.host = impl->host;
   if (!options.output.empty()) {
+    UNCORE_ASSIGN_OR_RETURN(const std::vector<std::string> outputs,
+                            SplitOutputs(options.output));
+    for (const std::string& output : outputs) {
+      UNCORE_ASSIGN_OR_RETURN(
+          std::string path,
+          report::PrepareOutput(output, impl->output_context));
+      impl->output_paths.push_back(std::move(path));
+    }
+  }
+  if (!options.trace.empty()) {
+    if (common::StripWhitespace(options.trace) == "-") {
+      return absl::InvalidArgumentError(
+          "trace output \"-\": a trace is a file (UNCORE_TRACE=trace-%p.json), "
+          "not a table on stderr");
+    }
     UNCORE_ASSIGN_OR_RETURN(
-        impl->output_path,
-        report::PrepareOutput(options.output, impl->output_context));
+        impl->trace_path,
+        report::PrepareOutput(options.trace, impl->output_context));
   }
 
   // The backend.
@@ -644,9 +806,14 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
   if (session->backend_ != "off") {
     regions::RecorderOptions recorder_options;
     recorder_options.sample_every = std::max(1, s.options.sample_every);
+    UNCORE_RETURN_IF_ERROR(SessionAccess::OpenTrace(s));
+    recorder_options.trace = s.trace.get();
     s.recorder = std::make_unique<regions::Recorder>(s.backend->device(),
                                                      recorder_options);
     session->recorder_ = s.recorder.get();
+    if (s.trace != nullptr) {
+      s.trace->StartSampling(s.recorder->shared_snapshots());
+    }
     s.dropped_at_start = regions::DroppedBoundaries();
     s.refused_at_start = regions::RefusedReentrantRegions();
   }
@@ -679,6 +846,7 @@ absl::Status Session::Stop() {
     }
     s.stop_steady_ns = common::MonotonicNowNs();
     regions::Quiescence quiet = regions::Quiescence::kQuiet;
+    if (s.trace != nullptr) s.trace->StopSampling();
     if (s.recorder != nullptr) {
       // No new boundary reaches the recorder; those under way finish.
       quiet = regions::Deactivate(s.recorder.get(), kQuiesceTimeout);
@@ -690,6 +858,11 @@ absl::Status Session::Stop() {
         // to now as open calls.
         s.open_at_stop = s.recorder->OpenRegions();
         s.recorder->CloseOpenRegions();
+        if (s.trace != nullptr) {
+          // Every call is recorded: the trace file is written whole.
+          s.trace_status = s.trace->Finish();
+          s.trace_notes = s.trace->Notes();
+        }
       }
     }
     if (s.backend != nullptr) {
@@ -714,9 +887,20 @@ absl::Status Session::Stop() {
   }
   // The report first, then the device's release: the report must be on
   // disk before anything else can go wrong.
-  absl::Status written;
-  if (!s.output_path.empty()) {
-    written = report::WriteReport(Collect(), s.output_path);
+  absl::Status written = s.trace_status;
+  if (!s.output_paths.empty()) {
+    const Results results = Collect();
+    {
+      std::lock_guard<std::mutex> lock(s.state_mu);
+      if (s.trace != nullptr && !s.abandoned && !s.timeline.has_value()) {
+        s.timeline = runtime::SessionAccess::TimelineOf(s, results);
+      }
+    }
+    for (const std::string& path : s.output_paths) {
+      absl::Status w = report::WriteReport(
+          results, path, stderr, s.timeline ? &*s.timeline : nullptr);
+      if (written.ok()) written = w;
+    }
   }
   absl::Status status;
   {
@@ -740,9 +924,21 @@ absl::Status Session::Stop() {
 }
 
 absl::Status Session::WriteReport(std::string_view output) const {
-  UNCORE_ASSIGN_OR_RETURN(const std::string expanded,
-                          report::ExpandOutput(output, impl_->output_context));
-  return report::WriteReport(Collect(), expanded);
+  UNCORE_ASSIGN_OR_RETURN(const std::vector<std::string> outputs,
+                          SplitOutputs(output));
+  const Results results = Collect();
+  const report::Timeline* timeline = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(impl_->state_mu);
+    if (impl_->timeline.has_value()) timeline = &*impl_->timeline;
+  }
+  for (const std::string& name : outputs) {
+    UNCORE_ASSIGN_OR_RETURN(const std::string expanded,
+                            report::ExpandOutput(name, impl_->output_context));
+    UNCORE_RETURN_IF_ERROR(
+        report::WriteReport(results, expanded, stderr, timeline));
+  }
+  return absl::OkStatus();
 }
 
 bool Session::simulated() const {
@@ -886,7 +1082,13 @@ Results Session::CollectResults(bool calling_thread) const {
     r.run.errors.push_back(
         "a thread was still inside a region boundary when the session "
         "stopped: the counters were left programmed");
+    if (s.trace != nullptr) {
+      r.run.errors.push_back(
+          "the trace and the HTML timeline were not written: a thread was "
+          "still recording into them");
+    }
   }
+  for (const std::string& note : s.trace_notes) r.run.errors.push_back(note);
   if (s.options.sample_every > 1) {
     r.run.warnings.push_back(fmt::format(
         "sampled: counters were read on every {}th call of each region "

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "sdk/devices/device.h"
+#include "sdk/report/timeline.h"
 #include "sdk/sim/demo_traffic.h"
 #include "sdk/sim/simulated_uncore.h"
 #include "sdk/spec/metric_expression.h"
@@ -69,6 +70,10 @@ struct SessionAccess {
       SessionOptions options, InjectedDevice injected,
       const MachineFiles& files = {});
   static void CompileForPlan(Session::Impl& s);
+  // The trace collector a trace file or an HTML report needs (none: OK).
+  static absl::Status OpenTrace(Session::Impl& s);
+  // The timeline the collector kept, its calls mapped to `results`' regions.
+  static report::Timeline TimelineOf(Session::Impl& s, const Results& results);
   static std::vector<SessionMetric> Metrics(const Session& session);
   static sim::SimulatedUncore* Simulator(const Session& session);
   static sim::DemoTrafficModel* DemoTraffic(const Session& session);

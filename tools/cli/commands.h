@@ -67,7 +67,8 @@ struct StatOptions {
   // --platform / UNCORE_PLATFORM ("" decides from the CPU): whose names.
   std::string platform;
   std::vector<int> sockets;  // empty: every socket
-  std::string output = "-";
+  std::string output = "-";  // or a comma-separated list
+  std::string trace;         // a Chrome trace file, "" for none
   bool multiplex = false;
   bool force = false;
   std::vector<std::string> command;  // not empty

@@ -184,6 +184,7 @@ struct RawStat {
   std::string platform;
   std::string sockets;
   std::string output = "-";
+  std::string trace;
   bool multiplex = false;
   bool force = false;
 };
@@ -231,6 +232,7 @@ std::optional<std::string> FinishStat(const CLI::App& stat, const RawStat& raw,
   if (!sockets.ok()) return common::StatusMessage(sockets.status());
   o->sockets = *std::move(sockets);
   o->output = raw.output;
+  o->trace = raw.trace;
   o->multiplex = raw.multiplex;
   o->force = raw.force;
   o->command = std::move(command);
@@ -357,10 +359,18 @@ int Main(std::vector<std::string> args) {
   stat_app
       ->add_option("-o,--output", raw_stat.output,
                    "- (default: the table on stderr), FILE.json, "
-                   "FILE.csv, any other FILE: the table; %p (pid), %h "
+                   "FILE.csv (a row per value), FILE.html (a page with a "
+                   "timeline), FILE.hatchet.json, any other FILE: the "
+                   "table; several separated by commas; %p (pid), %h "
                    "(host), %r (MPI rank), %t (start time), %% (a %) are "
                    "expanded; exit 125 when the report cannot be written")
       ->type_name("OUTPUT");
+  stat_app
+      ->add_option("--trace", raw_stat.trace,
+                   "also write a Chrome trace (ui.perfetto.dev): the "
+                   "command's region and, with -I, one slice and one rate "
+                   "point per interval; the same placeholders as -o")
+      ->type_name("FILE");
   stat_app->add_flag("--multiplex", raw_stat.multiplex,
                      "let perf rotate more events than a box has counters "
                      "(counts scaled, marked ~)");

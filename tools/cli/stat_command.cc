@@ -41,6 +41,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_join.h"
 #include "fmt/format.h"
 #include "sdk/common/clock.h"
 #include "sdk/common/status_macros.h"
@@ -363,12 +364,34 @@ int RunStat(const StatOptions& stat_options, std::FILE* /*out*/,
   }
   // The report's destination, expanded and checked before the command runs
   // (nothing is created: the report is written whole at the end).
-  absl::StatusOr<std::string> output = report::PrepareOutput(
-      o.output, report::CurrentOutputContext(UnixNowNs()));
-  if (!output.ok()) {
-    fmt::print(err, "uncore stat: {}\n",
-               common::StatusMessage(output.status()));
-    return kExitUsage;
+  // "-" (the table on `err`) is written here; files by the session at
+  // Stop, with the timeline an HTML page needs.
+  bool table_to_err = false;
+  std::vector<std::string> file_outputs;
+  for (std::string_view item : common::Split(o.output, ',')) {
+    const std::string name(common::StripWhitespace(item));
+    absl::StatusOr<std::string> checked =
+        report::PrepareOutput(name, report::CurrentOutputContext(UnixNowNs()));
+    if (!checked.ok()) {
+      fmt::print(err, "uncore stat: {}\n",
+                 common::StatusMessage(checked.status()));
+      return kExitUsage;
+    }
+    if (*checked == "-") {
+      table_to_err = true;
+    } else {
+      file_outputs.push_back(name);
+    }
+  }
+  if (!o.trace.empty()) {
+    absl::StatusOr<std::string> checked = report::PrepareOutput(
+        o.trace, report::CurrentOutputContext(UnixNowNs()));
+    if (!checked.ok() || *checked == "-") {
+      fmt::print(err, "uncore stat: --trace: {}\n",
+                 checked.ok() ? "a trace is a file, not -"
+                              : common::StatusMessage(checked.status()));
+      return kExitUsage;
+    }
   }
 
   // Everything the child needs, prepared before fork: only
@@ -384,7 +407,8 @@ int RunStat(const StatOptions& stat_options, std::FILE* /*out*/,
   options.metrics = o.metrics;
   options.backend = o.backend;
   options.sockets = o.sockets;
-  options.output = "";  // written below, to `err` for "-"
+  options.output = absl::StrJoin(file_outputs, ",");
+  options.trace = o.trace;
   options.force = o.force;
   options.allow_multiplexing = o.multiplex;
   options.platform = o.platform;
@@ -479,23 +503,28 @@ int RunStat(const StatOptions& stat_options, std::FILE* /*out*/,
   signals.RestoreHandlers();
   if (o.interval_ms > 0 && exec_error == 0) printer.Print(end_ns);
 
+  // Stop writes the files (and the trace) and says whether they were.
   const absl::Status stopped = session->Stop();
-  if (!stopped.ok()) {
-    fmt::print(err, "uncore stat: stopping the counters: {}\n",
-               common::StatusMessage(stopped));
-  }
   if (exec_error != 0) {
     fmt::print(err, "uncore stat: cannot run '{}': {}\n", o.command[0],
                std::strerror(exec_error));
     return kExitCannotRun;
   }
-  const absl::Status written =
-      report::WriteReport(session->Collect(), *output, err);
-  if (!written.ok()) {
+  absl::Status written = stopped;
+  if (!stopped.ok()) {
     fmt::print(err, "uncore stat: the report is lost: {}\n",
-               common::StatusMessage(written));
+               common::StatusMessage(stopped));
   }
-  if (o.output == "-") {
+  if (table_to_err) {
+    const absl::Status table =
+        report::WriteReport(session->Collect(), "-", err);
+    if (!table.ok()) {
+      fmt::print(err, "uncore stat: the report is lost: {}\n",
+                 common::StatusMessage(table));
+      if (written.ok()) written = table;
+    }
+  }
+  if (table_to_err) {
     fmt::print(err, "\n{:>14.9f} seconds time elapsed ({})\n",
                static_cast<double>(end_ns - start_ns) * 1e-9,
                CommandLine(o.command));
