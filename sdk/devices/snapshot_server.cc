@@ -1,7 +1,9 @@
 #include "sdk/devices/snapshot_server.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -39,8 +41,16 @@ namespace uncore::devices {
 // catalog's bytes.  Only lock-free atomics of fixed size, so both sides
 // agree on the layout and no process sees a torn value.
 struct ServedSegment {
-  static constexpr uint64_t kMagic = 0x3130524853434e55ULL;  // "UNCSHR01"
+  static constexpr uint64_t kMagic = 0x3230524853434e55ULL;  // "UNCSHR02"
   uint64_t magic = kMagic;
+  // The server's process: its pid is stored last (0: not yet known), its
+  // start time (/proc/PID/stat, clock ticks since boot) tells a reused pid,
+  // its pid namespace (the inode of /proc/PID/ns/pid) whether the pid means
+  // anything here.
+  std::atomic<uint64_t> server_start_ticks{0};
+  std::atomic<uint64_t> server_pid_ns{0};
+  std::atomic<int32_t> server_pid{0};
+  uint32_t padding0 = 0;
   uint64_t entries = 0;
   uint64_t catalog_bytes = 0;
   std::atomic<uint32_t> ready{0};         // set last by the server
@@ -93,6 +103,124 @@ size_t SegmentSize(uint64_t entries, uint64_t catalog_bytes) {
 }
 
 std::string Reason(int error) { return std::generic_category().message(error); }
+
+// A process, told apart from a later one with the same pid.
+struct ProcessIdentity {
+  int32_t pid = 0;
+  uint64_t start_ticks = 0;  // 0: unknown
+  uint64_t pid_ns = 0;       // 0: unknown
+};
+
+// The state (field 3) and start time (field 22) of /proc/PID/stat.
+bool ReadProcessStat(int32_t pid, char* state, uint64_t* start_ticks) {
+  const std::string path = fmt::format("/proc/{}/stat", pid);
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buffer[4096];
+  const ssize_t n = read(fd, buffer, sizeof(buffer));
+  close(fd);
+  if (n <= 0) return false;
+  std::string_view text(buffer, static_cast<size_t>(n));
+  // The command name (field 2) is in parentheses and may hold anything.
+  const size_t paren = text.rfind(')');
+  if (paren == std::string_view::npos) return false;
+  text.remove_prefix(paren + 1);
+  int field = 2;
+  while (!text.empty() && field < 22) {
+    const size_t start = text.find_first_not_of(' ');
+    if (start == std::string_view::npos) return false;
+    text.remove_prefix(start);
+    const size_t end = std::min(text.find(' '), text.size());
+    ++field;
+    if (field == 3) *state = text[0];
+    if (field == 22) {
+      uint64_t value = 0;
+      for (const char c : text.substr(0, end)) {
+        if (c < '0' || c > '9') return false;
+        value = value * 10 + static_cast<uint64_t>(c - '0');
+      }
+      *start_ticks = value;
+      return true;
+    }
+    text.remove_prefix(end);
+  }
+  return false;
+}
+
+uint64_t OwnPidNamespace() {
+  struct stat st = {};
+  if (stat("/proc/self/ns/pid", &st) != 0) return 0;
+  return static_cast<uint64_t>(st.st_ino);
+}
+
+ProcessIdentity OwnIdentity() {
+  ProcessIdentity id;
+  id.pid = static_cast<int32_t>(getpid());
+  char state = 0;
+  ReadProcessStat(id.pid, &state, &id.start_ticks);
+  id.pid_ns = OwnPidNamespace();
+  return id;
+}
+
+enum class Liveness { kAlive, kDead, kUnknown };
+
+Liveness LivenessOf(const ProcessIdentity& id) {
+  if (id.pid <= 0) return Liveness::kUnknown;
+  if (id.pid_ns != 0 && id.pid_ns != OwnPidNamespace()) {
+    return Liveness::kUnknown;  // its pid means nothing here
+  }
+  if (kill(id.pid, 0) != 0 && errno == ESRCH) return Liveness::kDead;
+  char state = 0;
+  uint64_t start_ticks = 0;
+  if (ReadProcessStat(id.pid, &state, &start_ticks)) {
+    if (state == 'Z' || state == 'X') return Liveness::kDead;  // not reaped
+    if (id.start_ticks != 0 && start_ticks != id.start_ticks) {
+      return Liveness::kDead;  // the pid is another process's now
+    }
+  }
+  return Liveness::kAlive;
+}
+
+ProcessIdentity IdentityIn(const ServedSegment& s) {
+  ProcessIdentity id;
+  id.pid = s.server_pid.load(std::memory_order_acquire);
+  id.start_ticks = s.server_start_ticks.load(std::memory_order_relaxed);
+  id.pid_ns = s.server_pid_ns.load(std::memory_order_relaxed);
+  return id;
+}
+
+// Removes the name `path` if it still names the file (dev, ino): a new
+// segment made under the name since it was looked at stays.
+bool UnlinkIfSame(const std::string& path, dev_t dev, ino_t ino) {
+  const int fd = shm_open(path.c_str(), O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0) return false;
+  struct stat st = {};
+  const bool same = fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+  close(fd);
+  return same && shm_unlink(path.c_str()) == 0;
+}
+
+// Removes the segment `path` when its server is known dead.  `owner` gets
+// the identity recorded in it (pid 0 when there is none to read).
+bool RemoveIfDead(const std::string& path, ProcessIdentity* owner) {
+  *owner = ProcessIdentity();
+  const int fd = shm_open(path.c_str(), O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0) return false;
+  struct stat st = {};
+  if (fstat(fd, &st) != 0 ||
+      static_cast<size_t>(st.st_size) < sizeof(ServedSegment)) {
+    close(fd);
+    return false;  // being created, or not ours
+  }
+  void* p = mmap(nullptr, sizeof(ServedSegment), PROT_READ, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) return false;
+  const auto* segment = static_cast<const ServedSegment*>(p);
+  if (segment->magic == ServedSegment::kMagic) *owner = IdentityIn(*segment);
+  munmap(p, sizeof(ServedSegment));
+  return LivenessOf(*owner) == Liveness::kDead &&
+         UnlinkIfSame(path, st.st_dev, st.st_ino);
+}
 
 // A little-endian, length-prefixed encoding: both sides run on one node.
 class Writer {
@@ -253,15 +381,31 @@ absl::StatusOr<std::unique_ptr<SnapshotServer>> SnapshotServer::Start(
         "SnapshotServer: the catalog's plan does not match the device's");
   }
   const size_t size = SegmentSize(entries, encoded.size());
-  const int fd = common::KeepAboveStdio(
-      shm_open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  auto create = [&] {
+    return common::KeepAboveStdio(
+        shm_open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  };
+  int fd = create();
+  int error = errno;
+  ProcessIdentity owner;
+  // A leftover of a server that died: removed, and made anew.
+  if (fd < 0 && error == EEXIST && RemoveIfDead(path, &owner)) {
+    fd = create();
+    error = errno;
+  }
   if (fd < 0) {
-    const int error = errno;
     if (error == EEXIST) {
+      if (owner.pid > 0) {
+        return absl::AlreadyExistsError(fmt::format(
+            "the shared counters segment /dev/shm{} exists already: process "
+            "{} serves it (another job uses the name)",
+            path, owner.pid));
+      }
       return absl::AlreadyExistsError(fmt::format(
-          "the shared counters segment /dev/shm{} exists already: another "
-          "job uses the name, or a job that crashed left it (remove the "
-          "file when no job runs)",
+          "the shared counters segment /dev/shm{} exists already and does "
+          "not say which live process serves it (another job uses the name, "
+          "or another SDK version left it: remove the file when no job "
+          "runs)",
           path));
     }
     return absl::Status(
@@ -283,6 +427,11 @@ absl::StatusOr<std::unique_ptr<SnapshotServer>> SnapshotServer::Start(
     return mapped.status();
   }
   ServedSegment* segment = new (*mapped) ServedSegment();
+  const ProcessIdentity self = OwnIdentity();
+  segment->server_start_ticks.store(self.start_ticks,
+                                    std::memory_order_relaxed);
+  segment->server_pid_ns.store(self.pid_ns, std::memory_order_relaxed);
+  segment->server_pid.store(self.pid, std::memory_order_release);
   segment->entries = entries;
   segment->catalog_bytes = encoded.size();
   for (uint64_t i = 0; i < entries; ++i) {
@@ -381,6 +530,24 @@ int SnapshotServer::attached() const {
              : segment_->attached.load(std::memory_order_relaxed);
 }
 
+int RemoveStaleSegments(std::string_view prefix) {
+  DIR* dir = opendir("/dev/shm");
+  if (dir == nullptr) return 0;
+  const std::string start = fmt::format("uncore-{}", prefix);
+  std::vector<std::string> names;
+  while (const dirent* entry = readdir(dir)) {
+    const std::string_view name = entry->d_name;
+    if (name.substr(0, start.size()) == start) names.emplace_back(name);
+  }
+  closedir(dir);
+  int removed = 0;
+  for (const std::string& name : names) {
+    ProcessIdentity owner;
+    if (RemoveIfDead("/" + name, &owner)) ++removed;
+  }
+  return removed;
+}
+
 // ---- the follower's device ----
 
 absl::StatusOr<std::unique_ptr<RemoteSnapshotDevice>>
@@ -413,12 +580,23 @@ RemoteSnapshotDevice::Attach(const std::vector<std::string>& names) {
     }
     const size_t size = static_cast<size_t>(st.st_size);
     UNCORE_ASSIGN_OR_RETURN(ServedSegment * segment, Map(fd, size, path));
-    Source source;
+    // Owned from here: Release unmaps it.
+    Source& source = device->sources_.emplace_back();
     source.name = name;
     source.segment = segment;
     source.size = size;
-    // Owned from here: Release unmaps it.
-    device->sources_.push_back(source);
+    if (segment->magic == ServedSegment::kMagic) {
+      const ProcessIdentity owner = IdentityIn(*segment);
+      if (LivenessOf(owner) == Liveness::kDead) {
+        const bool removed = UnlinkIfSame(path, st.st_dev, st.st_ino);
+        return absl::FailedPreconditionError(fmt::format(
+            "the process (pid {}) that served shared counters \"{}\" has "
+            "died (killed, or it ended without stopping its session): "
+            "/dev/shm{} is its leftover{}; the process that counts for this "
+            "socket must start its session again",
+            owner.pid, name, path, removed ? ", now removed" : ""));
+      }
+    }
     if (segment->magic != ServedSegment::kMagic ||
         segment->ready.load(std::memory_order_acquire) == 0 ||
         SegmentSize(segment->entries, segment->catalog_bytes) != size) {
@@ -427,11 +605,11 @@ RemoteSnapshotDevice::Attach(const std::vector<std::string>& names) {
           "version",
           path));
     }
-    UNCORE_ASSIGN_OR_RETURN(device->sources_.back().catalog,
+    UNCORE_ASSIGN_OR_RETURN(source.catalog,
                             DecodeCatalog(std::string_view(
                                 segment->catalog(), segment->catalog_bytes)));
     segment->attached.fetch_add(1, std::memory_order_acq_rel);
-    device->sources_.back().counted = true;
+    source.counted = true;
   }
   return device;
 }
@@ -484,6 +662,10 @@ absl::Status RemoteSnapshotDevice::Program(const ProgramRequest& request) {
 absl::Status RemoteSnapshotDevice::TakeSnapshot(Snapshot* out) {
   out->values.resize(plan_.size());
   out->valid = false;
+  if (broken_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(broken_mu_);
+    return broken_status_;
+  }
   // No allocation on the region hot path (device.h) for up to 8 servers.
   absl::InlinedVector<uint64_t, 8> tickets(sources_.size());
   // Ask every server first, then wait for each: they snapshot in parallel.
@@ -503,10 +685,38 @@ absl::Status RemoteSnapshotDevice::TakeSnapshot(Snapshot* out) {
   return absl::OkStatus();
 }
 
+absl::Status RemoteSnapshotDevice::Broken(absl::Status status) {
+  std::lock_guard<std::mutex> lock(broken_mu_);
+  if (!broken_.load(std::memory_order_relaxed)) {
+    broken_status_ = std::move(status);
+    broken_.store(true, std::memory_order_release);
+  }
+  return broken_status_;
+}
+
 absl::Status RemoteSnapshotDevice::Read(Source& source, uint64_t ticket,
                                         Snapshot* out) {
   ServedSegment& s = *source.segment;
-  const auto deadline = std::chrono::steady_clock::now() + kFollowerTimeout;
+  const ProcessIdentity owner = IdentityIn(s);
+  // One text for the timeout and the failures after it, so that a report
+  // lists it once.
+  auto not_answering = [&] {
+    return absl::DeadlineExceededError(fmt::format(
+        "the process (pid {}) serving shared counters \"{}\" did not answer "
+        "within {} ms; snapshots fail at once until it answers again",
+        owner.pid, source.name, kFollowerTimeout.count()));
+  };
+  uint64_t stuck = source.stuck_ticket.load(std::memory_order_acquire);
+  if (stuck != 0) {
+    if (s.served.load(std::memory_order_acquire) < stuck) {
+      return not_answering();
+    }
+    source.stuck_ticket.compare_exchange_strong(stuck, 0,
+                                                std::memory_order_acq_rel);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + kFollowerTimeout;
+  auto next_check = start + kLivenessCheckEvery;
   while (s.served.load(std::memory_order_acquire) < ticket) {
     const uint32_t word = s.served_word.load(std::memory_order_acquire);
     if (s.served.load(std::memory_order_acquire) >= ticket) break;
@@ -516,13 +726,26 @@ absl::Status RemoteSnapshotDevice::Read(Source& source, uint64_t ticket,
           "session",
           source.name));
     }
-    if (std::chrono::steady_clock::now() >= deadline) {
-      return absl::DeadlineExceededError(fmt::format(
-          "the process serving shared counters \"{}\" did not answer within "
-          "{} ms",
-          source.name, kFollowerTimeout.count()));
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= next_check) {
+      if (LivenessOf(owner) == Liveness::kDead) {
+        // Its leftover goes too (a live server's segment of the same name
+        // stays).
+        ProcessIdentity recorded;
+        RemoveIfDead(fmt::format("/uncore-{}", source.name), &recorded);
+        return Broken(absl::UnavailableError(fmt::format(
+            "the process (pid {}) serving shared counters \"{}\" has died "
+            "(killed, or it ended without stopping its session): no "
+            "snapshot can be taken",
+            owner.pid, source.name)));
+      }
+      next_check = now + kLivenessCheckEvery;
     }
-    FutexWait(&s.served_word, word, std::chrono::milliseconds(100));
+    if (now >= deadline) {
+      source.stuck_ticket.store(ticket, std::memory_order_release);
+      return not_answering();
+    }
+    FutexWait(&s.served_word, word, kLivenessCheckEvery);
   }
   const size_t n = source.catalog.plan.size();
   while (true) {

@@ -24,18 +24,32 @@
 // it read as served: a follower's snapshot is always taken after its
 // request, and concurrent requests share one snapshot.
 //
-// Guarantees: the segment holds only counts and the catalog (no pointers);
-// a follower never programs anything; RemoteSnapshotDevice::TakeSnapshot is
-// safe from many threads; a server that stops, or does not answer within
-// kFollowerTimeout, makes the follower's snapshots invalid, never blocks it
-// for longer.
+// The segment records the server's process (pid, start time, pid
+// namespace).  A process that died while serving (killed, or ended without
+// Stop) leaves its segment behind: SnapshotServer::Start and
+// RemoteSnapshotDevice::Attach find such a leftover dead and remove it, and
+// RemoveStaleSegments sweeps them.
+//
+// Guarantees: the segment holds only counts, the catalog and the server's
+// process identity (no pointers); a follower never programs anything;
+// RemoteSnapshotDevice::TakeSnapshot is safe from many threads; a server
+// that stops, dies, or does not answer within kFollowerTimeout makes the
+// follower's snapshots fail, never blocks it for longer: a death is seen
+// within kLivenessCheckEvery of the request, and from then on every
+// snapshot fails at once with the same error (a server that stopped
+// answering fails them at once until it answers again).  A segment is
+// removed as stale only when its process is known dead (not alive, a
+// zombie, or its pid reused by a later process); in another pid namespace,
+// or where /proc cannot say, it is left alone.
 #ifndef UNCORE_SDK_DEVICES_SNAPSHOT_SERVER_H_
 #define UNCORE_SDK_DEVICES_SNAPSHOT_SERVER_H_
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -73,13 +87,22 @@ absl::StatusOr<std::string> ServedSegmentPath(std::string_view name);
 
 // How long a follower waits for the server to answer one request.
 inline constexpr std::chrono::milliseconds kFollowerTimeout{10000};
+// How often a waiting follower checks that the server's process lives.
+inline constexpr std::chrono::milliseconds kLivenessCheckEvery{100};
+
+// Removes every segment /dev/shm/uncore-PREFIX* whose server's process is
+// known dead; returns how many.  Segments of live processes, of other
+// users, of other pid namespaces, of another SDK version or still being
+// created are left alone.
+int RemoveStaleSegments(std::string_view prefix);
 
 struct ServedSegment;  // the layout in shared memory (snapshot_server.cc)
 
 class SnapshotServer {
  public:
-  // Creates the segment `name` (AlreadyExists when it exists: another job
-  // or a leftover, named in the error) and starts the serving thread.
+  // Creates the segment `name` and starts the serving thread.  A segment of
+  // that name whose server died is removed first; AlreadyExists when a
+  // live process (named in the error) serves it, or when it cannot tell.
   // `device` (nullptr: an empty read plan) must stay programmed until Stop.
   static absl::StatusOr<std::unique_ptr<SnapshotServer>> Start(
       std::string_view name, Device* device, const ServedCatalog& catalog);
@@ -114,7 +137,8 @@ class RemoteSnapshotDevice : public Device {
  public:
   // Attaches to every segment in `names` (served by SnapshotServers); the
   // read plan is theirs, concatenated in this order.  NotFound names a
-  // segment that does not exist.
+  // segment that does not exist; FailedPrecondition one whose server died
+  // (the leftover is removed).
   static absl::StatusOr<std::unique_ptr<RemoteSnapshotDevice>> Attach(
       const std::vector<std::string>& names);
   ~RemoteSnapshotDevice() override;
@@ -153,11 +177,19 @@ class RemoteSnapshotDevice : public Device {
     ServedCatalog catalog;
     size_t first_entry = 0;  // its place in the concatenated plan
     bool counted = false;    // our attach is counted in the segment
+    // The ticket that timed out (0: none): until the server has served it,
+    // later snapshots fail at once.
+    std::atomic<uint64_t> stuck_ticket{0};
   };
   RemoteSnapshotDevice() = default;
   absl::Status Read(Source& source, uint64_t ticket, Snapshot* out);
+  // Once a server is known dead every snapshot fails with this error.
+  absl::Status Broken(absl::Status status);
 
-  std::vector<Source> sources_;
+  std::deque<Source> sources_;  // not moved: they hold atomics
+  std::atomic<bool> broken_{false};
+  std::mutex broken_mu_;
+  absl::Status broken_status_;  // guarded by broken_mu_
   std::vector<CounterPlacement> plan_;
   std::vector<std::string> instance_names_;
   std::vector<ServedCatalog::Event> events_;  // per request event

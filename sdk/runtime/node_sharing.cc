@@ -11,6 +11,7 @@
 #include "fmt/format.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/devices/snapshot_server.h"
+#include "uncore/session.h"
 
 namespace uncore::runtime {
 namespace {
@@ -123,3 +124,11 @@ absl::StatusOr<OpenedBackend> OpenSharedBackend(
 }
 
 }  // namespace uncore::runtime
+
+namespace uncore {
+
+int RemoveStaleSharedCounters(std::string_view prefix) {
+  return devices::RemoveStaleSegments(prefix);
+}
+
+}  // namespace uncore

@@ -4,10 +4,14 @@
 // processes).
 #include "sdk/devices/snapshot_server.h"
 
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
@@ -15,9 +19,11 @@
 
 #include "absl/status/status.h"
 #include "fmt/format.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sdk/common/clock.h"
 #include "sdk/spec/event_spec.h"
+#include "uncore/region.h"
 #include "uncore/session.h"
 
 namespace uncore::devices {
@@ -237,6 +243,196 @@ TEST(SnapshotServerTest, AStoppedServerFailsSnapshotsAtOnce) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
 }
 
+bool SegmentExists(const std::string& name) {
+  return access(fmt::format("/dev/shm/uncore-{}", name).c_str(), F_OK) == 0;
+}
+
+// A child process that serves `name` and is gone: it ends without Stop,
+// as a killed process would, and is reaped.  Its pid.
+pid_t LeaveDeadServer(const std::string& name) {
+  const pid_t child = fork();
+  if (child == 0) {
+    CountingDevice device({0});
+    auto server =
+        SnapshotServer::Start(name, &device, CatalogFor(device, "ubox/UCLK"));
+    _exit(server.ok() ? 0 : 1);  // no Stop: the segment stays
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  return child;
+}
+
+// A child process serving `name` (a sim session's counters when `session`,
+// else a CountingDevice) until it is killed.  Its pid, once it serves.
+pid_t StartServerProcess(const std::string& name, bool session) {
+  int ready[2];
+  if (pipe(ready) != 0) return -1;
+  const pid_t child = fork();
+  if (child == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the test
+    close(ready[0]);
+    bool ok = false;
+    std::unique_ptr<Session> s;
+    CountingDevice device({0});
+    std::unique_ptr<SnapshotServer> server;
+    if (session) {
+      SessionOptions o;
+      o.events = {"ubox/UCLK"};
+      o.backend = "sim";
+      o.share_counters_as = name;
+      auto started = Session::Start(o);
+      ok = started.ok();
+      if (ok) s = *std::move(started);
+    } else {
+      auto started =
+          SnapshotServer::Start(name, &device, CatalogFor(device, "ubox/UCLK"));
+      ok = started.ok();
+      if (ok) server = *std::move(started);
+    }
+    const char byte = ok ? 'y' : 'n';
+    if (write(ready[1], &byte, 1) != 1 || !ok) _exit(1);
+    while (true) pause();
+  }
+  close(ready[1]);
+  char byte = 0;
+  const bool ok = read(ready[0], &byte, 1) == 1 && byte == 'y';
+  close(ready[0]);
+  EXPECT_TRUE(ok) << "the serving child did not start";
+  return child;
+}
+
+void Reap(pid_t child) {
+  int status = 0;
+  waitpid(child, &status, 0);
+}
+
+// Kills and reaps a serving child when a test ends early.
+struct KillAtEnd {
+  pid_t pid;
+  ~KillAtEnd() {
+    if (kill(pid, SIGKILL) == 0) Reap(pid);
+  }
+};
+
+TEST(SnapshotServerTest, ADeadServersLeftoverIsRefusedAndRemoved) {
+  const std::string name = UniqueName("dead");
+  const pid_t dead = LeaveDeadServer(name);
+  ASSERT_TRUE(SegmentExists(name));
+  auto follower = RemoteSnapshotDevice::Attach({name});
+  ASSERT_EQ(follower.status().code(), absl::StatusCode::kFailedPrecondition)
+      << follower.status();
+  EXPECT_NE(follower.status().message().find(
+                fmt::format("(pid {}) that served shared counters", dead)),
+            absl::string_view::npos)
+      << follower.status();
+  EXPECT_NE(follower.status().message().find("has died"),
+            absl::string_view::npos);
+  EXPECT_FALSE(SegmentExists(name));
+}
+
+TEST(SnapshotServerTest, StartRemovesADeadServersLeftover) {
+  const std::string name = UniqueName("restart");
+  LeaveDeadServer(name);
+  ASSERT_TRUE(SegmentExists(name));
+  CountingDevice device({0});
+  auto server =
+      SnapshotServer::Start(name, &device, CatalogFor(device, "ubox/UCLK"));
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto follower = RemoteSnapshotDevice::Attach({name});
+  ASSERT_TRUE(follower.ok()) << follower.status();
+  ASSERT_TRUE((*follower)->Program(RequestFor("ubox/UCLK")).ok());
+  Snapshot s;
+  EXPECT_TRUE((*follower)->TakeSnapshot(&s).ok());
+  // A live server's name is still refused, naming it.
+  auto again =
+      SnapshotServer::Start(name, &device, CatalogFor(device, "ubox/UCLK"));
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_NE(again.status().message().find(fmt::format("process {}", getpid())),
+            absl::string_view::npos)
+      << again.status();
+}
+
+TEST(SnapshotServerTest, RemoveStaleSegmentsSweepsOnlyTheDead) {
+  const std::string prefix = UniqueName("sweep");
+  LeaveDeadServer(prefix + ".1");
+  LeaveDeadServer(prefix + ".2");
+  CountingDevice device({0});
+  auto live = SnapshotServer::Start(prefix + ".3", &device,
+                                    CatalogFor(device, "ubox/UCLK"));
+  ASSERT_TRUE(live.ok()) << live.status();
+  const pid_t other = StartServerProcess(prefix + ".4", /*session=*/false);
+  const KillAtEnd end{other};
+  EXPECT_EQ(RemoveStaleSegments(prefix), 2);
+  EXPECT_FALSE(SegmentExists(prefix + ".1"));
+  EXPECT_FALSE(SegmentExists(prefix + ".2"));
+  EXPECT_TRUE(SegmentExists(prefix + ".3"));
+  EXPECT_TRUE(SegmentExists(prefix + ".4"));
+  // Killed: a zombie until reaped, dead all the same; the public name.
+  kill(other, SIGKILL);
+  EXPECT_EQ(uncore::RemoveStaleSharedCounters(prefix), 1);
+  EXPECT_FALSE(SegmentExists(prefix + ".4"));
+  Reap(other);
+  EXPECT_EQ(uncore::RemoveStaleSharedCounters(prefix), 0);
+}
+
+TEST(SnapshotServerTest, AServerThatDiesFailsItsReadersFast) {
+  const std::string name = UniqueName("dies");
+  const pid_t child = StartServerProcess(name, /*session=*/false);
+  const KillAtEnd end{child};
+  auto follower = RemoteSnapshotDevice::Attach({name});
+  ASSERT_TRUE(follower.ok()) << follower.status();
+  ASSERT_TRUE((*follower)->Program(RequestFor("ubox/UCLK")).ok());
+  Snapshot s;
+  ASSERT_TRUE((*follower)->TakeSnapshot(&s).ok());
+  kill(child, SIGKILL);  // not reaped yet: a zombie
+  auto t0 = std::chrono::steady_clock::now();
+  const absl::Status first = (*follower)->TakeSnapshot(&s);
+  EXPECT_EQ(first.code(), absl::StatusCode::kUnavailable) << first;
+  EXPECT_NE(first.message().find(fmt::format("(pid {})", child)),
+            absl::string_view::npos)
+      << first;
+  EXPECT_NE(first.message().find("has died"), absl::string_view::npos);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(3));
+  EXPECT_FALSE(SegmentExists(name));  // its leftover is gone too
+  Reap(child);
+  // From now on at once, with the same error.
+  t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 20; ++i) {
+    const absl::Status again = (*follower)->TakeSnapshot(&s);
+    EXPECT_EQ(again, first);
+    EXPECT_FALSE(s.valid);
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - t0,
+            std::chrono::milliseconds(500));
+}
+
+TEST(SnapshotServerTest, AServerThatStopsAnsweringFailsFastUntilItAnswers) {
+  const std::string name = UniqueName("stuck");
+  const pid_t child = StartServerProcess(name, /*session=*/false);
+  const KillAtEnd end{child};
+  auto follower = RemoteSnapshotDevice::Attach({name});
+  ASSERT_TRUE(follower.ok()) << follower.status();
+  ASSERT_TRUE((*follower)->Program(RequestFor("ubox/UCLK")).ok());
+  Snapshot s;
+  ASSERT_TRUE((*follower)->TakeSnapshot(&s).ok());
+  kill(child, SIGSTOP);  // alive, not answering
+  const absl::Status first = (*follower)->TakeSnapshot(&s);
+  EXPECT_EQ(first.code(), absl::StatusCode::kDeadlineExceeded) << first;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 5; ++i) EXPECT_EQ((*follower)->TakeSnapshot(&s), first);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0,
+            std::chrono::milliseconds(500));
+  kill(child, SIGCONT);
+  // It answers the requests made meanwhile, then ours.
+  absl::Status later = first;
+  for (int i = 0; i < 100 && !later.ok(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    later = (*follower)->TakeSnapshot(&s);
+  }
+  EXPECT_TRUE(later.ok()) << later;
+}
+
 // Through sessions: a `sim` session serving, a device reading it.
 TEST(NodeSharingSessionTest, ALeaderSessionServesItsCounters) {
   const std::string name = UniqueName("session");
@@ -268,6 +464,37 @@ TEST(NodeSharingSessionTest, ALeaderSessionServesItsCounters) {
   // Stopped: the name is gone.
   EXPECT_EQ(RemoteSnapshotDevice::Attach({name}).status().code(),
             absl::StatusCode::kNotFound);
+}
+
+TEST(NodeSharingSessionTest, ReadersOfADeadServerFailFastWithOneError) {
+  const std::string name = UniqueName("session.dies");
+  const pid_t child = StartServerProcess(name, /*session=*/true);
+  const KillAtEnd end{child};
+  SessionOptions o;
+  o.events = {"ubox/UCLK"};
+  o.read_counters_from = {name};
+  auto session = Session::Start(o);
+  ASSERT_TRUE(session.ok()) << session.status();
+  { UncoreRegion before("before"); }
+  kill(child, SIGKILL);
+  Reap(child);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 20; ++i) {
+    UncoreRegion r(i % 2 == 0 ? "even" : "odd");
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(3));
+  ASSERT_TRUE((*session)->Stop().ok());
+  const Results results = (*session)->Collect();
+  ASSERT_EQ(results.run.errors.size(), 1u)
+      << ::testing::PrintToString(results.run.errors);
+  const std::string& error = results.run.errors[0];
+  // Every boundary after the death failed for that one reason.
+  EXPECT_THAT(error, ::testing::MatchesRegex(
+                         "[0-9]+ snapshots failed, the first at the begin of "
+                         "\"even\": .*"));
+  EXPECT_NE(error.find(fmt::format("(pid {})", child)), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("has died"), std::string::npos) << error;
 }
 
 TEST(NodeSharingSessionTest, OptionsAreChecked) {

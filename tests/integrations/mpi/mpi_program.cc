@@ -5,10 +5,13 @@
 // Built with UNCORE_TEST_EXPLICIT_INIT, it opts out of the start in MPI_Init
 // and calls uncore_mpi_init / uncore_mpi_finalize itself.
 // Rank 0 prints one JSON line: the TSC rate it measured (rdtsc over 200 ms
-// of CLOCK_MONOTONIC), and the perf_event file descriptors open in every
-// rank's process while the sessions run (from /proc/PID/fd).
+// of CLOCK_MONOTONIC), the perf_event file descriptors open in every
+// rank's process while the sessions run (from /proc/PID/fd), and its pid.
+// --end exit: every rank calls exit(0) instead of MPI_Finalize; --end kill:
+// every rank kills itself (SIGKILL) instead.
 #include <dirent.h>
 #include <mpi.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 #include <x86intrin.h>
@@ -69,9 +72,11 @@ int PerfFds(int pid) {
 
 int main(int argc, char** argv) {
   int region_ms = 300;
+  std::string end = "finalize";
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--region-ms") == 0)
       region_ms = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--end") == 0) end = argv[i + 1];
   }
   MPI_Init(&argc, &argv);
 #ifdef UNCORE_TEST_EXPLICIT_INIT
@@ -105,10 +110,13 @@ int main(int argc, char** argv) {
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) {
-    std::printf("{\"tsc_hz\": %.1f, \"perf_fds\": %d, \"ranks\": %d}\n", tsc_hz,
-                perf_fds, size);
+    std::printf(
+        "{\"tsc_hz\": %.1f, \"perf_fds\": %d, \"ranks\": %d, \"pid\": %d}\n",
+        tsc_hz, perf_fds, size, pid);
     std::fflush(stdout);
   }
+  if (end == "exit") std::exit(0);
+  if (end == "kill") raise(SIGKILL);
 #ifdef UNCORE_TEST_EXPLICIT_INIT
   if (uncore_mpi_finalize() != 0) {
     std::fprintf(stderr, "uncore_mpi_finalize: %s\n", uncore_mpi_last_error());

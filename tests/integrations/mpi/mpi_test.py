@@ -36,12 +36,13 @@ def node_sockets():
     return max(len(packages), 1)
 
 
-def mpirun(args, np, program, env_extra, extra_mpirun=(), timeout=60):
+def mpirun(args, np, program, env_extra, extra_mpirun=(), timeout=60,
+           program_args=("--region-ms", "1000"), quiet=False):
     cmd = [args.mpirun]
     if os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
     cmd += ["--oversubscribe", "-np", str(np)] + list(extra_mpirun)
-    cmd += [program, "--region-ms", "1000"]
+    cmd += [program] + list(program_args)
     env = dict(os.environ)
     # Open MPI in containers and VMs: no CMA single-copy (ptrace may be
     # denied), and more ranks than cores allowed.
@@ -50,7 +51,7 @@ def mpirun(args, np, program, env_extra, extra_mpirun=(), timeout=60):
     env.update(env_extra)
     p = subprocess.run(cmd, env=env, capture_output=True, text=True,
                        timeout=timeout)
-    if p.returncode != 0:
+    if p.returncode != 0 and not quiet:
         print("command:", " ".join(cmd))
         print(p.stdout)
         print(p.stderr)
@@ -270,6 +271,34 @@ def main():
     check(p.returncode == 0 and said == 1 and not os.path.exists(out),
           "a rank without UNCORE_EVENTS is named once on stderr "
           f"(said {said} times; rc {p.returncode}): {p.stderr.strip()}")
+
+    # Ending without MPI_Finalize: the leader's segment is removed at exit,
+    # and rank 0 says no merged report is written.
+    env_sim = {"UNCORE_EVENTS": "ubox/UCLK", "UNCORE_BACKEND": "sim",
+               "UNCORE_OUTPUT": os.path.join(tmp, "unfinished.json")}
+    p = mpirun(args, 1, args.program, env_sim, quiet=True,
+               program_args=["--region-ms", "50", "--end", "exit"])
+    pid = facts(p).get("pid")
+    left = glob.glob(f"/dev/shm/uncore-mpi.{pid:x}.*") if pid else ["?"]
+    check(pid and not left,
+          f"exit without MPI_Finalize: its segment is removed at exit {left}")
+    check(p.stderr.count("ended without MPI_Finalize") == 1,
+          "exit without MPI_Finalize: said once on stderr: "
+          f"{p.stderr.strip()}")
+
+    # A job killed (SIGKILL: nothing runs at exit) leaves its leader's
+    # segment; the next job's node rank 0 removes it (its owner is dead).
+    p = mpirun(args, 1, args.program, env_sim, quiet=True,
+               program_args=["--region-ms", "50", "--end", "kill"])
+    pid = facts(p).get("pid")
+    left = glob.glob(f"/dev/shm/uncore-mpi.{pid:x}.*") if pid else []
+    check(len(left) == 1, f"a killed job leaves its segment {left}")
+    p = mpirun(args, 1, args.program, env_sim,
+               program_args=["--region-ms", "50"])
+    check(p.returncode == 0, "the next job runs")
+    still = [f for f in left if os.path.exists(f)]
+    check(left and not still,
+          f"the next job removes the killed job's segment {still}")
 
     # No segment is left behind.
     left = glob.glob("/dev/shm/uncore-mpi.*")
