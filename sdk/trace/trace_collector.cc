@@ -37,6 +37,13 @@ int64_t SocketPid(int64_t pid, size_t socket_index) {
          static_cast<int64_t>(socket_index & 0xFF);
 }
 
+// `text` as a JSON string: quoted, escaped (sdk/common/json.h).
+std::string JsonString(std::string_view text) {
+  common::JsonWriter w;
+  w.String(text);
+  return w.Take();
+}
+
 }  // namespace
 
 struct TraceCollector::CallRecord {
@@ -70,7 +77,21 @@ struct TraceCollector::ThreadLog {
 };
 
 TraceCollector::TraceCollector(TraceOptions options, TraceLayout layout)
-    : options_(std::move(options)), layout_(std::move(layout)) {}
+    : options_(std::move(options)), layout_(std::move(layout)) {
+  // The names and keys every record repeats, escaped once.
+  for (const EventInfo& event : layout_.events) {
+    event_keys_.push_back(
+        JsonString(event.canonical.empty() ? event.spec : event.canonical));
+    counter_names_.push_back(event_keys_.back());
+    counter_keys_.push_back(JsonString(
+        event.unit.empty() ? "per second" : fmt::format("{}/s", event.unit)));
+  }
+  for (const TraceLayout::Metric& metric : layout_.metrics) {
+    counter_names_.push_back(JsonString(metric.info.name));
+    counter_keys_.push_back(
+        JsonString(metric.info.unit.empty() ? "value" : metric.info.unit));
+  }
+}
 
 absl::StatusOr<std::unique_ptr<TraceCollector>> TraceCollector::Open(
     TraceOptions options, TraceLayout layout) {
@@ -335,14 +356,14 @@ void TraceCollector::StopSampling() {
   if (sampler_.joinable()) sampler_.join();
 }
 
-double TraceCollector::Micros(uint64_t ns) const {
-  // Microseconds since the origin, to the nanosecond: the shortest text of
-  // the double nearest to N / 1000 is N's exact three-decimal form.
-  const int64_t since =
-      static_cast<int64_t>(ns) - static_cast<int64_t>(options_.origin_ns);
-  return static_cast<double>(since) / 1000.0;
+void TraceCollector::AppendMicros(uint64_t ns, std::string& out) const {
+  // Microseconds since the origin, exact to the nanosecond: "12.345".
+  const bool before = ns < options_.origin_ns;
+  const uint64_t since =
+      before ? options_.origin_ns - ns : ns - options_.origin_ns;
+  fmt::format_to(std::back_inserter(out), "{}{}.{:03}", before ? "-" : "",
+                 since / 1000, since % 1000);
 }
-
 void TraceCollector::Emit(std::string& out, bool force) {
   if (out.empty()) return;
   if (stream_ != nullptr && write_status_.ok()) {
@@ -401,8 +422,9 @@ void TraceCollector::WriteCalls(Buffer& buffer, std::string& out) {
           path_names_ ? path_names_(call.path)
                       : std::make_pair(fmt::format("path {}", call.path),
                                        fmt::format("path {}", call.path));
-      names_by_path_[call.path] = std::move(names.first);
-      paths_by_path_[call.path] = std::move(names.second);
+      // Kept as JSON strings (quoted, escaped): written as they are.
+      names_by_path_[call.path] = JsonString(names.first);
+      paths_by_path_[call.path] = JsonString(names.second);
       path_known_[call.path] = true;
     }
     if (options_.keep_timeline) {
@@ -417,76 +439,54 @@ void TraceCollector::WriteCalls(Buffer& buffer, std::string& out) {
       }
     }
     if (stream_ == nullptr) continue;
+    // Formatted by hand from cached pieces: the writer must keep up with
+    // millions of calls a second.
     const std::string& name = names_by_path_[call.path];
     const std::string& path = paths_by_path_[call.path];
-    auto begin_event = [&](common::JsonWriter& w, const char* ph,
-                           uint64_t ts_ns) {
-      w.BeginObject();
-      w.Key("ph");
-      w.String(ph);
-      w.Key("pid");
-      w.Int(options_.pid);
-      w.Key("tid");
-      w.Int(buffer.tid);
-      w.Key("ts");
-      w.Double(Micros(ts_ns));
-      w.Key("name");
-      w.String(name);
+    auto head = [&](const char* ph, uint64_t ts_ns) {
+      out += ",\n{\"ph\":\"";
+      out += ph;
+      fmt::format_to(std::back_inserter(out),
+                     "\",\"pid\":{},\"tid\":{},\"ts\":", options_.pid,
+                     buffer.tid);
+      AppendMicros(ts_ns, out);
+      out += ",\"name\":";
+      out += name;
     };
-    auto args = [&](common::JsonWriter& w) {
-      w.Key("args");
-      w.BeginObject();
-      w.Key("path");
-      w.String(path);
-      if (call.open) {
-        w.Key("open");
-        w.Bool(true);
-      }
+    auto args = [&] {
+      out += ",\"args\":{\"path\":";
+      out += path;
+      if (call.open) out += ",\"open\":true";
       if (call.counts_at != kNoCounts) {
         std::fill(totals.begin(), totals.end(), 0);
         const uint64_t* c = &buffer.counts[size_t{call.counts_at} * n];
         for (size_t i = 0; i < n; ++i) totals[layout_.value_event[i]] += c[i];
-        for (size_t e = 0; e < layout_.events.size(); ++e) {
-          const EventInfo& event = layout_.events[e];
-          w.Key(event.canonical.empty() ? event.spec : event.canonical);
-          w.Uint(totals[e]);
+        for (size_t e = 0; e < event_keys_.size(); ++e) {
+          out += ',';
+          out += event_keys_[e];
+          fmt::format_to(std::back_inserter(out), ":{}", totals[e]);
         }
       }
-      w.EndObject();
+      out += '}';
     };
-    common::JsonWriter w;
     if (!call.marker) {
-      begin_event(w, "X", call.begin_ns);
-      w.Key("cat");
-      w.String("region");
-      w.Key("dur");
-      // Exact to the nanosecond: "12.345" (the shortest text of the double
-      // nearest to 12345 / 1000 is that decimal).
-      w.Double(static_cast<double>(call.end_ns - call.begin_ns) / 1000.0);
-      args(w);
-      w.EndObject();
+      head("X", call.begin_ns);
+      out += ",\"cat\":\"region\",\"dur\":";
+      AppendMicros(options_.origin_ns + (call.end_ns - call.begin_ns), out);
+      args();
+      out += '}';
     } else {
       // Marker regions need not nest: an async pair of their own.
-      const std::string id = fmt::format("0x{:x}", next_async_id_++);
-      begin_event(w, "b", call.begin_ns);
-      w.Key("cat");
-      w.String("marker");
-      w.Key("id");
-      w.String(id);
-      args(w);
-      w.EndObject();
-      common::JsonWriter e;
-      begin_event(e, "e", call.end_ns);
-      e.Key("cat");
-      e.String("marker");
-      e.Key("id");
-      e.String(id);
-      e.EndObject();
-      out += ",\n";
-      out += e.Take();
+      const uint64_t id = next_async_id_++;
+      head("b", call.begin_ns);
+      fmt::format_to(std::back_inserter(out),
+                     ",\"cat\":\"marker\",\"id\":\"0x{:x}\"", id);
+      args();
+      out += '}';
+      head("e", call.end_ns);
+      fmt::format_to(std::back_inserter(out),
+                     ",\"cat\":\"marker\",\"id\":\"0x{:x}\"}}", id);
     }
-    out += ",\n";
-    out += w.Take();
   }
 }
 
@@ -531,40 +531,23 @@ void TraceCollector::WriteRates(Buffer& buffer, std::string& out) {
     }
     ++rate_points_;
     if (stream_ != nullptr) {
-      const double ts_us = Micros(base_ns_);
+      std::string ts_us;
+      AppendMicros(base_ns_, ts_us);
+      // name and key: JSON strings (counter_names_, counter_keys_).
       auto counter = [&](size_t s, const std::string& name,
                          const std::string& key, double value) {
-        common::JsonWriter w;
-        w.BeginObject();
-        w.Key("ph");
-        w.String("C");
-        w.Key("pid");
-        w.Int(SocketPid(options_.pid, s));
-        w.Key("ts");
-        w.Double(ts_us);
-        w.Key("name");
-        w.String(name);
-        w.Key("args");
-        w.BeginObject();
-        w.Key(key);
-        w.Double(value);
-        w.EndObject();
-        w.EndObject();
-        out += ",\n";
-        out += w.Take();
+        fmt::format_to(std::back_inserter(out),
+                       ",\n{{\"ph\":\"C\",\"pid\":{},\"ts\":{},\"name\":{},"
+                       "\"args\":{{{}:{}}}}}",
+                       SocketPid(options_.pid, s), ts_us, name, key, value);
       };
       for (size_t s = 0; s < sockets; ++s) {
         for (size_t e = 0; e < events; ++e) {
-          const EventInfo& event = layout_.events[e];
-          counter(s, event.canonical.empty() ? event.spec : event.canonical,
-                  event.unit.empty() ? "per second"
-                                     : fmt::format("{}/s", event.unit),
-                  rates.event_rates[s][e]);
+          counter(s, event_keys_[e], counter_keys_[e], rates.event_rates[s][e]);
         }
         for (size_t m = 0; m < layout_.metrics.size(); ++m) {
           if (!rates.metrics[s][m].valid) continue;  // C args are numbers
-          const MetricInfo& info = layout_.metrics[m].info;
-          counter(s, info.name, info.unit.empty() ? "value" : info.unit,
+          counter(s, counter_names_[events + m], counter_keys_[events + m],
                   rates.metrics[s][m].value);
         }
       }

@@ -160,11 +160,17 @@ class TraceCollector final : public devices::SnapshotObserver {
   void WriteCalls(Buffer& buffer, std::string& out);
   void WriteRates(Buffer& buffer, std::string& out);
   void Emit(std::string& out, bool force);
-  double Micros(uint64_t ns) const;
+  // Microseconds since the origin, exact to the nanosecond ("12.345").
+  void AppendMicros(uint64_t ns, std::string& out) const;
 
   const TraceOptions options_;
   const TraceLayout layout_;
   std::function<std::pair<std::string, std::string>(int)> path_names_;
+  // JSON strings, escaped once: the events' names as args keys, the
+  // counter tracks' names (events, then metrics) and their args keys.
+  std::vector<std::string> event_keys_;
+  std::vector<std::string> counter_names_;
+  std::vector<std::string> counter_keys_;
 
   // Buffers waiting for the writer, and recycled ones.
   std::mutex queue_mu_;

@@ -6,6 +6,16 @@
 //   BM_RegionSim8           a region pair on the same device
 //   BM_TwoSnapshotsMemory8  two snapshots of an in-memory 8-counter device
 //   BM_RegionMemory8        a region pair on it
+//   BM_RegionMemory8Traced  ... with a trace (to /dev/null: every call
+//                           recorded, formatted and written by the trace's
+//                           writer thread); minus BM_RegionMemory8 it is
+//                           what tracing adds to a pair (two boundaries)
+//                           while the writer keeps up; past its pace the
+//                           loop waits for it (bounded memory)
+//   BM_TraceRecordCall      what a traced call costs its own thread: one
+//                           record into its buffer, with 8 counts
+//   BM_TraceWriter          the writer's pace: calls formatted and written
+//                           (to /dev/null) per second, counts included
 //   BM_TwoReadsMsrTsc       two read() calls of a perf msr/tsc group (floor)
 //   BM_RegionPerfMsrTsc     a region pair counting msr/tsc/ with perf
 //   BM_PairOverTwoReads     the two above as a ratio in one run: blocks of
@@ -36,6 +46,7 @@
 #include "sdk/runtime/session_testing.h"
 #include "sdk/sim/simulated_uncore.h"
 #include "sdk/spec/event_spec.h"
+#include "sdk/trace/trace_collector.h"
 #include "tests/testing/fake_device.h"
 #include "uncore/region.h"
 #include "uncore/session.h"
@@ -98,6 +109,14 @@ void BM_RegionMemory8(benchmark::State& state) {
   RegionLoop(state, std::move(o), std::make_unique<MemoryDevice>());
 }
 BENCHMARK(BM_RegionMemory8);
+
+void BM_RegionMemory8Traced(benchmark::State& state) {
+  SessionOptions o;
+  o.events = kEightCounters;
+  o.trace = "/dev/null";
+  RegionLoop(state, std::move(o), std::make_unique<MemoryDevice>());
+}
+BENCHMARK(BM_RegionMemory8Traced);
 
 void BM_EmptyLoop(benchmark::State& state) {
   int x = 0;
@@ -272,6 +291,54 @@ void BM_PairOverTwoReads(benchmark::State& state, bool cross_cpu) {
 }
 BENCHMARK_CAPTURE(BM_PairOverTwoReads, on_event_cpu, false);
 BENCHMARK_CAPTURE(BM_PairOverTwoReads, cross_cpu, true);
+
+trace::TraceLayout EightCounterLayout() {
+  trace::TraceLayout layout;
+  layout.sockets = {0};
+  for (int e = 0; e < 8; ++e) {
+    layout.value_event.push_back(e);
+    layout.value_socket.push_back(0);
+    EventInfo info;
+    info.spec = info.canonical = kEightCounters[e];
+    layout.events.push_back(info);
+  }
+  return layout;
+}
+
+void BM_TraceRecordCall(benchmark::State& state) {
+  trace::TraceOptions options;  // no file: the writer drops the buffers
+  auto collector = trace::TraceCollector::Open(options, EightCounterLayout());
+  trace::TraceCollector::ThreadLog* log = (*collector)->AttachThread();
+  const std::vector<uint64_t> counts(8, 12345);
+  uint64_t t = 1;
+  for (auto _ : state) {
+    (*collector)->RecordCall(log, 0, t, t + 100, false, false, counts.data());
+    t += 200;
+  }
+  (void)(*collector)->Finish();
+}
+BENCHMARK(BM_TraceRecordCall);
+
+void BM_TraceWriter(benchmark::State& state) {
+  const std::vector<uint64_t> counts(8, 12345);
+  for (auto _ : state) {
+    trace::TraceOptions options;
+    options.path = "/dev/null";
+    auto collector = trace::TraceCollector::Open(options, EightCounterLayout());
+    (*collector)->SetPathNames([](int) {
+      return std::make_pair(std::string("bench"), std::string("bench"));
+    });
+    trace::TraceCollector::ThreadLog* log = (*collector)->AttachThread();
+    for (uint64_t i = 0; i < 100'000; ++i) {
+      (*collector)
+          ->RecordCall(log, 0, i * 200, i * 200 + 100, false, false,
+                       counts.data());
+    }
+    benchmark::DoNotOptimize((*collector)->Finish());
+  }
+  state.SetItemsProcessed(state.iterations() * 100'000);
+}
+BENCHMARK(BM_TraceWriter)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace uncore
