@@ -1,91 +1,139 @@
-// The CSV report (docs/report-format.md gives the columns).
+// The CSV report, in tidy long form: one row per value
+// (docs/report-format.md gives the columns and which rows exist).
 #include <cmath>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fmt/format.h"
 #include "sdk/report/report.h"
+#include "sdk/report/report_internal.h"
 
 namespace uncore::report {
 namespace {
 
 constexpr std::string_view kLineEnd = "\r\n";
 
-void AppendRow(const std::vector<std::string>& fields, std::string* out) {
-  for (size_t i = 0; i < fields.size(); ++i) {
-    if (i > 0) out->push_back(',');
-    *out += CsvField(fields[i]);
+constexpr std::string_view kColumns[] = {
+    "region",      "path",          "parent",     "depth",    "calls",
+    "threads",     "wall_ns",       "thread_ns",  "min_ns",   "max_ns",
+    "overhead_ns", "sampled_calls", "open_calls", "kind",     "name",
+    "scope",       "level",         "socket",     "instance", "value",
+    "unit",        "count",         "scale",      "estimated"};
+
+// The shortest text that reads back exactly; "" when not finite.
+std::string Number(double value) {
+  return std::isfinite(value) ? fmt::format("{}", value) : "";
+}
+
+// Appends one record: the region's columns (already CSV fields, joined),
+// then `fields`, each made a CSV field.
+void AppendRecord(std::string_view region_fields,
+                  const std::vector<std::string>& fields, std::string* out) {
+  *out += region_fields;
+  for (const std::string& field : fields) {
+    out->push_back(',');
+    *out += CsvField(field);
   }
   *out += kLineEnd;
 }
 
-std::string Number(double value) {
-  return std::isfinite(value) ? fmt::format("{}", value) : "";
+// One event's counts in one scope: the total, then per socket, then per
+// box instance.
+void AppendEventRows(std::string_view region_fields, const Results& results,
+                     const EventInfo& event, const std::string& name,
+                     std::string_view scope, const EventCounts& counts,
+                     bool estimated, std::string* out) {
+  const std::string scale = Number(event.scale);
+  const std::string flag = estimated ? "1" : "0";
+  auto value_of = [&](uint64_t count) {
+    return event.scale == 1.0
+               ? fmt::format("{}", count)
+               : Number(internal::ScaledCount(count, event.scale));
+  };
+  auto row = [&](std::string_view level, std::string socket,
+                 std::string instance, uint64_t count) {
+    AppendRecord(region_fields,
+                 {"event", name, std::string(scope), std::string(level),
+                  std::move(socket), std::move(instance), value_of(count),
+                  event.unit, fmt::format("{}", count), scale, flag},
+                 out);
+  };
+  row("total", "", "", counts.total);
+  for (size_t s = 0; s < counts.per_socket.size(); ++s) {
+    row("socket", internal::SocketLabel(results.run.sockets, s), "",
+        counts.per_socket[s]);
+  }
+  for (const InstanceCount& instance : counts.per_instance) {
+    row("instance", fmt::format("{}", instance.socket), instance.instance,
+        instance.value);
+  }
+}
+
+void AppendRegion(const Results& results, const RegionResult& region,
+                  const std::vector<std::string>& event_names,
+                  std::string* out) {
+  std::string fields;
+  for (const std::string& field :
+       {region.name, region.path, std::string(internal::ParentPath(region)),
+        fmt::format("{}", region.depth), fmt::format("{}", region.calls),
+        fmt::format("{}", region.threads), fmt::format("{}", region.wall_ns),
+        fmt::format("{}", region.thread_ns), fmt::format("{}", region.min_ns),
+        fmt::format("{}", region.max_ns), fmt::format("{}", region.overhead_ns),
+        fmt::format("{}", region.sampled_calls),
+        fmt::format("{}", region.open_calls)}) {
+    if (!fields.empty()) fields.push_back(',');
+    fields += CsvField(field);
+  }
+  const size_t size_before = out->size();
+  // A metric is computed from the inclusive counts: an estimate when the
+  // region is sampled or one of them is.
+  bool any_estimated = IsSampled(region);
+  for (size_t e = 0; e < results.events.size() && e < region.inclusive.size();
+       ++e) {
+    const EventCounts& inclusive = region.inclusive[e];
+    any_estimated = any_estimated || inclusive.estimated;
+    AppendEventRows(fields, results, results.events[e], event_names[e],
+                    "inclusive", inclusive, IsEstimated(region, inclusive),
+                    out);
+    if (e < region.exclusive.size()) {
+      const EventCounts& exclusive = region.exclusive[e];
+      AppendEventRows(fields, results, results.events[e], event_names[e],
+                      "exclusive", exclusive, IsEstimated(region, exclusive),
+                      out);
+    }
+  }
+  for (size_t m = 0; m < results.metrics.size(); ++m) {
+    const MetricInfo& metric = results.metrics[m];
+    const std::string value =
+        m < region.metrics.size() && region.metrics[m].valid
+            ? Number(region.metrics[m].value)
+            : "";
+    AppendRecord(fields,
+                 {"metric", metric.name, "inclusive", "total", "", "", value,
+                  metric.unit, "", "", any_estimated ? "1" : "0"},
+                 out);
+  }
+  if (out->size() == size_before) {  // no value at all: still the region
+    AppendRecord(fields,
+                 {"region", "", "", "total", "", "", "", "", "", "", "0"}, out);
+  }
 }
 
 }  // namespace
 
 std::string FormatCsv(const Results& results) {
   std::string out;
-  AppendRow({"region", "path", "depth", "calls", "wall_ns", "overhead_ns",
-             "sampled_calls", "open_calls", "event", "socket", "inclusive",
-             "exclusive", "estimated", "unit", "scale", "threads", "thread_ns"},
-            &out);
-  const std::vector<int>& socket_ids = results.run.sockets;
+  for (const std::string_view column : kColumns) {
+    if (!out.empty()) out.push_back(',');
+    out += column;
+  }
+  out += kLineEnd;
+  // Events by the name the JSON report keys them with ("#2" when two share
+  // a spelling), so that rows of two such events stay apart.
+  const std::vector<std::string> event_names = internal::EventKeys(results);
   for (const RegionResult& region : results.regions) {
-    const std::vector<std::string> prefix = {
-        region.name,
-        region.path,
-        fmt::format("{}", region.depth),
-        fmt::format("{}", region.calls),
-        fmt::format("{}", region.wall_ns),
-        fmt::format("{}", region.overhead_ns),
-        fmt::format("{}", region.sampled_calls),
-        fmt::format("{}", region.open_calls)};
-    auto row = [&](std::vector<std::string> rest) {
-      std::vector<std::string> fields = prefix;
-      fields.insert(fields.end(), rest.begin(), rest.end());
-      fields.push_back(fmt::format("{}", region.threads));
-      fields.push_back(fmt::format("{}", region.thread_ns));
-      AppendRow(fields, &out);
-    };
-    for (size_t e = 0; e < results.events.size() && e < region.inclusive.size();
-         ++e) {
-      const EventInfo& event = results.events[e];
-      const EventCounts& inclusive = region.inclusive[e];
-      const EventCounts* exclusive =
-          e < region.exclusive.size() ? &region.exclusive[e] : nullptr;
-      const std::string name =
-          event.canonical.empty() ? event.spec : event.canonical;
-      const std::string estimated =
-          IsEstimated(region, inclusive) ||
-                  (exclusive != nullptr && exclusive->estimated)
-              ? "1"
-              : "0";
-      const std::string scale = Number(event.scale);
-      for (size_t s = 0; s < inclusive.per_socket.size(); ++s) {
-        const std::string socket = s < socket_ids.size()
-                                       ? fmt::format("{}", socket_ids[s])
-                                       : fmt::format("#{}", s);
-        const std::string excl =
-            exclusive != nullptr && s < exclusive->per_socket.size()
-                ? fmt::format("{}", exclusive->per_socket[s])
-                : "";
-        row({name, socket, fmt::format("{}", inclusive.per_socket[s]), excl,
-             estimated, event.unit, scale});
-      }
-      row({name, "all", fmt::format("{}", inclusive.total),
-           exclusive != nullptr ? fmt::format("{}", exclusive->total) : "",
-           estimated, event.unit, scale});
-    }
-    for (size_t m = 0; m < results.metrics.size(); ++m) {
-      const MetricInfo& metric = results.metrics[m];
-      const std::string value =
-          m < region.metrics.size() && region.metrics[m].valid
-              ? Number(region.metrics[m].value)
-              : "";
-      row({"metric/" + metric.name, "all", value, "", "", metric.unit, "1"});
-    }
+    AppendRegion(results, region, event_names, &out);
   }
   return out;
 }

@@ -2,30 +2,12 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
-#include "fmt/format.h"
 #include "sdk/common/json.h"
 #include "sdk/report/report.h"
+#include "sdk/report/report_internal.h"
 
 namespace uncore::report {
 namespace {
-
-// `names` made unique: the second "x" becomes "x#2", the third "x#3"...
-std::vector<std::string> UniqueKeys(std::vector<std::string> names) {
-  absl::flat_hash_map<std::string, int> seen;
-  for (const std::string& name : names) seen[name] = 0;
-  for (std::string& name : names) {
-    int& count = seen[name];
-    if (++count == 1) continue;
-    std::string key;
-    do {  // "x#2" may itself be a name already in use
-      key = fmt::format("{}#{}", name, count++);
-    } while (seen.contains(key));
-    seen[key] = 1;
-    name = std::move(key);
-  }
-  return names;
-}
 
 void WriteUints(const std::vector<uint64_t>& values, common::JsonWriter* json) {
   json->BeginArray();
@@ -128,17 +110,8 @@ void WriteRegion(const Results& results, const RegionResult& region,
 
 std::string FormatJson(const Results& results) {
   const RunInfo& run = results.run;
-  std::vector<std::string> event_keys;
-  for (const EventInfo& event : results.events) {
-    event_keys.push_back(event.canonical.empty() ? event.spec
-                                                 : event.canonical);
-  }
-  event_keys = UniqueKeys(std::move(event_keys));
-  std::vector<std::string> metric_keys;
-  for (const MetricInfo& metric : results.metrics) {
-    metric_keys.push_back(metric.name);
-  }
-  metric_keys = UniqueKeys(std::move(metric_keys));
+  const std::vector<std::string> event_keys = internal::EventKeys(results);
+  const std::vector<std::string> metric_keys = internal::MetricKeys(results);
 
   common::JsonWriter json(/*pretty=*/true);
   json.BeginObject();

@@ -211,13 +211,10 @@ size_t DisplayWidth(std::string_view text) {
   return width;
 }
 
-std::string CsvField(std::string_view text) {
+std::string RepairUtf8(std::string_view text) {
   std::string repaired;
   repaired.reserve(text.size());
-  bool needs_quotes = false;
   for (size_t i = 0; i < text.size();) {
-    const char c = text[i];
-    if (c == ',' || c == '"' || c == '\r' || c == '\n') needs_quotes = true;
     const size_t len = common::ValidUtf8Length(text, i);
     if (len == 0) {
       repaired += kReplacementCharacter;
@@ -227,7 +224,14 @@ std::string CsvField(std::string_view text) {
     repaired.append(text.substr(i, len));
     i += len;
   }
-  if (!needs_quotes) return repaired;
+  return repaired;
+}
+
+std::string CsvField(std::string_view text) {
+  std::string repaired = RepairUtf8(text);
+  if (repaired.find_first_of(",\"\r\n") == std::string::npos) {
+    return repaired;
+  }
   std::string quoted = "\"";
   for (const char c : repaired) {
     if (c == '"') quoted.push_back('"');
@@ -271,24 +275,35 @@ absl::StatusOr<ReportDestination> ParseOutput(std::string_view output) {
   if (output.empty()) {
     return absl::InvalidArgumentError(
         "empty report output: use \"-\" for a table on stderr, a file name "
-        "ending in .json or .csv, or any other file name for a table");
+        "ending in .json, .hatchet.json, .csv or .html, or any other file "
+        "name for a table");
   }
   if (output == "-") return ReportDestination{ReportFormat::kTable, ""};
   ReportDestination destination{ReportFormat::kTable, std::string(output)};
-  if (EndsWithIgnoreCase(output, ".json")) {
+  if (EndsWithIgnoreCase(output, ".hatchet.json")) {
+    destination.format = ReportFormat::kHatchet;
+  } else if (EndsWithIgnoreCase(output, ".json")) {
     destination.format = ReportFormat::kJson;
   } else if (EndsWithIgnoreCase(output, ".csv")) {
     destination.format = ReportFormat::kCsv;
+  } else if (EndsWithIgnoreCase(output, ".html") ||
+             EndsWithIgnoreCase(output, ".htm")) {
+    destination.format = ReportFormat::kHtml;
   }
   return destination;
 }
 
-std::string FormatReport(const Results& results, ReportFormat format) {
+std::string FormatReport(const Results& results, ReportFormat format,
+                         const Timeline* timeline) {
   switch (format) {
     case ReportFormat::kJson:
       return FormatJson(results);
     case ReportFormat::kCsv:
       return FormatCsv(results);
+    case ReportFormat::kHtml:
+      return FormatHtml(results, timeline);
+    case ReportFormat::kHatchet:
+      return FormatHatchet(results);
     case ReportFormat::kTable:
       break;
   }
@@ -296,10 +311,10 @@ std::string FormatReport(const Results& results, ReportFormat format) {
 }
 
 absl::Status WriteReport(const Results& results, std::string_view output,
-                         std::FILE* stderr_stream) {
+                         std::FILE* stderr_stream, const Timeline* timeline) {
   UNCORE_ASSIGN_OR_RETURN(const ReportDestination destination,
                           ParseOutput(output));
-  const std::string text = FormatReport(results, destination.format);
+  const std::string text = FormatReport(results, destination.format, timeline);
   if (!destination.path.empty()) {
     return WriteReportFile(destination.path, text);
   }

@@ -1,16 +1,25 @@
-// Reports: a session's Results as a human table, as JSON or as CSV, and
-// WriteReport(), which sends one of them where UNCORE_OUTPUT asks.
+// Reports: a session's Results as a human table, as JSON, as CSV (tidy:
+// one row per value), as a self-contained HTML page or as a Hatchet
+// literal tree, and WriteReport(), which sends one of them where
+// UNCORE_OUTPUT asks.
 //
 //   uncore::Results results = session->Collect();
 //   absl::Status s = uncore::report::WriteReport(results, "-");  // stderr
 //   s = uncore::report::WriteReport(results, "run.json");         // JSON file
 //   std::string csv = uncore::report::FormatCsv(results);
+//   const uncore::report::Timeline* timeline = ...;  // or nullptr
+//   std::string page = uncore::report::FormatHtml(results, timeline);
+//   s = uncore::report::WriteReport(results, "run.html", stderr, timeline);
 //
-// Output destinations (ParseOutput / WriteReport):
-//   "-"            the table, written to `stderr_stream` (stderr by default);
-//   "NAME.json"    JSON (the suffix is matched ignoring case);
-//   "NAME.csv"     CSV;
-//   anything else  the table, written to that file ("run.txt").
+// Output destinations (ParseOutput / WriteReport; suffixes are matched
+// ignoring case):
+//   "-"                 the table, written to `stderr_stream` (stderr by
+//                       default);
+//   "NAME.hatchet.json" the Hatchet literal tree (checked before ".json");
+//   "NAME.json"         JSON;
+//   "NAME.csv"          CSV;
+//   "NAME.html", "NAME.htm"  the HTML page (with `timeline` when given);
+//   anything else       the table, written to that file ("run.txt").
 // A file is replaced only once the new report is complete (written to a
 // temporary file and renamed; sdk/report/output.h), so an existing report
 // is never left truncated.  `output` is taken as is: placeholders such as
@@ -33,11 +42,12 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "sdk/report/timeline.h"
 #include "uncore/results.h"
 
 namespace uncore::report {
 
-enum class ReportFormat { kTable, kJson, kCsv };
+enum class ReportFormat { kTable, kJson, kCsv, kHtml, kHatchet };
 
 // Where and how a report goes.
 struct ReportDestination {
@@ -52,18 +62,32 @@ inline constexpr int kMaxTableWidth = 160;
 // took more than this percentage of its wall time.
 inline constexpr int kOverheadFlagPercent = 5;
 
-// "-", "x.json", "x.csv", "x.txt" -> destination; "" is an error.
+// "-", "x.json", "x.hatchet.json", "x.csv", "x.html", "x.txt" ->
+// destination; "" is an error.
 absl::StatusOr<ReportDestination> ParseOutput(std::string_view output);
 
 std::string FormatTable(const Results& results);
 std::string FormatJson(const Results& results);
+// Tidy long form: one row per value (docs/report-format.md, "CSV").
 std::string FormatCsv(const Results& results);
-std::string FormatReport(const Results& results, ReportFormat format);
+// One self-contained HTML5 page (no external resource): the run's header,
+// the region table, the timeline of `timeline` (nullptr or empty: the page
+// says none was recorded) and per-region bars, as inline SVG; every region
+// appears in the SVG as an element with data-region="PATH".
+std::string FormatHtml(const Results& results, const Timeline* timeline);
+// Hatchet's literal format: a JSON array of root nodes {"frame": {"name",
+// "type": "region"}, "metrics": {...}, "children": [...]} following the
+// region paths; one "(no regions)" root when there are none.
+std::string FormatHatchet(const Results& results);
+// `timeline` is used by kHtml only.
+std::string FormatReport(const Results& results, ReportFormat format,
+                         const Timeline* timeline = nullptr);
 
 // Formats `results` as `output` asks (see above) and writes it.  Errors name
-// the path and the system's reason.
+// the path and the system's reason.  `timeline` goes to the HTML page.
 absl::Status WriteReport(const Results& results, std::string_view output,
-                         std::FILE* stderr_stream = stderr);
+                         std::FILE* stderr_stream = stderr,
+                         const Timeline* timeline = nullptr);
 
 // Building blocks, shared by the formats and tested on their own.
 
@@ -81,8 +105,14 @@ std::string FormatMetricValue(double value, std::string_view unit);
 std::string EscapeForTable(std::string_view text);
 // Number of code points `text` takes (after EscapeForTable).
 size_t DisplayWidth(std::string_view text);
+// `text` with each byte that is not part of valid UTF-8 replaced by U+FFFD.
+std::string RepairUtf8(std::string_view text);
 // One CSV field: UTF-8 repaired, quoted when needed.
 std::string CsvField(std::string_view text);
+// Text for HTML (element content and quoted attribute values): UTF-8
+// repaired; & < > " ' as character references; control characters other
+// than tab, LF and CR as U+FFFD.
+std::string EscapeHtml(std::string_view text);
 
 // True when only some of the region's calls were measured
 // (0 < sampled_calls < calls): its counts are scaled up, estimates.  A

@@ -83,6 +83,31 @@ TEST(ReportHelpersTest, EscapeForTableKeepsOneLine) {
   EXPECT_EQ(DisplayWidth("caf\xC3\xA9"), 4u);
 }
 
+TEST(ReportHelpersTest, RepairUtf8ReplacesEachBadByte) {
+  EXPECT_EQ(RepairUtf8(""), "");
+  EXPECT_EQ(RepairUtf8("caf\xC3\xA9 \xE2\x98\x95"), "caf\xC3\xA9 \xE2\x98\x95");
+  EXPECT_EQ(RepairUtf8("x\xff\xfey"), "x\xEF\xBF\xBD\xEF\xBF\xBDy");
+  EXPECT_EQ(RepairUtf8("\xC3"), "\xEF\xBF\xBD");  // truncated
+  EXPECT_EQ(RepairUtf8("\xED\xA0\x80"),           // a surrogate
+            "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(RepairUtf8("a\nb\x01"), "a\nb\x01");  // controls are valid UTF-8
+}
+
+TEST(ReportHelpersTest, EscapeHtmlForTextAndAttributes) {
+  EXPECT_EQ(EscapeHtml("plain"), "plain");
+  EXPECT_EQ(EscapeHtml("<b>&amp;</b>"), "&lt;b&gt;&amp;amp;&lt;/b&gt;");
+  EXPECT_EQ(EscapeHtml("say \"hi\" 'x'"), "say &quot;hi&quot; &#39;x&#39;");
+  EXPECT_EQ(EscapeHtml("caf\xC3\xA9 \xE2\x98\x95"), "caf\xC3\xA9 \xE2\x98\x95");
+  EXPECT_EQ(EscapeHtml("x\xffy"), "x\xEF\xBF\xBDy");
+  EXPECT_EQ(EscapeHtml("tab\tlf\ncr\r"), "tab\tlf\ncr\r");
+  // Other controls, DEL and C1 controls (U+0085) become U+FFFD.
+  EXPECT_EQ(EscapeHtml("a\x01\x7f\xC2\x85"
+                       "b"),
+            "a\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"
+            "b");
+  EXPECT_EQ(EscapeHtml("\xC2\xA0"), "\xC2\xA0");  // NBSP is not a control
+}
+
 TEST(ReportHelpersTest, CsvFieldQuotesAndRepairs) {
   EXPECT_EQ(CsvField("plain"), "plain");
   EXPECT_EQ(CsvField(""), "");
@@ -166,6 +191,14 @@ TEST(ReportHelpersTest, ParseOutputChoosesFormat) {
   EXPECT_EQ(parse("out/run.json").path, "out/run.json");
   EXPECT_EQ(parse("RUN.JSON").format, ReportFormat::kJson);
   EXPECT_EQ(parse("run.csv").format, ReportFormat::kCsv);
+  EXPECT_EQ(parse("run.html").format, ReportFormat::kHtml);
+  EXPECT_EQ(parse("RUN.HTM").format, ReportFormat::kHtml);
+  EXPECT_EQ(parse("run.hatchet.json").format, ReportFormat::kHatchet);
+  EXPECT_EQ(parse("run.Hatchet.JSON").format, ReportFormat::kHatchet);
+  EXPECT_EQ(parse("run.hatchet.json").path, "run.hatchet.json");
+  EXPECT_EQ(parse("hatchet.json").format, ReportFormat::kJson);  // no ".h..."
+  EXPECT_EQ(parse("run.hatchet").format, ReportFormat::kTable);
+  EXPECT_EQ(parse("html").format, ReportFormat::kTable);
   EXPECT_EQ(parse("run.txt").format, ReportFormat::kTable);
   EXPECT_EQ(parse("run.txt").path, "run.txt");
   EXPECT_EQ(parse("json").format, ReportFormat::kTable);

@@ -22,18 +22,31 @@ TEST(WriteReportTest, WritesEachFormatByName) {
   const std::string upper_json = TempPath("OUT.JSON");
   const std::string csv = TempPath("out.csv");
   const std::string txt = TempPath("out.txt");
+  const std::string html = TempPath("out.html");
+  const std::string hatchet = TempPath("out.hatchet.json");
+  Timeline timeline;
+  timeline.threads = {{7, "main"}};
+  timeline.calls = {{0, 0, 0, 1'000}};
   ASSERT_TRUE(WriteReport(results, json).ok());
   ASSERT_TRUE(WriteReport(results, upper_json).ok());
   ASSERT_TRUE(WriteReport(results, csv).ok());
   ASSERT_TRUE(WriteReport(results, txt).ok());
+  ASSERT_TRUE(WriteReport(results, html, stderr, &timeline).ok());
+  ASSERT_TRUE(WriteReport(results, hatchet, stderr, &timeline).ok());
   EXPECT_EQ(ReadFile(json), FormatJson(results));
   EXPECT_EQ(ReadFile(upper_json), FormatJson(results));
   EXPECT_EQ(ReadFile(csv), FormatCsv(results));
   EXPECT_EQ(ReadFile(txt), FormatTable(results));
-  // Writing again replaces the file.
+  EXPECT_EQ(ReadFile(html), FormatHtml(results, &timeline));
+  EXPECT_EQ(ReadFile(hatchet), FormatHatchet(results));
+  // Writing again replaces the file; without a timeline the page says so.
   ASSERT_TRUE(WriteReport(Results{}, json).ok());
   EXPECT_EQ(ReadFile(json), FormatJson(Results{}));
-  for (const std::string& path : {json, upper_json, csv, txt}) {
+  ASSERT_TRUE(WriteReport(results, html).ok());
+  EXPECT_EQ(ReadFile(html), FormatHtml(results, nullptr));
+  EXPECT_EQ(FormatReport(results, ReportFormat::kHtml, &timeline),
+            FormatHtml(results, &timeline));
+  for (const std::string& path : {json, upper_json, csv, txt, html, hatchet}) {
     std::remove(path.c_str());
   }
 }

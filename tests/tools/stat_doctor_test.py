@@ -112,7 +112,7 @@ class StatTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(out, newline="") as f:
             text = f.read()
-        self.assertTrue(text.startswith("region,path,depth,calls,wall_ns,"))
+        self.assertTrue(text.startswith("region,path,parent,depth,calls,"))
         self.assertIn("imc/CAS_COUNT.RD", text)
         self.assertIn("cbo/LLC_LOOKUP.DATA_READ:filter_state=0x1f", text)
 

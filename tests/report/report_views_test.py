@@ -1,0 +1,406 @@
+#!/usr/bin/env python3
+"""The CSV, Hatchet and HTML reports, read by what reads them (issue 22).
+
+    report_views_test.py csv_pandas    --writer build/tests/write_sample_reports
+    report_views_test.py hatchet_shape --writer ...
+    report_views_test.py html_chromium --writer ...
+
+write_sample_reports (tests/report/write_sample_reports.cc) writes a
+hand-made run's reports into a temporary folder; sample.json, the JSON
+report of the same run, is the reference the others are checked against.
+
+  csv_pandas     pandas (Debian's python3-pandas: run this with /usr/bin/python3)
+                 reads sample.csv: one row per value, the columns and their
+                 dtypes, socket and instance rows summing to the total rows,
+                 totals equal to the JSON's.  Without pandas: a failure.
+  hatchet_shape  sample.hatchet.json follows Hatchet's literal format: a list
+                 of nodes with frame.name, frame.type, numeric metrics (the
+                 same keys on every node), children lists, the region tree,
+                 "(inc)" metrics at least the exclusive ones.  When hatchet is
+                 importable, GraphFrame.from_literal loads it too.
+  html_chromium  sample.html (and sample-no-timeline.html) refer to nothing
+                 outside themselves, and headless Chromium renders them with
+                 no script error, an <svg> element per region (data-region)
+                 and a rectangle per call.  Exit 77 (skip) when no Chromium
+                 can run here.
+"""
+import argparse
+import html.parser
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+
+# The sample's regions as the CSV and the HTML give them back (an invalid
+# byte becomes U+FFFD) and as JSON does (the byte read as Latin-1).
+SOLVE = 'solve, "quoted"'
+CAFE = "caf\u00e9 \u2615 <&>"
+PATHS = ["main", "main/" + SOLVE, "main/" + SOLVE + "/" + CAFE, "io\ufffd"]
+JSON_PATHS = PATHS[:3] + ["io\u00ff"]
+CALLS_IN_TIMELINE = 14  # write_sample_reports.cc, SampleTimeline()
+
+failures = []
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+        print("FAIL: " + what, file=sys.stderr)
+
+
+def write_samples(writer, folder):
+    subprocess.run([writer, folder], check=True)
+    with open(os.path.join(folder, "sample.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+# ---- CSV with pandas
+
+COLUMNS = ["region", "path", "parent", "depth", "calls", "threads", "wall_ns",
+           "thread_ns", "min_ns", "max_ns", "overhead_ns", "sampled_calls",
+           "open_calls", "kind", "name", "scope", "level", "socket",
+           "instance", "value", "unit", "count", "scale", "estimated"]
+KEY = ["path", "kind", "name", "scope", "level", "socket", "instance"]
+
+
+def check_csv(folder, reference):
+    try:
+        import pandas as pd
+    except ImportError:
+        print("pandas is missing: apt-get install python3-pandas "
+              "(scripts/install-deps.sh), and run this with /usr/bin/python3",
+              file=sys.stderr)
+        return 1
+    path = os.path.join(folder, "sample.csv")
+    # As docs/report-format.md advises: empty fields are missing values, a
+    # region named "NA" stays a name.
+    df = pd.read_csv(path, keep_default_na=False, na_values=[""],
+                     dtype={"count": "UInt64", "socket": "Int64"})
+    check(list(df.columns) == COLUMNS, "columns: %s" % list(df.columns))
+    for column in ["depth", "calls", "threads", "wall_ns", "thread_ns",
+                   "min_ns", "max_ns", "overhead_ns", "sampled_calls",
+                   "open_calls", "estimated"]:
+        check(str(df[column].dtype) == "int64",
+              "%s is int64, not %s" % (column, df[column].dtype))
+    check(str(df["value"].dtype) == "float64",
+          "value is float64, not %s" % df["value"].dtype)
+    check(str(df["scale"].dtype) == "float64", "scale is float64")
+    check(str(df["count"].dtype) == "UInt64", "count reads as UInt64")
+    for column in ["region", "path", "kind", "name", "scope", "level"]:
+        check(df[column].dtype == object, "%s is text" % column)
+    check(set(df["kind"]) == {"event", "metric"}, "kinds: %s" % set(df.kind))
+    check(set(df["level"]) == {"total", "socket", "instance"},
+          "levels: %s" % set(df.level))
+
+    # One row per value: no two rows share a key.
+    dup = df[df.duplicated(KEY, keep=False)]
+    check(dup.empty, "rows sharing a key:\n%s" % dup[KEY])
+    check(list(dict.fromkeys(df["path"])) == PATHS,
+          "paths in results order: %s" % list(dict.fromkeys(df.path)))
+    parents = df.drop_duplicates("path").set_index("path")["parent"]
+    check(parents.isna()["main"] and parents.isna()["io\ufffd"],
+          "outermost regions have no parent")
+    check(parents["main/" + SOLVE] == "main", "solve's parent")
+    check(parents["main/" + SOLVE + "/" + CAFE] == "main/" + SOLVE,
+          "cafe's parent")
+
+    # Every region: events x scopes x (1 total + 2 sockets + 3 instances),
+    # plus one metric row.
+    events = reference["events"]
+    per_region = len(events) * 2 * (1 + 2 + 3) + len(reference["metrics"])
+    check(len(df) == len(PATHS) * per_region,
+          "rows: %d, expected %d" % (len(df), len(PATHS) * per_region))
+
+    ev = df[df.kind == "event"]
+    totals = ev[ev.level == "total"].set_index(["path", "name", "scope"])
+    for level in ["socket", "instance"]:
+        sums = ev[ev.level == level].groupby(["path", "name", "scope"]).sum(
+            numeric_only=True).reindex(totals.index)
+        check((sums["count"] == totals["count"]).all(),
+              "%s counts sum to the total" % level)
+        diff = (sums["value"] - totals["value"]).abs()
+        check((diff <= 1e-9 * totals["value"].abs()).all(),
+              "%s values sum to the total" % level)
+    check(totals["socket"].isna().all() and totals["instance"].isna().all(),
+          "total rows have no socket or instance")
+    check(set(ev[ev.level == "socket"]["socket"]) == {0, 1}, "socket ids")
+    # value is count * scale, in unit.
+    scaled = (ev["count"].astype("float64") * ev["scale"] - ev["value"]).abs()
+    check((scaled <= 1e-9 * ev["value"].abs()).all(), "value = count * scale")
+
+    # The totals are the JSON report's.
+    for region, json_path in zip(reference["regions"], PATHS):
+        for event in events:
+            counts = region["events"][event["canonical"]]
+            key = (json_path, event["canonical"])
+            check(int(totals.loc[key + ("inclusive",), "count"]) ==
+                  counts["total"], "inclusive total of %s" % (key,))
+            check(int(totals.loc[key + ("exclusive",), "count"]) ==
+                  counts["exclusive_total"], "exclusive total of %s" % (key,))
+        metric = df[(df.kind == "metric") & (df.path == json_path)]
+        check(len(metric) == 1 and math.isclose(
+            metric["value"].iloc[0], region["metrics"]["MEM_BW_READS"]),
+            "metric of %s" % json_path)
+        check(metric["unit"].iloc[0] == "bytes/s", "metric unit")
+
+    # The pandas one-liner the README gives: a region x event table.
+    table = df[(df.kind == "event") & (df.level == "total") &
+               (df.scope == "inclusive")].pivot(index="path", columns="name",
+                                                 values="value")
+    check(table.shape == (len(PATHS), len(events)), "pivot shape")
+    check(table.loc["main", "imc/CAS_COUNT.RD"] == 10_000_000, "pivot value")
+    return 0
+
+
+# ---- Hatchet literal format
+
+def is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def check_hatchet(folder, reference):
+    with open(os.path.join(folder, "sample.hatchet.json"),
+              encoding="utf-8") as f:
+        forest = json.load(f)
+    check(isinstance(forest, list) and len(forest) == 2, "two roots")
+    keys = None
+    nodes = {}
+    # Amounts that add up down the tree (not rates such as bandwidths).
+    additive = {"time (inc)"} | {e["canonical"] + " (inc)"
+                                 for e in reference["events"]}
+
+    def walk(node, path, parent_metrics):
+        nonlocal keys
+        check(set(node) == {"frame", "metrics", "children"},
+              "node keys: %s" % set(node))
+        frame, metrics = node["frame"], node["metrics"]
+        check(isinstance(frame.get("name"), str) and frame.get("type") ==
+              "region", "frame %s" % frame)
+        check(isinstance(node["children"], list), "children is a list")
+        check(isinstance(metrics, dict), "metrics is an object")
+        if keys is None:
+            keys = list(metrics)
+        check(list(metrics) == keys, "the same metrics on every node")
+        for name, value in metrics.items():
+            check(is_number(value) or value is None,
+                  "%s of %s is a number" % (name, frame["name"]))
+        for name, value in metrics.items():
+            if not name.endswith(" (inc)"):
+                continue
+            exclusive = metrics.get(name[:-len(" (inc)")])
+            if is_number(value) and is_number(exclusive):
+                check(value >= exclusive, "%s >= exclusive" % name)
+            if name in additive and parent_metrics is not None and \
+                    is_number(value) and is_number(parent_metrics.get(name)):
+                check(parent_metrics[name] >= value,
+                      "%s of the parent >= the child's" % name)
+        path = path + "/" + frame["name"] if path else frame["name"]
+        nodes[path] = metrics
+        for child in node["children"]:
+            walk(child, path, metrics)
+
+    for root in forest:
+        walk(root, "", None)
+    check(list(nodes) == JSON_PATHS, "the region tree: %s" % list(nodes))
+    check(keys[:4] == ["time (inc)", "time", "calls", "threads"],
+          "first metrics: %s" % keys[:4])
+    for event in reference["events"]:
+        check(event["canonical"] + " (inc)" in keys and
+              event["canonical"] in keys, "event %s" % event["canonical"])
+    check("MEM_BW_READS (inc)" in keys, "metric, inclusive")
+    for region, path in zip(reference["regions"], JSON_PATHS):
+        m = nodes[path]
+        check(math.isclose(m["time (inc)"], region["wall_ns"] / 1e9),
+              "time (inc) of %s" % path)
+        check(m["calls"] == region["calls"], "calls of %s" % path)
+        check(m["threads"] == region["threads"], "threads of %s" % path)
+        cas = region["events"]["imc/CAS_COUNT.RD"]
+        check(m["imc/CAS_COUNT.RD (inc)"] == cas["total"], "CAS inclusive")
+        check(m["imc/CAS_COUNT.RD"] == cas["exclusive_total"], "CAS exclusive")
+    # main ran on one thread: its own time is its wall time less solve's.
+    check(math.isclose(nodes["main"]["time"], 0.1 - 0.06), "main's own time")
+    check(nodes["main/" + SOLVE]["time"] is None,
+          "two threads: no exclusive time")
+    try:
+        import hatchet  # not packaged by Debian: checked when present
+    except ImportError:
+        print("hatchet is not installed: checked the literal format's rules "
+              "only")
+        return 0
+    gf = hatchet.GraphFrame.from_literal(forest)
+    check(len(gf.graph) == len(JSON_PATHS), "hatchet: one node per region")
+    check("time (inc)" in gf.inc_metrics and "time" in gf.exc_metrics,
+          "hatchet: time columns")
+    print(gf.tree(metric_column="time (inc)"))
+    return 0
+
+
+# ---- HTML in headless Chromium
+
+class DomScan(html.parser.HTMLParser):
+    """Collects data-region attributes of elements inside <svg>, the
+    rectangles of calls, the rate charts and the html element's attributes."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.svg_depth = 0
+        self.svg_regions = set()
+        self.calls = 0
+        self.rate_charts = 0
+        self.root = {}
+        self.external = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "html":
+            self.root = a
+        for name in ("src", "href", "xlink:href", "action", "poster"):
+            if name in a:
+                self.external.append((tag, name, a[name]))
+        if tag == "svg":
+            self.svg_depth += 1
+            if "rates" in (a.get("class") or "").split():
+                self.rate_charts += 1
+        if self.svg_depth and "data-region" in a:
+            self.svg_regions.add(a["data-region"])
+        if tag == "rect" and "call" in (a.get("class") or "").split():
+            self.calls += 1
+
+    def handle_endtag(self, tag):
+        if tag == "svg":
+            self.svg_depth -= 1
+
+
+def scan(text):
+    parser = DomScan()
+    parser.feed(text)
+    parser.close()
+    return parser
+
+
+def check_static_html(name, text):
+    check(text.startswith("<!DOCTYPE html>"), name + ": HTML5 doctype")
+    for pattern in ("http://", "https://", "url(", "@import"):
+        check(pattern not in text, "%s: no %r" % (name, pattern))
+    check(re.search(r"\b(src|href)\s*=", text) is None,
+          name + ": no src or href at all")
+    check("Content-Security-Policy" in text and "default-src 'none'" in text,
+          name + ": a policy that forbids every resource")
+    page = scan(text)
+    check(not page.external, "%s: external references %s" % (name,
+                                                             page.external))
+    check(page.svg_regions == set(PATHS), "%s: every region in an SVG: %s" %
+          (name, page.svg_regions))
+    check("SIMULATED" in text, name + ": says SIMULATED")
+
+
+def find_chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def run_chromium(chromium, page, profile):
+    return subprocess.run(
+        [chromium, "--headless=new", "--no-sandbox", "--disable-gpu",
+         "--no-first-run", "--disable-extensions", "--enable-logging=stderr",
+         "--v=0", "--user-data-dir=" + profile, "--dump-dom",
+         "file://" + page],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120,
+        text=True, errors="replace")
+
+
+# Injected into a copy of each page, first in <head>: a script error is
+# written into the DOM, where --dump-dom shows it.
+CATCH = ("<script>window.addEventListener('error',function(e){"
+         "document.documentElement.setAttribute('data-error',"
+         "String(e.message));});</script>")
+
+
+def check_html(folder, reference):
+    del reference
+    pages = {"sample.html": True, "sample-no-timeline.html": False}
+    texts = {}
+    for name in pages:
+        with open(os.path.join(folder, name), encoding="utf-8") as f:
+            texts[name] = f.read()
+        check_static_html(name, texts[name])
+    check('id="no-timeline"' in texts["sample-no-timeline.html"],
+          "without a timeline the page says so")
+    chromium = find_chromium()
+    if chromium is None:
+        print("SKIP: no chromium (apt-get install chromium: "
+              "scripts/install-deps.sh)")
+        return SKIP
+    profile = os.path.join(folder, "profile")
+    # Can Chromium run here at all?  A trivial page must come back.
+    probe = os.path.join(folder, "probe.html")
+    with open(probe, "w", encoding="utf-8") as f:
+        f.write("<!DOCTYPE html><title>p</title><p id=probe>ok</p>")
+    try:
+        p = run_chromium(chromium, probe, profile)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        print("SKIP: chromium does not run here: %s" % e)
+        return SKIP
+    if p.returncode != 0 or 'id="probe"' not in p.stdout:
+        print("SKIP: chromium does not run here (exit %d):\n%s" %
+              (p.returncode, p.stderr[-2000:]))
+        return SKIP
+    for name, has_timeline in pages.items():
+        text = texts[name].replace('<meta charset="utf-8">',
+                                   '<meta charset="utf-8">' + CATCH, 1)
+        copy = os.path.join(folder, "checked-" + name)
+        with open(copy, "w", encoding="utf-8") as f:
+            f.write(text)
+        p = run_chromium(chromium, copy, profile)
+        check(p.returncode == 0, "%s: chromium exits 0 (%d)" %
+              (name, p.returncode))
+        errors = [line for line in p.stderr.splitlines()
+                  if "Uncaught" in line or ":CONSOLE" in line]
+        check(not errors, "%s: console errors: %s" % (name, errors))
+        dom = scan(p.stdout)
+        check("data-error" not in dom.root,
+              "%s: script error %r" % (name, dom.root.get("data-error")))
+        check(dom.root.get("data-script") == "ready",
+              "%s: the page's script ran to its end" % name)
+        check(dom.svg_regions == set(PATHS),
+              "%s: rendered, an SVG element per region: %s" %
+              (name, dom.svg_regions))
+        check(dom.calls == (CALLS_IN_TIMELINE if has_timeline else 0),
+              "%s: %d call rectangles" % (name, dom.calls))
+        check(dom.rate_charts == (2 if has_timeline else 0),
+              "%s: %d rate charts (one per socket)" % (name, dom.rate_charts))
+    return 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("view", choices=["csv_pandas", "hatchet_shape",
+                                         "html_chromium"])
+    parser.add_argument("--writer", required=True,
+                        help="the write_sample_reports program")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="uncore-views-") as folder:
+        reference = write_samples(args.writer, folder)
+        check([r["path"] for r in reference["regions"]] == JSON_PATHS,
+              "the sample's regions")
+        status = {"csv_pandas": check_csv, "hatchet_shape": check_hatchet,
+                  "html_chromium": check_html}[args.view](folder, reference)
+    if failures:
+        print("%d check(s) failed" % len(failures), file=sys.stderr)
+        return 1
+    if status == 0:
+        print("%s: all checks passed" % args.view)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
