@@ -707,6 +707,7 @@ void AppendBars(const Page& page, std::string* out) {
            "show each region's wall time (the time at least one thread was "
            "inside it).</p>\n");
     std::vector<Bar> bars;
+    bars.reserve(regions.size());
     for (const RegionResult& region : regions) {
       bars.push_back({static_cast<double>(region.wall_ns),
                       FormatDuration(region.wall_ns)});
@@ -716,6 +717,7 @@ void AppendBars(const Page& page, std::string* out) {
   for (const size_t m : metrics) {
     const MetricInfo& metric = results.metrics[m];
     std::vector<Bar> bars;
+    bars.reserve(regions.size());
     for (const RegionResult& region : regions) {
       const bool valid = m < region.metrics.size() && region.metrics[m].valid &&
                          std::isfinite(region.metrics[m].value);

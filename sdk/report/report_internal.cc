@@ -24,8 +24,9 @@ RegionTree BuildRegionTree(const std::vector<RegionResult>& regions) {
   tree.parent.assign(n, -1);
   tree.children.resize(n);
   absl::flat_hash_map<std::string_view, size_t> first_with_path;
-  for (size_t i = 0; i < n; ++i)
+  for (size_t i = 0; i < n; ++i) {
     first_with_path.try_emplace(regions[i].path, i);
+  }
   for (size_t i = 0; i < n; ++i) {
     const std::string_view up = ParentPath(regions[i]);
     const auto found =
@@ -83,8 +84,9 @@ std::vector<std::string> UniqueKeys(std::vector<std::string> names) {
 std::vector<std::string> EventKeys(const Results& results) {
   std::vector<std::string> keys;
   keys.reserve(results.events.size());
-  for (const EventInfo& event : results.events)
+  for (const EventInfo& event : results.events) {
     keys.push_back(EventName(event));
+  }
   return UniqueKeys(std::move(keys));
 }
 

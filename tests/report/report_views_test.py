@@ -18,11 +18,11 @@ report of the same run, is the reference the others are checked against.
                  same keys on every node), children lists, the region tree,
                  "(inc)" metrics at least the exclusive ones.  When hatchet is
                  importable, GraphFrame.from_literal loads it too.
-  html_chromium  sample.html (and sample-no-timeline.html) refer to nothing
-                 outside themselves, and headless Chromium renders them with
-                 no script error, an <svg> element per region (data-region)
-                 and a rectangle per call.  Exit 77 (skip) when no Chromium
-                 can run here.
+  html_chromium  sample.html (and the page without a timeline, and one with
+                 20,000 calls) refer to nothing outside themselves, and
+                 headless Chromium renders them with no script error, an
+                 <svg> element per region (data-region) and a rectangle per
+                 call.  Exit 77 (skip) when no Chromium can run here.
 """
 import argparse
 import html.parser
@@ -34,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 SKIP = 77
 
@@ -327,12 +328,16 @@ CATCH = ("<script>window.addEventListener('error',function(e){"
 
 def check_html(folder, reference):
     del reference
-    pages = {"sample.html": True, "sample-no-timeline.html": False}
+    # Each page and the calls it draws.
+    pages = {"sample.html": CALLS_IN_TIMELINE, "sample-no-timeline.html": 0,
+             "sample-20000-calls.html": 20000}
     texts = {}
     for name in pages:
         with open(os.path.join(folder, name), encoding="utf-8") as f:
             texts[name] = f.read()
         check_static_html(name, texts[name])
+    check(len(texts["sample-20000-calls.html"]) < 20000 * 400,
+          "20,000 calls: a page of a few MB")
     check('id="no-timeline"' in texts["sample-no-timeline.html"],
           "without a timeline the page says so")
     chromium = find_chromium()
@@ -354,15 +359,22 @@ def check_html(folder, reference):
         print("SKIP: chromium does not run here (exit %d):\n%s" %
               (p.returncode, p.stderr[-2000:]))
         return SKIP
-    for name, has_timeline in pages.items():
+    for name, calls in pages.items():
         text = texts[name].replace('<meta charset="utf-8">',
                                    '<meta charset="utf-8">' + CATCH, 1)
         copy = os.path.join(folder, "checked-" + name)
         with open(copy, "w", encoding="utf-8") as f:
             f.write(text)
+        start = time.monotonic()
         p = run_chromium(chromium, copy, profile)
+        seconds = time.monotonic() - start
+        print("%s: %.0f kB, rendered and dumped in %.1f s" %
+              (name, len(text.encode()) / 1e3, seconds))
         check(p.returncode == 0, "%s: chromium exits 0 (%d)" %
               (name, p.returncode))
+        # The probe page takes about a second; the largest page a few more
+        # (generous: the machine may be busy).
+        check(seconds < 60, "%s: rendered in %.1f s" % (name, seconds))
         errors = [line for line in p.stderr.splitlines()
                   if "Uncaught" in line or ":CONSOLE" in line]
         check(not errors, "%s: console errors: %s" % (name, errors))
@@ -374,9 +386,9 @@ def check_html(folder, reference):
         check(dom.svg_regions == set(PATHS),
               "%s: rendered, an SVG element per region: %s" %
               (name, dom.svg_regions))
-        check(dom.calls == (CALLS_IN_TIMELINE if has_timeline else 0),
-              "%s: %d call rectangles" % (name, dom.calls))
-        check(dom.rate_charts == (2 if has_timeline else 0),
+        check(dom.calls == calls,
+              "%s: %d call rectangles, not %d" % (name, dom.calls, calls))
+        check(dom.rate_charts == (2 if calls else 0),
               "%s: %d rate charts (one per socket)" % (name, dom.rate_charts))
     return 0
 

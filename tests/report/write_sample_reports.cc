@@ -5,12 +5,13 @@
 //
 //   write_sample_reports DIR
 //   -> DIR/sample.json, sample.csv, sample.hatchet.json, sample.html,
-//      sample-no-timeline.html
+//      sample-no-timeline.html, sample-20000-calls.html
 //
 // Each goes through report::WriteReport, so its name picks the format.
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sdk/report/report.h"
@@ -126,6 +127,30 @@ Timeline SampleTimeline() {
   return t;
 }
 
+// 20,000 calls on 8 threads over 2 s (the collector keeps about that many):
+// the page must stay quick to draw.
+Timeline BigTimeline(const Results& results) {
+  Timeline t;
+  for (int thread = 0; thread < 8; ++thread) {
+    t.threads.push_back({2000 + thread, ""});
+  }
+  const int regions = static_cast<int>(results.regions.size());
+  for (int k = 0; k < 20'000; ++k) {
+    const uint64_t begin = static_cast<uint64_t>(k / 8) * 800'000;
+    t.calls.push_back({k % regions, k % 8, begin, begin + 700'000});
+  }
+  for (uint64_t k = 0; k < 2'000; ++k) {
+    TimelineRates r;
+    r.begin_ns = k * kMs;
+    r.end_ns = (k + 1) * kMs;
+    const double v = static_cast<double>(k % 100);
+    r.event_rates = {{v * 1e6, v}, {v * 2e6, v}};
+    r.metrics = {{{v * 64e6, true}}, {{v * 128e6, true}}};
+    t.rates.push_back(std::move(r));
+  }
+  return t;
+}
+
 int Write(const Results& results, const std::string& path,
           const Timeline* timeline) {
   const absl::Status status = WriteReport(results, path, stderr, timeline);
@@ -153,5 +178,7 @@ int main(int argc, char** argv) {
   failures += Write(results, dir + "/sample.hatchet.json", nullptr);
   failures += Write(results, dir + "/sample.html", &timeline);
   failures += Write(results, dir + "/sample-no-timeline.html", nullptr);
+  const uncore::report::Timeline big = uncore::report::BigTimeline(results);
+  failures += Write(results, dir + "/sample-20000-calls.html", &big);
   return failures == 0 ? 0 : 1;
 }
