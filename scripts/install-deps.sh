@@ -6,7 +6,7 @@ packages=(cmake ninja-build g++ clang libclang-rt-14-dev libabsl-dev libfmt-dev
           libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev python3
           pkg-config nlohmann-json3-dev clang-format clang-tidy
           openmpi-bin libopenmpi-dev libomp-14-dev libtrilinos-kokkos-dev
-          likwid gfortran)
+          likwid gfortran python3-pandas chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
