@@ -31,6 +31,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "uncore/results.h"
 
 namespace uncore {
 
@@ -42,6 +43,13 @@ absl::StatusOr<std::string> PrepareReportOutput(
 // Writes `text` to `path` (from PrepareReportOutput) as above; "-" writes
 // to stderr.
 absl::Status WriteReportText(const std::string& path, std::string_view text);
+
+// `results` as the report `output`'s name asks for it, as a session writes
+// it (docs/report-format.md): "-" or any other name the table, *.json JSON,
+// *.hatchet.json the Hatchet tree, *.csv CSV, *.html/*.htm the page (with
+// no timeline).  For tools that build Results of their own (the MPI merged
+// report's CSV), so that every CSV has one writer.
+std::string FormatReportText(const Results& results, std::string_view output);
 
 // WriteReportText in pieces: Open decides where the bytes go (as above),
 // Write appends, Commit makes the file whole (fsync and rename).  Destroyed

@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
+#include "uncore/report_file.h"
 
 namespace uncore::mpi {
 namespace {
@@ -189,18 +190,6 @@ std::string JsonStrings(const std::vector<std::string>& v) {
 
 std::string JsonInts(const std::vector<int>& v) {
   return JsonArray(v, [](int x) { return fmt::format("{}", x); });
-}
-
-std::string CsvField(std::string_view s) {
-  if (s.find_first_of(",\"\r\n") == std::string_view::npos) {
-    return std::string(s);
-  }
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
 }
 
 // "1,234,567"
@@ -520,6 +509,8 @@ MergedReport Merge(const std::vector<RankRecord>& ranks) {
       }
       ++out.ranks;
       out.calls += region->calls;
+      out.threads += region->threads;
+      out.thread_ns += region->thread_ns;
       out.sampled_calls += region->sampled_calls;
       out.overhead_ns += region->overhead_ns;
       wall_sum += region->wall_ns;
@@ -705,31 +696,62 @@ std::string FormatMergedJson(const MergedReport& m) {
   return o;
 }
 
-std::string FormatMergedCsv(const MergedReport& m) {
-  std::string o =
-      "region,path,depth,ranks,calls,wall_ns,wall_min_ns,wall_max_ns,event,"
-      "node,host,socket,value,from_rank,min,max,estimated,unit,scale\r\n";
-  for (const MergedRegion& r : m.regions) {
-    const std::string head = fmt::format(
-        "{},{},{},{},{},{},{},{}", CsvField(r.name), CsvField(r.path), r.depth,
-        r.ranks, r.calls, r.wall_ns, r.wall_min_ns, r.wall_max_ns);
-    for (size_t e = 0; e < r.events.size(); ++e) {
-      const EventInfo& info = m.events[e];
-      const std::string tail =
-          fmt::format("{},{}", CsvField(info.unit), JsonNumber(info.scale));
-      for (const SocketCount& s : r.events[e].per_socket) {
-        o += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\r\n", head,
-                         CsvField(info.canonical), s.node,
-                         CsvField(m.nodes[s.node].host), s.socket, s.value,
-                         s.from_rank, s.min, s.max,
-                         r.events[e].estimated ? 1 : 0, tail);
-      }
-      o += fmt::format("{},{},all,all,all,{},,,,{},{}\r\n", head,
-                       CsvField(info.canonical), r.events[e].total,
-                       r.events[e].estimated ? 1 : 0, tail);
+Results MergedResults(const MergedReport& m) {
+  Results r;
+  RunInfo& run = r.run;
+  run.backend = m.backend;
+  run.platform = m.platform;
+  run.simulated = m.simulated;
+  run.cpu = m.cpu;
+  run.start_unix_ns = m.start_unix_ns;
+  run.duration_ns = m.duration_ns;
+  run.errors = m.errors;
+  run.warnings = m.warnings;
+  // One "socket" per socket of each node, in node order.
+  std::map<std::pair<int, int>, size_t> socket_index;  // (node, socket)
+  for (size_t n = 0; n < m.nodes.size(); ++n) {
+    if (n > 0) run.host += ", ";
+    run.host += m.nodes[n].host;
+    for (const MergedNode::Socket& s : m.nodes[n].sockets) {
+      socket_index.emplace(std::make_pair(static_cast<int>(n), s.socket),
+                           run.sockets.size());
+      run.sockets.push_back(s.socket);
     }
   }
-  return o;
+  r.events = m.events;
+  r.metrics = m.metrics;
+  for (const MergedRegion& region : m.regions) {
+    RegionResult& out = r.regions.emplace_back();
+    out.name = region.name;
+    out.path = region.path;
+    out.depth = region.depth;
+    out.calls = region.calls;
+    out.threads = region.threads;
+    out.wall_ns = region.wall_ns;
+    out.thread_ns = region.thread_ns;
+    out.min_ns = region.call_min_ns;
+    out.max_ns = region.call_max_ns;
+    out.overhead_ns = region.overhead_ns;
+    out.sampled_calls = region.sampled_calls;
+    for (const MergedEvent& event : region.events) {
+      EventCounts& counts = out.inclusive.emplace_back();
+      counts.total = event.total;
+      counts.per_socket.assign(run.sockets.size(), 0);
+      for (const SocketCount& s : event.per_socket) {
+        const auto it = socket_index.find({s.node, s.socket});
+        if (it != socket_index.end()) counts.per_socket[it->second] = s.value;
+      }
+      counts.estimated = event.estimated;
+    }
+    for (const MergedMetric& metric : region.metrics) {
+      out.metrics.push_back({metric.mean, metric.ranks > 0});
+    }
+  }
+  return r;
+}
+
+std::string FormatMergedCsv(const MergedReport& m) {
+  return FormatReportText(MergedResults(m), "merged.csv");
 }
 
 std::string FormatMergedTable(const MergedReport& m) {
@@ -831,8 +853,12 @@ std::string FormatMerged(const MergedReport& report, std::string_view output) {
     for (char& c : tail) c = static_cast<char>(std::tolower(c));
     return tail == suffix;
   };
+  // The CSV, the page and the Hatchet tree: a session's, of the merge.
+  if (ends_with(".csv") || ends_with(".html") || ends_with(".htm") ||
+      ends_with(".hatchet.json")) {
+    return FormatReportText(MergedResults(report), output);
+  }
   if (ends_with(".json")) return FormatMergedJson(report);
-  if (ends_with(".csv")) return FormatMergedCsv(report);
   return FormatMergedTable(report);
 }
 

@@ -78,12 +78,14 @@ struct MergedRegion {
   std::string path;
   int depth = 0;
   uint64_t calls = 0;    // summed over ranks
+  uint64_t threads = 0;  // summed over ranks
   int ranks = 0;         // ranks that entered it
   uint64_t wall_ns = 0;  // mean over those ranks of each rank's total
   uint64_t wall_min_ns = 0;
   uint64_t wall_max_ns = 0;
   uint64_t call_min_ns = 0;  // shortest and longest single call, any rank
   uint64_t call_max_ns = 0;
+  uint64_t thread_ns = 0;             // the calls' own times, summed
   uint64_t overhead_ns = 0;           // the measurement's own time, summed
   uint64_t sampled_calls = 0;         // calls whose counts were read, summed
   std::vector<MergedEvent> events;    // indexed like MergedReport::events
@@ -121,11 +123,24 @@ struct MergedReport {
 
 MergedReport Merge(const std::vector<RankRecord>& ranks);
 
+// The merge as a session's Results, for the session's CSV, page and
+// Hatchet tree: one socket per socket of each node (RunInfo::sockets holds
+// their ids, node after node, so an id repeats across nodes), an event's
+// per-socket counts the views the merge chose; calls, threads, thread_ns,
+// overhead_ns and sampled_calls summed over ranks, wall_ns the mean over
+// ranks, min_ns and max_ns the shortest and longest call of any rank; each
+// metric the mean over the ranks with a value; no exclusive counts and no
+// box instances (the merge keeps neither).  Ranks, nodes and spreads are
+// in the JSON.
+Results MergedResults(const MergedReport& report);
+
 std::string FormatMergedJson(const MergedReport& report);
+// The session's tidy CSV (docs/report-format.md) of MergedResults().
 std::string FormatMergedCsv(const MergedReport& report);
 std::string FormatMergedTable(const MergedReport& report);
 // By the name, as for a session's report: "-" or any other name a table,
-// *.json JSON, *.csv CSV.
+// *.json the merged JSON, *.csv, *.html, *.htm and *.hatchet.json the
+// session's formats of MergedResults().
 std::string FormatMerged(const MergedReport& report, std::string_view output);
 
 }  // namespace uncore::mpi

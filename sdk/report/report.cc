@@ -16,6 +16,7 @@
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
 #include "sdk/report/output.h"
+#include "uncore/report_file.h"
 
 namespace uncore::report {
 namespace {
@@ -333,3 +334,15 @@ absl::Status WriteReport(const Results& results, std::string_view output,
 }
 
 }  // namespace uncore::report
+
+namespace uncore {
+
+std::string FormatReportText(const Results& results, std::string_view output) {
+  const absl::StatusOr<report::ReportDestination> destination =
+      report::ParseOutput(output);
+  return report::FormatReport(results, destination.ok()
+                                           ? destination->format
+                                           : report::ReportFormat::kTable);
+}
+
+}  // namespace uncore

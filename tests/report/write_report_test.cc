@@ -10,6 +10,7 @@
 #include "sdk/common/status_macros.h"
 #include "sdk/report/report.h"
 #include "tests/report/report_test_util.h"
+#include "uncore/report_file.h"
 
 namespace uncore::report {
 namespace {
@@ -46,6 +47,13 @@ TEST(WriteReportTest, WritesEachFormatByName) {
   EXPECT_EQ(ReadFile(html), FormatHtml(results, nullptr));
   EXPECT_EQ(FormatReport(results, ReportFormat::kHtml, &timeline),
             FormatHtml(results, &timeline));
+  // The public face for tools with Results of their own (the MPI merge).
+  EXPECT_EQ(FormatReportText(results, "m.CSV"), FormatCsv(results));
+  EXPECT_EQ(FormatReportText(results, "m.hatchet.json"),
+            FormatHatchet(results));
+  EXPECT_EQ(FormatReportText(results, "m.htm"), FormatHtml(results, nullptr));
+  EXPECT_EQ(FormatReportText(results, "-"), FormatTable(results));
+  EXPECT_EQ(FormatReportText(results, ""), FormatTable(results));
   for (const std::string& path : {json, upper_json, csv, txt, html, hatchet}) {
     std::remove(path.c_str());
   }

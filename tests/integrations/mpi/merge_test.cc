@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "uncore/report_file.h"
 #include "uncore/results.h"
 
 namespace uncore::mpi {
@@ -161,11 +162,33 @@ TEST(MergeTest, JsonCsvAndTable) {
   EXPECT_EQ(j["node_list"][1]["sockets"][0]["leader"], 2);
   EXPECT_EQ(j["regions"][0]["metrics"]["M"]["ranks"], 1);
 
+  // The session's tidy CSV: a socket row per socket of each node (node a's
+  // 0 and 1, then node b's), the total, the metric's mean over ranks.
   const std::string csv = FormatMergedCsv(m);
+  EXPECT_TRUE(csv.starts_with("region,path,parent,depth,calls,threads,"));
   EXPECT_THAT(csv, ::testing::HasSubstr(
-                       "\"so\"\"lve,\n\",\"so\"\"lve,\n\",0,1,1,100,100,100,"
-                       "ubox/UCLK,0,a,0,100,0,100,100,0,,1\r\n"));
-  EXPECT_THAT(csv, ::testing::HasSubstr(",ubox/UCLK,all,all,all,1000,,,,0,,1"));
+                       "\"so\"\"lve,\n\",\"so\"\"lve,\n\",,0,1,0,100,0,100,105,"
+                       "3,1,0,event,ubox/UCLK,inclusive,socket,1,,200,,200,1,0"
+                       "\r\n"));
+  EXPECT_THAT(csv, ::testing::HasSubstr(
+                       "solve,solve,,0,9,0,140,0,40,65,27,9,0,event,ubox/UCLK,"
+                       "inclusive,total,,,1000,,1000,1,0\r\n"));
+  EXPECT_THAT(csv,
+              ::testing::HasSubstr(
+                  ",event,ubox/UCLK,inclusive,socket,0,,300,,300,1,0\r\n"));
+  EXPECT_THAT(csv, ::testing::HasSubstr(
+                       ",metric,M,inclusive,total,,,333.3333333333333,u,,,0"));
+  EXPECT_EQ(csv, FormatReportText(MergedResults(m), "x.csv"));
+  const Results results = MergedResults(m);
+  EXPECT_EQ(results.run.host, "a, b");
+  EXPECT_THAT(results.run.sockets, ::testing::ElementsAre(0, 1, 0, 1));
+  ASSERT_EQ(results.regions.size(), 3u);
+  EXPECT_THAT(results.regions[1].inclusive[0].per_socket,
+              ::testing::ElementsAre(110, 190, 300, 400));
+  EXPECT_EQ(results.regions[1].inclusive[0].total, 1000u);
+  EXPECT_TRUE(results.regions[1].exclusive.empty());
+  EXPECT_EQ(results.regions[1].calls, 9u);
+  EXPECT_EQ(results.regions[1].wall_ns, 140u);  // the mean over ranks
 
   const std::string table = FormatMergedTable(m);
   EXPECT_THAT(table, ::testing::HasSubstr("4 ranks on 2 nodes"));
@@ -173,6 +196,13 @@ TEST(MergeTest, JsonCsvAndTable) {
   EXPECT_THAT(table, ::testing::HasSubstr("error: rank 1: oops"));
   EXPECT_EQ(FormatMerged(m, "x.JSON"), FormatMergedJson(m));
   EXPECT_EQ(FormatMerged(m, "x.csv"), csv);
+  EXPECT_THAT(FormatMerged(m, "x.html"),
+              ::testing::HasSubstr("data-region=\"solve\""));
+  const nlohmann::json tree =
+      nlohmann::json::parse(FormatMerged(m, "x.Hatchet.json"));
+  ASSERT_TRUE(tree.is_array());
+  EXPECT_EQ(tree[1]["frame"]["name"], "solve");
+  EXPECT_EQ(tree[1]["metrics"]["ubox/UCLK (inc)"], 1000);
   EXPECT_EQ(FormatMerged(m, "-"), table);
 }
 

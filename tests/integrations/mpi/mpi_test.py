@@ -176,9 +176,10 @@ def main():
     if os.path.exists(csv_path):
         with open(csv_path) as f:
             rows = f.read().splitlines()
-        check(rows[0].startswith("region,path,depth,ranks,calls,wall_ns"),
-              "sim -np 1: CSV header")
-        check(any(r.startswith("work,work,0,1,1,") and ",all,all,all," in r
+        check(rows[0].startswith("region,path,parent,depth,calls,threads,"),
+              "sim -np 1: CSV header (the session's tidy CSV)")
+        check(any(r.startswith("work,work,,0,1,") and
+                  ",event,ubox/UCLK,inclusive,total,,," in r
                   for r in rows), "sim -np 1: CSV total row of work")
 
     # Ranks bound to cores: the lowest bound rank of the socket leads.
