@@ -512,9 +512,10 @@ void AppendChart(const Page& page, const Series& series, double top,
           kPlotLeft, top - 6, series.title, kPlotLeft, top, kPlotLeft, bottom,
           kPlotLeft, bottom, kPlotLeft + kPlotWidth, bottom, kPlotLeft - 6,
           top + 10, EscapeHtml(FormatMetricValue(max, series.unit)),
-          kPlotLeft - 6, bottom, EscapeHtml(FormatMetricValue(0, series.unit)));
+          kPlotLeft - 6, bottom, "0");
   auto y_of = [&](double v) {
-    return max > 0 ? bottom - v / max * kChartHeight : bottom;
+    // Below zero (a metric may be): drawn on the axis.
+    return max > 0 ? bottom - std::max(v, 0.0) / max * kChartHeight : bottom;
   };
   std::string path;
   bool pen_down = false;
