@@ -241,7 +241,8 @@ int uncore_write_report(const char* output) {
   t_last_error[0] = '\0';
   if (output == nullptr || *output == '\0') {
     return Fail(absl::InvalidArgumentError(
-        "uncore_write_report: no output given (\"-\", FILE.json, FILE.csv)"));
+        "uncore_write_report: no output given (\"-\", FILE.json, FILE.csv, "
+        "FILE.html, FILE.hatchet.json, or several separated by commas)"));
   }
   // As uncore_region_get: the session cannot be destroyed meanwhile.
   absl::Status s;

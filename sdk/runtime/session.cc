@@ -17,9 +17,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "fmt/format.h"
 #include "sdk/common/clock.h"
@@ -309,6 +309,7 @@ struct Session::Impl {
   absl::Status trace_status;
   std::vector<std::string> trace_notes;
   std::optional<report::Timeline> timeline;
+  bool discard_outputs = false;  // SessionAccess::DiscardOutputs
   // The device's read plan as programmed (the device forgets it on
   // release) and the box instance of each entry.
   std::vector<devices::CounterPlacement> plan;
@@ -371,8 +372,9 @@ absl::StatusOr<SessionOptions> Session::OptionsFromEnvironment() {
     // In code, "" means no report; set in the environment it is a mistake.
     return absl::InvalidArgumentError(
         "UNCORE_OUTPUT is empty: set it to - (a table on stderr), a file name "
-        "ending in .json or .csv, or any other file name for a table "
-        "(placeholders: %p, %h, %r, %t; docs/environment.md), or unset it");
+        "ending in .json, .csv, .html or .hatchet.json, any other file name "
+        "for a table, or several separated by commas (placeholders: %p, %h, "
+        "%r, %t; docs/environment.md), or unset it");
   }
   if (std::optional<std::string> t = env("UNCORE_TRACE")) {
     if (common::StripWhitespace(*t).empty()) {
@@ -456,10 +458,10 @@ absl::Status SessionAccess::OpenTrace(Session::Impl& s) {
       layout.sockets.end());
   for (const devices::CounterPlacement& p : s.plan) {
     layout.value_event.push_back(p.event);
-    layout.value_socket.push_back(static_cast<int>(
-        std::lower_bound(layout.sockets.begin(), layout.sockets.end(),
-                         p.socket) -
-        layout.sockets.begin()));
+    layout.value_socket.push_back(
+        static_cast<int>(std::lower_bound(layout.sockets.begin(),
+                                          layout.sockets.end(), p.socket) -
+                         layout.sockets.begin()));
   }
   layout.events = s.event_infos;
   for (const Session::Impl::Metric& m : s.metrics) {
@@ -473,9 +475,8 @@ absl::Status SessionAccess::OpenTrace(Session::Impl& s) {
       std::vector<double> values;
       values.reserve(index.size());
       for (int e : index) {
-        values.push_back(e >= 0 && e < static_cast<int>(counts.size())
-                             ? counts[e]
-                             : 0.0);
+        values.push_back(
+            e >= 0 && e < static_cast<int>(counts.size()) ? counts[e] : 0.0);
       }
       double v = compiled.Evaluate(values, seconds);
       if (per_second) v /= seconds;
@@ -492,8 +493,8 @@ absl::Status SessionAccess::OpenTrace(Session::Impl& s) {
   options.pid = s.output_context.pid;
   options.rank = s.output_context.rank;
   options.sample_interval_ns = s.options.trace_interval_ns;
-  UNCORE_ASSIGN_OR_RETURN(
-      s.trace, trace::TraceCollector::Open(std::move(options), std::move(layout)));
+  UNCORE_ASSIGN_OR_RETURN(s.trace, trace::TraceCollector::Open(
+                                       std::move(options), std::move(layout)));
   return absl::OkStatus();
 }
 
@@ -858,7 +859,7 @@ absl::Status Session::Stop() {
         // to now as open calls.
         s.open_at_stop = s.recorder->OpenRegions();
         s.recorder->CloseOpenRegions();
-        if (s.trace != nullptr) {
+        if (s.trace != nullptr && !s.discard_outputs) {
           // Every call is recorded: the trace file is written whole.
           s.trace_status = s.trace->Finish();
           s.trace_notes = s.trace->Notes();
@@ -888,7 +889,7 @@ absl::Status Session::Stop() {
   // The report first, then the device's release: the report must be on
   // disk before anything else can go wrong.
   absl::Status written = s.trace_status;
-  if (!s.output_paths.empty()) {
+  if (!s.output_paths.empty() && !s.discard_outputs) {
     const Results results = Collect();
     {
       std::lock_guard<std::mutex> lock(s.state_mu);
@@ -897,8 +898,8 @@ absl::Status Session::Stop() {
       }
     }
     for (const std::string& path : s.output_paths) {
-      absl::Status w = report::WriteReport(
-          results, path, stderr, s.timeline ? &*s.timeline : nullptr);
+      absl::Status w = report::WriteReport(results, path, stderr,
+                                           s.timeline ? &*s.timeline : nullptr);
       if (written.ok()) written = w;
     }
   }
@@ -959,6 +960,11 @@ void Session::AdvanceSimulation() {
 }
 
 namespace runtime {
+
+void SessionAccess::DiscardOutputs(Session& session) {
+  std::lock_guard<std::mutex> lock(session.impl_->state_mu);
+  session.impl_->discard_outputs = true;
+}
 
 void SessionAccess::AddWarning(Session& session, std::string warning) {
   std::lock_guard<std::mutex> lock(session.impl_->state_mu);

@@ -78,6 +78,9 @@ struct SessionAccess {
   static sim::SimulatedUncore* Simulator(const Session& session);
   static sim::DemoTrafficModel* DemoTraffic(const Session& session);
   static void AddWarning(Session& session, std::string warning);
+  // Stop writes no report and no trace (`uncore stat` whose command could
+  // not run); call before Stop.
+  static void DiscardOutputs(Session& session);
 };
 
 }  // namespace uncore::runtime

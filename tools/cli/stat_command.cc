@@ -503,7 +503,9 @@ int RunStat(const StatOptions& stat_options, std::FILE* /*out*/,
   signals.RestoreHandlers();
   if (o.interval_ms > 0 && exec_error == 0) printer.Print(end_ns);
 
-  // Stop writes the files (and the trace) and says whether they were.
+  // Stop writes the files (and the trace) and says whether they were;
+  // none when the command did not run.
+  if (exec_error != 0) runtime::SessionAccess::DiscardOutputs(*session);
   const absl::Status stopped = session->Stop();
   if (exec_error != 0) {
     fmt::print(err, "uncore stat: cannot run '{}': {}\n", o.command[0],
