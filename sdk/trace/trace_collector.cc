@@ -690,7 +690,7 @@ std::vector<std::string> TraceCollector::Notes() const {
   if (!options_.path.empty() && !finish_status_.ok()) {
     notes.push_back(fmt::format(
         "trace: not written ({}); {} region calls could not be written",
-        std::string(finish_status_.message()), dropped_calls_));
+        common::StatusMessage(finish_status_), dropped_calls_));
   }
   if (const uint64_t dropped =
           dropped_snapshots_.load(std::memory_order_relaxed);
