@@ -53,6 +53,18 @@
 namespace uncore {
 namespace {
 
+// Which list a name that cannot be counted came from: the option and the
+// variable that sets it, so that UNCORE_METRICS=NOPE says UNCORE_METRICS.
+constexpr std::string_view kEventsList = "events (UNCORE_EVENTS)";
+constexpr std::string_view kMetricsList = "metrics (UNCORE_METRICS)";
+
+absl::Status InList(const absl::Status& status, std::string_view list) {
+  if (status.ok()) return status;
+  return absl::Status(
+      status.code(),
+      fmt::format("{}: {}", list, common::StatusMessage(status)));
+}
+
 uint64_t UnixNowNs() {
   return static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -404,7 +416,7 @@ absl::StatusOr<SessionOptions> Session::OptionsFromEnvironment() {
           "UNCORE_SAMPLE=\"{}\" is not a whole number of 1 or more: set it to "
           "N to read the counters on every Nth call of each region, or "
           "unset it",
-          *n));
+          common::QuoteForMessage(*n)));
     }
     o.sample_every = every;
   }
@@ -671,26 +683,29 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
         // Another PMU in the kernel's syntax (msr/tsc/, power/energy-pkg/,
         // uncore_imc_0/cas_count_read/): perf resolves it from sysfs.
         std::optional<spec::EventSpec> raw = spec::KernelSyntaxEvent(text);
-        if (!raw.has_value()) return r.status();
+        if (!raw.has_value()) return InList(r.status(), kEventsList);
         impl->event_infos[add_event(*raw, text, false)].from_metric = false;
         continue;
       }
-      UNCORE_RETURN_IF_ERROR(add_resolution(*std::move(r)));
+      UNCORE_RETURN_IF_ERROR(
+          InList(add_resolution(*std::move(r)), kEventsList));
     }
     for (const std::string& text : options.metrics) {
-      UNCORE_ASSIGN_OR_RETURN(spec::Resolution r,
-                              spec::ResolveMetricOnPlatform(p, text));
-      UNCORE_RETURN_IF_ERROR(add_resolution(std::move(r)));
+      absl::StatusOr<spec::Resolution> r =
+          spec::ResolveMetricOnPlatform(p, text);
+      if (!r.ok()) return InList(r.status(), kMetricsList);
+      UNCORE_RETURN_IF_ERROR(
+          InList(add_resolution(*std::move(r)), kMetricsList));
     }
   } else {
     for (const std::string& text : options.events) {
       absl::StatusOr<spec::Spec> s = spec::ParseSpec(text);
-      if (!s.ok()) return s.status();
+      if (!s.ok()) return InList(s.status(), kEventsList);
       if (s->is_metric()) {
-        UNCORE_ASSIGN_OR_RETURN(
-            spec::CompiledMetric m,
-            spec::CompileMetric(std::get<spec::MetricSpec>(s->value)));
-        add_metric(std::move(m));
+        absl::StatusOr<spec::CompiledMetric> m =
+            spec::CompileMetric(std::get<spec::MetricSpec>(s->value));
+        if (!m.ok()) return InList(m.status(), kEventsList);
+        add_metric(*std::move(m));
       } else {
         const int i =
             add_event(std::get<spec::EventSpec>(s->value), text, false);
@@ -698,11 +713,11 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
       }
     }
     for (const std::string& text : options.metrics) {
-      UNCORE_ASSIGN_OR_RETURN(spec::MetricSpec metric,
-                              spec::ParseMetricName(text));
-      UNCORE_ASSIGN_OR_RETURN(spec::CompiledMetric m,
-                              spec::CompileMetric(metric));
-      add_metric(std::move(m));
+      absl::StatusOr<spec::MetricSpec> metric = spec::ParseMetricName(text);
+      if (!metric.ok()) return InList(metric.status(), kMetricsList);
+      absl::StatusOr<spec::CompiledMetric> m = spec::CompileMetric(*metric);
+      if (!m.ok()) return InList(m.status(), kMetricsList);
+      add_metric(*std::move(m));
     }
   }
 
@@ -817,6 +832,10 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
     }
     s.dropped_at_start = regions::DroppedBoundaries();
     s.refused_at_start = regions::RefusedReentrantRegions();
+  } else if (!s.trace_path.empty()) {
+    s.warnings.push_back(fmt::format(
+        "no trace is written to {}: backend off measures no region",
+        report::EscapeForTable(s.trace_path)));
   }
   // The process-wide registration passes to the session (before the
   // session lock: fork handlers take the registry's lock, then this one).

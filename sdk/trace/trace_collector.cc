@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -35,6 +36,17 @@ int64_t CurrentTid() { return static_cast<int64_t>(syscall(SYS_gettid)); }
 int64_t SocketPid(int64_t pid, size_t socket_index) {
   return (int64_t{1} << 30) | ((pid & 0x3FFFFF) << 8) |
          static_cast<int64_t>(socket_index & 0xFF);
+}
+
+// `value` in decimal, appended (fmt's format_to through a string's
+// back_inserter parses its format and copies through a buffer: most of a
+// trace writer's time).
+template <typename Integer>
+void AppendDecimal(Integer value, std::string& out) {
+  char digits[24];
+  const std::to_chars_result r =
+      std::to_chars(digits, digits + sizeof(digits), value);
+  out.append(digits, r.ptr);
 }
 
 // `text` as a JSON string: quoted, escaped (sdk/common/json.h).
@@ -144,7 +156,8 @@ absl::StatusOr<std::unique_ptr<TraceCollector>> TraceCollector::Open(
       m.EndObject();
       head += ",\n" + m.Take();
     }
-    c->pending_ = std::move(head);
+    c->pending_.reserve(2 * kWriteChunk);
+    c->pending_.assign(head);  // keeps the capacity reserved
   }
   c->snapshots_ = c->FreshBuffer();
   c->writer_ = common::StartQuietThread([p = c.get()] { p->WriterLoop(); });
@@ -361,8 +374,13 @@ void TraceCollector::AppendMicros(uint64_t ns, std::string& out) const {
   const bool before = ns < options_.origin_ns;
   const uint64_t since =
       before ? options_.origin_ns - ns : ns - options_.origin_ns;
-  fmt::format_to(std::back_inserter(out), "{}{}.{:03}", before ? "-" : "",
-                 since / 1000, since % 1000);
+  if (before) out += '-';
+  AppendDecimal(since / 1000, out);
+  const uint64_t fraction = since % 1000;
+  const char digits[4] = {'.', static_cast<char>('0' + fraction / 100),
+                          static_cast<char>('0' + fraction / 10 % 10),
+                          static_cast<char>('0' + fraction % 10)};
+  out.append(digits, 4);
 }
 void TraceCollector::Emit(std::string& out, bool force) {
   if (out.empty()) return;
@@ -377,16 +395,21 @@ void TraceCollector::Emit(std::string& out, bool force) {
 }
 
 void TraceCollector::Consume(Buffer& buffer) {
-  std::string out;
+  // Formatted straight into the pending text (no copy of each piece).
+  const bool writing = stream_ != nullptr && write_status_.ok();
+  std::string discarded;
+  std::string& out = writing ? pending_ : discarded;
   if (!buffer.calls.empty()) WriteCalls(buffer, out);
   if (!buffer.snapshot_ns.empty()) WriteRates(buffer, out);
-  if (!write_status_.ok() || stream_ == nullptr) {
+  if (!writing) {
     if (!options_.path.empty()) dropped_calls_ += buffer.calls.size();
-    out.clear();
     return;
   }
   written_calls_ += buffer.calls.size();
-  Emit(out, false);
+  if (pending_.size() >= kWriteChunk) {
+    write_status_ = stream_->Write(pending_);
+    pending_.clear();
+  }
 }
 
 void TraceCollector::WriteCalls(Buffer& buffer, std::string& out) {
@@ -446,9 +469,11 @@ void TraceCollector::WriteCalls(Buffer& buffer, std::string& out) {
     auto head = [&](const char* ph, uint64_t ts_ns) {
       out += ",\n{\"ph\":\"";
       out += ph;
-      fmt::format_to(std::back_inserter(out),
-                     "\",\"pid\":{},\"tid\":{},\"ts\":", options_.pid,
-                     buffer.tid);
+      out += "\",\"pid\":";
+      AppendDecimal(options_.pid, out);
+      out += ",\"tid\":";
+      AppendDecimal(buffer.tid, out);
+      out += ",\"ts\":";
       AppendMicros(ts_ns, out);
       out += ",\"name\":";
       out += name;
@@ -464,7 +489,8 @@ void TraceCollector::WriteCalls(Buffer& buffer, std::string& out) {
         for (size_t e = 0; e < event_keys_.size(); ++e) {
           out += ',';
           out += event_keys_[e];
-          fmt::format_to(std::back_inserter(out), ":{}", totals[e]);
+          out += ':';
+          AppendDecimal(totals[e], out);
         }
       }
       out += '}';
