@@ -7,8 +7,11 @@
 #      last commit changed (scripts/tidy.sh; UNCORE_TIDY_BASE changes that);
 #   4. an ASan+UBSan Debug build (GCC) and every test but the install test;
 #   5. a TSan build of the tests labelled `concurrent`, run under TSan;
-#   6. the spec-parser fuzzer (clang, libFuzzer) for UNCORE_FUZZ_SECONDS
-#      (default 60).
+#   6. every libFuzzer target (clang, ASan+UBSan; tests/fuzz: the event
+#      spec, PMU formats and aliases, /proc/cpuinfo, the vendor tables'
+#      metric formulas, id lists, UNCORE_OUTPUT, the node-sharing and MPI
+#      wire formats) for UNCORE_FUZZ_SECONDS each (default 20), by
+#      scripts/fuzz.sh; a crash, a hang (10 s) or a broken property fails.
 # Warnings are errors here (UNCORE_WERROR=ON); a user's own build does not
 # turn them into errors unless asked.
 set -euo pipefail
@@ -51,16 +54,6 @@ cmake --build build-tsan -j "$jobs" --target concurrent_tests
 (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
   ctest --output-on-failure -j "$jobs" -L concurrent)
 
-stage "libFuzzer: spec parser (${UNCORE_FUZZ_SECONDS:-60}s)"
-CXX=clang++ CC=clang cmake -S . -B build-fuzz -G Ninja \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUNCORE_BUILD_TESTS=OFF \
-  -DUNCORE_BUILD_FUZZERS=ON -DUNCORE_SANITIZE=address,undefined \
-  -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link
-cmake --build build-fuzz -j "$jobs" --target spec_parser_fuzzer
-corpus=build-fuzz/corpus
-rm -rf "$corpus" && mkdir -p "$corpus" && cp tests/fuzz/corpus/* "$corpus"/
-./build-fuzz/tests/fuzz/spec_parser_fuzzer "$corpus" \
-  -max_total_time="${UNCORE_FUZZ_SECONDS:-60}" -max_len=256 \
-  -dict=tests/fuzz/spec.dict -print_final_stats=1 2>&1 | tail -n 15
-echo "fuzzing: no crash in ${UNCORE_FUZZ_SECONDS:-60}s"
+stage "libFuzzer: every target for ${UNCORE_FUZZ_SECONDS:-20} s (scripts/fuzz.sh)"
+bash scripts/fuzz.sh --seconds "${UNCORE_FUZZ_SECONDS:-20}"
 stage "all stages passed"

@@ -544,6 +544,9 @@ MergedReport Merge(const std::vector<RankRecord>& ranks) {
             if (of_rank[i] == nullptr || node_of[i] != static_cast<int>(n)) {
               continue;
             }
+            // A region with fewer counts than its record has events (a
+            // corrupt record) has none for the others.
+            if (e >= of_rank[i]->inclusive.size()) continue;
             const int k = SocketIndex(ranks[i].results, socket.socket);
             const EventCounts& c = of_rank[i]->inclusive[e];
             if (k < 0 || static_cast<size_t>(k) >= c.per_socket.size()) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -41,6 +42,7 @@ absl::StatusOr<std::vector<int>> ParseIdList(std::string_view text,
   std::vector<int> ids;
   if (list.empty()) return ids;
   const std::vector<std::string_view> pieces = Split(list, ',');
+  std::vector<std::pair<int, int>> ranges;  // each piece, first to last
   // `fix`: what to write instead (an example list when empty).
   auto error = [&](size_t index, std::string_view problem,
                    std::string_view fix = kExample) {
@@ -77,10 +79,15 @@ absl::StatusOr<std::vector<int>> ParseIdList(std::string_view text,
       return error(i, fmt::format("('{}') goes past the largest id, {}", piece,
                                   limit - 1));
     }
-    for (int id = *lo; id <= *hi; ++id) ids.push_back(id);
+    ranges.emplace_back(*lo, *hi);
   }
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  // In order, each id once: pieces that repeat or overlap ("0-999999"
+  // three hundred times) make no more ids than the bound allows.
+  std::sort(ranges.begin(), ranges.end());
+  for (const auto& [lo, hi] : ranges) {
+    const int first = ids.empty() ? lo : std::max(lo, ids.back() + 1);
+    for (int id = first; id <= hi; ++id) ids.push_back(id);
+  }
   return ids;
 }
 

@@ -309,9 +309,13 @@ absl::StatusOr<CpuIdentity> ReadCpuIdentity(std::string_view cpuinfo_path) {
         fmt::format("cannot read {}: {}; pass the path of /proc/cpuinfo",
                     cpuinfo_path, std::strerror(error)));
   }
+  return ParseCpuIdentity(*text);
+}
+
+CpuIdentity ParseCpuIdentity(std::string_view cpuinfo_text) {
   CpuIdentity id;
   bool seen_any = false;
-  for (std::string_view line : common::Split(*text, '\n')) {
+  for (std::string_view line : common::Split(cpuinfo_text, '\n')) {
     line = common::StripWhitespace(line);
     if (line.empty()) {
       if (seen_any) break;  // the end of the first CPU's block

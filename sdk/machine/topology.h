@@ -73,6 +73,11 @@ struct CpuIdentity {
 absl::StatusOr<CpuIdentity> ReadCpuIdentity(
     std::string_view cpuinfo_path = "/proc/cpuinfo");
 
+// The identity of the first CPU in `cpuinfo_text` (the contents of
+// /proc/cpuinfo): what ReadCpuIdentity returns once the file is read.  Any
+// text gives an identity (vendor "unknown" when it names none).
+CpuIdentity ParseCpuIdentity(std::string_view cpuinfo_text);
+
 // The PCI address SimulatedTopology gives device:function on `socket`:
 // segment socket / 4, bus 0x7f, 0xff, 0x3f, 0xbf for socket % 4 = 0..3.
 registers::PciAddress SimulatedPciAddress(int socket, uint8_t device,

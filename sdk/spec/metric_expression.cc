@@ -19,6 +19,10 @@ using Op = CompiledMetric::Node::Op;
 using Params = std::vector<std::pair<std::string, int64_t>>;
 
 constexpr int kMaxMetricDepth = 8;
+// Parentheses, unary minuses and round() nested in one expression, with the
+// metrics it refers to: each level recurses, and a bound keeps an
+// expression of thousands of '(' from overflowing the stack.
+constexpr int kMaxNesting = 128;
 
 absl::Status ExprError(std::string_view text, size_t at, std::string_view why) {
   at = std::min(at, text.size());
@@ -153,6 +157,12 @@ class ExpressionCompiler {
   }
 
   absl::StatusOr<int> ParseUnary(Frame& f) {
+    // Every recursion of the parser passes here.
+    const Nesting nesting(&nesting_);
+    if (nesting_ > kMaxNesting) {
+      return ExprError(f.text, f.pos,
+                       fmt::format("nested more than {} deep", kMaxNesting));
+    }
     if (Consume(f, '-')) {
       UNCORE_ASSIGN_OR_RETURN(int operand, ParseUnary(f));
       return Add({Op::kNegate, 0, operand, -1, -1});
@@ -298,7 +308,17 @@ class ExpressionCompiler {
     return *inner;
   }
 
+  // Counts the levels of ParseUnary open.
+  struct Nesting {
+    explicit Nesting(int* depth) : depth(depth) { ++*depth; }
+    ~Nesting() { --*depth; }
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+    int* depth;
+  };
+
   CompiledMetric* out_;
+  int nesting_ = 0;
 };
 
 }  // namespace

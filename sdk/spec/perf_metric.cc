@@ -38,6 +38,11 @@ std::string EventKey(std::string_view text) {
   return out;
 }
 
+// Parentheses and unary minuses nested in one formula: each level recurses,
+// and a bound keeps a formula of thousands of '(' from overflowing the
+// stack (the vendors' formulas nest a few deep).
+constexpr int kMaxNesting = 128;
+
 bool IsOperator(char c) {
   return c == '(' || c == ')' || c == '+' || c == '-' || c == '*' || c == '/' ||
          c == ',';
@@ -133,6 +138,11 @@ class FormulaCompiler {
     }
   }
   absl::StatusOr<int> Unary() {
+    // Every recursion of the compiler passes here.
+    const Nesting nesting(&nesting_);
+    if (nesting_ > kMaxNesting) {
+      return Error(fmt::format("nested more than {} deep", kMaxNesting));
+    }
     if (Accept('-')) {
       UNCORE_ASSIGN_OR_RETURN(int operand, Unary());
       Node n;
@@ -212,9 +222,19 @@ class FormulaCompiler {
     return EventIndex(word);
   }
 
+  // Counts the levels of Unary open.
+  struct Nesting {
+    explicit Nesting(int* depth) : depth(depth) { ++*depth; }
+    ~Nesting() { --*depth; }
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+    int* depth;
+  };
+
   const Resolution& resolution_;
   const PerfMetricContext& context_;
   CompiledMetric* out_;
+  int nesting_ = 0;
   std::vector<std::string> keys_;
   std::string_view text_;
   size_t pos_ = 0;

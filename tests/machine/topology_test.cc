@@ -472,6 +472,22 @@ TEST(ReadCpuIdentityTest, OnlyTheFirstCpuCounts) {
   EXPECT_EQ(id->model, 62);  // not 63, nor parsed from "model name"
 }
 
+// ReadCpuIdentity's parser on text (what tests/fuzz/cpuinfo_fuzzer.cc
+// calls): the same identity as from the file; any text gives one.
+TEST(ParseCpuIdentityTest, IsReadCpuIdentityOnText) {
+  const CpuIdentity id = ParseCpuIdentity(
+      "processor\t: 0\r\nvendor_id\t: AuthenticAMD\r\ncpu family\t: 25\r\n"
+      "model\t\t: 17\r\nstepping\t: 1\r\nflags\t\t: fpu hypervisor\r\n");
+  EXPECT_EQ(id.vendor, "AuthenticAMD");
+  EXPECT_EQ(id.family, 25);
+  EXPECT_EQ(id.model, 17);
+  EXPECT_EQ(id.stepping, 1);
+  EXPECT_TRUE(id.hypervisor);
+  EXPECT_EQ(ParseCpuIdentity("").vendor, "unknown");
+  EXPECT_EQ(ParseCpuIdentity("model : 99999999999999999999").model, 0);
+  EXPECT_EQ(ParseCpuIdentity("cpu family : 4294967296").family, 1 << 20);
+}
+
 TEST(ReadCpuIdentityTest, MissingFileIsNotFound) {
   absl::StatusOr<CpuIdentity> id = ReadCpuIdentity("/nonexistent/cpuinfo");
   ASSERT_FALSE(id.ok());

@@ -88,6 +88,26 @@ TEST(MetricExpressionTest, Errors) {
               HasSubstr("$y"));
 }
 
+// Found by fuzzing (tests/fuzz/spec_parser_fuzzer.cc, with long inputs):
+// each '(' recursed, and an expression of 4,000 of them overflowed the
+// stack.  Nesting is bounded now.
+TEST(MetricExpressionTest, DeepNestingIsAnErrorNotAStackOverflow) {
+  const std::string deep =
+      std::string(100000, '(') + "1" + std::string(100000, ')');
+  EXPECT_THAT(CompileExpression(deep, BoxType::kImc).status().message(),
+              HasSubstr("nested more than 128 deep"));
+  EXPECT_FALSE(
+      CompileExpression(std::string(100000, '-') + "1", BoxType::kImc).ok());
+  std::string rounds;
+  for (int i = 0; i < 100000; ++i) rounds += "round(";
+  EXPECT_FALSE(CompileExpression(rounds + "1", BoxType::kImc).ok());
+  absl::StatusOr<CompiledMetric> fine = CompileExpression(
+      std::string(100, '(') + "2" + std::string(100, ')') + " * 3",
+      BoxType::kImc);
+  ASSERT_TRUE(fine.ok()) << fine.status();
+  EXPECT_EQ(fine->Evaluate({}, 1.0), 6.0);
+}
+
 // Every one of the manual's 93 metrics compiles with its default parameters,
 // and every event it needs encodes (or is a perf event).
 TEST(MetricExpressionTest, AllMetricsCompileAndEncode) {

@@ -103,6 +103,30 @@ TEST(PerfMetricTest, RefusesWhatItCannotCount) {
   ASSERT_FALSE(m.ok());  // one event: nothing to compile
 }
 
+// Found by tests/fuzz/perf_metric_fuzzer.cc: each '(' recursed, and a
+// formula of 4,000 of them overflowed the stack.  Nesting is bounded now.
+TEST(PerfMetricTest, DeepNestingIsAnErrorNotAStackOverflow) {
+  Resolution r = Resolve("spr", "memory_bandwidth_read");
+  perfmon::Metric metric = *r.metric;
+  const std::string deep = std::string(100000, '(') + "UNC_M_CAS_COUNT.RD" +
+                           std::string(100000, ')');
+  metric.expr = deep;
+  r.metric = &metric;
+  absl::StatusOr<CompiledMetric> m = CompileResolution(r, {});
+  ASSERT_FALSE(m.ok());
+  EXPECT_THAT(m.status().message(), HasSubstr("nested more than 128 deep"));
+  const std::string negated = std::string(100000, '-') + "UNC_M_CAS_COUNT.RD";
+  metric.expr = negated;
+  EXPECT_FALSE(CompileResolution(r, {}).ok());
+  // 100 levels are fine.
+  const std::string nested = std::string(100, '(') + "UNC_M_CAS_COUNT.RD" +
+                             std::string(100, ')') + " / duration_time";
+  metric.expr = nested;
+  m = CompileResolution(r, {});
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_DOUBLE_EQ(m->Evaluate(std::vector<double>{8}, 2.0), 4.0);
+}
+
 TEST(PerfMetricTest, EveryUncoreMetricOfEveryPlatformCompiles) {
   int compiled = 0;
   for (const perfmon::Platform* p : perfmon::AllPlatforms()) {

@@ -125,6 +125,31 @@ TEST(MergeTest, RanksThatDidNotMeasureAreListed) {
   EXPECT_EQ(m.regions[0].events[0].total, 600u);
 }
 
+// Found by tests/fuzz/mpi_rank_fuzzer.cc: a decoded record whose region
+// carries fewer counts than the record lists events was read past the end
+// of its counts (heap-buffer-overflow in Merge).  The missing counts are
+// now missing from the merge, nothing more.
+TEST(MergeTest, ARegionWithTooFewCountsIsReadNoFurther) {
+  std::vector<RankRecord> ranks = Job();
+  for (RankRecord& r : ranks) {
+    EventInfo e;
+    e.spec = e.canonical = "imc/CAS_COUNT.RD";
+    r.results.events.push_back(e);
+    for (RegionResult& region : r.results.regions) {
+      region.inclusive.push_back(region.inclusive[0]);
+    }
+  }
+  ranks[2].results.regions[0].inclusive.pop_back();  // one count, two events
+  absl::StatusOr<RankRecord> decoded = DecodeRank(EncodeRank(ranks[2]));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  ranks[2] = *decoded;
+  const MergedReport m = Merge(ranks);
+  ASSERT_EQ(m.regions[0].events.size(), 2u);
+  EXPECT_EQ(m.regions[0].events[0].total, 1000u);
+  EXPECT_EQ(m.regions[0].events[1].total, 700u);  // without rank 2's 300
+  EXPECT_FALSE(FormatMergedTable(m).empty());
+}
+
 TEST(MergeTest, RecordsRoundTripAndRefuseTruncation) {
   RankRecord r = Job()[1];
   r.pid = 42;
