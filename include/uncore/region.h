@@ -209,6 +209,14 @@ void RegionEnd(RegionId id);
 
 #define UNCORE_REGION_CONCAT_INNER(a, b) a##b
 #define UNCORE_REGION_CONCAT(a, b) UNCORE_REGION_CONCAT_INNER(a, b)
+// A number of its own for each use of UNCORE_REGION, so that several on one
+// line (a macro of the program's that opens two) declare distinct names:
+// __COUNTER__ where the compiler has it (GCC, clang, MSVC), else the line.
+#ifdef __COUNTER__
+#define UNCORE_REGION_UNIQUE __COUNTER__
+#else
+#define UNCORE_REGION_UNIQUE __LINE__
+#endif
 
 #ifdef UNCORE_DISABLE
 #define UNCORE_REGION(name) static_cast<void>(0)
@@ -216,11 +224,14 @@ void RegionEnd(RegionId id);
 // A region from here to the end of the enclosing scope.  `name`: a string
 // literal, `const char*`, std::string_view or std::string; a name that
 // changes from one run of the line to the next is counted as itself.
-#define UNCORE_REGION(name)                                                    \
-  static ::uncore::internal::RegionSite UNCORE_REGION_CONCAT(                  \
-      uncore_region_site_, __LINE__);                                          \
-  const ::uncore::UncoreRegion UNCORE_REGION_CONCAT(uncore_region_, __LINE__)( \
-      UNCORE_REGION_CONCAT(uncore_region_site_, __LINE__), name)
+#define UNCORE_REGION(name) UNCORE_REGION_NUMBERED(name, UNCORE_REGION_UNIQUE)
+// `id` is expanded once here (a number), then used for both names.
+#define UNCORE_REGION_NUMBERED(name, id) UNCORE_REGION_WITH_ID(name, id)
+#define UNCORE_REGION_WITH_ID(name, id)                                  \
+  static ::uncore::internal::RegionSite UNCORE_REGION_CONCAT(            \
+      uncore_region_site_, id);                                          \
+  const ::uncore::UncoreRegion UNCORE_REGION_CONCAT(uncore_region_, id)( \
+      UNCORE_REGION_CONCAT(uncore_region_site_, id), name)
 #endif
 
 #endif  // UNCORE_REGION_H_

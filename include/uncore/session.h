@@ -168,9 +168,8 @@ class Session {
   // Does nothing on every other backend.
   void SetSimulatedActivity(double memory_bytes_per_second);
   // Backend `sim` with demo traffic: brings the simulated counts up to now
-  // (the model also does so every millisecond on its own thread).  Call it
-  // at a phase's edges so the phase gets exactly its rate.  Does nothing on
-  // every other backend.
+  // (every snapshot does too, to the nanosecond: a region sees the traffic
+  // of its own time, however short).  Does nothing on every other backend.
   void AdvanceSimulation();
 
  private:

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -45,6 +46,44 @@ extern "C" __attribute__((weak)) int uncore_mpi_auto_init(void) { return 1; }
 
 namespace uncore::mpi {
 namespace {
+
+// What the program did with MPI, for the line at exit when the UNCORE_*
+// session it asked for never started (NothingMeasuredAtExit).
+std::atomic<bool> g_mpi_init_called{false};
+std::atomic<bool> g_uncore_init_called{false};
+// The process that loaded the library (a forked child says nothing).
+const pid_t g_loaded_by = getpid();
+
+bool Set(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return false;
+  for (const char* c = v; *c != '\0'; ++c) {
+    if (*c != ' ' && *c != '\t' && *c != '\n') return true;
+  }
+  return false;
+}
+
+// The library defers the UNCORE_EVENTS session to MPI_Init: a program that
+// never calls it (not an MPI program, the library preloaded into every
+// process of a job) would measure nothing without a word.  One line says
+// so at exit.
+__attribute__((destructor)) void NothingMeasuredAtExit() {
+  if (g_uncore_init_called.load() || getpid() != g_loaded_by) return;
+  if (!Set("UNCORE_EVENTS") && !Set("UNCORE_METRICS")) return;
+  char name[64] = {};
+  std::ifstream comm("/proc/self/comm");
+  comm.getline(name, sizeof(name));
+  const std::string why =
+      g_mpi_init_called.load()
+          ? "it called MPI_Init but defines uncore_mpi_auto_init() returning "
+            "0 and never called uncore_mpi_init()"
+          : "libuncore_sdk_mpi starts the UNCORE_EVENTS session in MPI_Init, "
+            "which it never called (not an MPI program? preload or link "
+            "libuncore_sdk.so instead)";
+  std::fprintf(stderr, "uncore: %s (pid %d): nothing was measured: %s\n",
+               name[0] != '\0' ? name : "this program",
+               static_cast<int>(getpid()), why.c_str());
+}
 
 std::string Message(const absl::Status& s) {
   return std::string(s.message().data(), s.message().size());
@@ -493,6 +532,7 @@ int Finish() {
 extern "C" {
 
 int uncore_mpi_init(MPI_Comm comm) {
+  uncore::mpi::g_uncore_init_called.store(true);
   uncore::mpi::LastError().clear();
   return uncore::mpi::Start(comm);
 }
@@ -509,6 +549,7 @@ const char* uncore_mpi_last_error(void) {
 // The PMPI wrappers: MPI's profiling interface lets a library define the
 // MPI_ functions and call the implementation's PMPI_ ones.
 int MPI_Init(int* argc, char*** argv) {
+  uncore::mpi::g_mpi_init_called.store(true);
   const int rc = PMPI_Init(argc, argv);
   if (rc == MPI_SUCCESS && uncore_mpi_auto_init() != 0) {
     (void)uncore_mpi_init(MPI_COMM_WORLD);
@@ -517,6 +558,7 @@ int MPI_Init(int* argc, char*** argv) {
 }
 
 int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  uncore::mpi::g_mpi_init_called.store(true);
   const int rc = PMPI_Init_thread(argc, argv, required, provided);
   if (rc == MPI_SUCCESS && uncore_mpi_auto_init() != 0) {
     (void)uncore_mpi_init(MPI_COMM_WORLD);

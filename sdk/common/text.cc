@@ -1,14 +1,117 @@
 #include "sdk/common/text.h"
 
+#include <locale.h>
+#include <wchar.h>
+
 #include <algorithm>
 #include <cctype>
+#include <string>
+#include <string_view>
 #include <tuple>
+
+#include "fmt/format.h"
+#include "sdk/common/json.h"
 
 namespace uncore::common {
 namespace {
 
 char Lower(char c) {
   return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+}
+
+// Appends the character at text[*i] escaped, and moves *i past it.  A
+// backslash is doubled unless the text may be escaped already.
+void AppendEscaped(std::string_view text, size_t* i, std::string* out,
+                   bool backslash = true) {
+  const unsigned char c = static_cast<unsigned char>(text[*i]);
+  if (c == '\\' && backslash) {
+    *out += "\\\\";
+    ++*i;
+    return;
+  }
+  if (c < 0x20 || c == 0x7F) {
+    *out += fmt::format("\\x{:02x}", c);
+    ++*i;
+    return;
+  }
+  if (c < 0x80) {
+    out->push_back(static_cast<char>(c));
+    ++*i;
+    return;
+  }
+  const size_t len = ValidUtf8Length(text, *i);
+  // C1 controls (U+0080-U+009F: C2 80-C2 9F) are escape sequences too.
+  const bool c1 =
+      len == 2 && c == 0xC2 && static_cast<unsigned char>(text[*i + 1]) < 0xA0;
+  if (len == 0 || c1) {
+    const size_t n = len == 0 ? 1 : len;
+    for (size_t k = 0; k < n; ++k) {
+      *out +=
+          fmt::format("\\x{:02x}", static_cast<unsigned char>(text[*i + k]));
+    }
+    *i += n;
+    return;
+  }
+  out->append(text.substr(*i, len));
+  *i += len;
+}
+
+// The code point of the valid UTF-8 sequence of `len` bytes at text[i].
+char32_t DecodeUtf8(std::string_view text, size_t i, size_t len) {
+  const auto byte = [&](size_t k) {
+    return static_cast<char32_t>(static_cast<unsigned char>(text[i + k]));
+  };
+  switch (len) {
+    case 1:
+      return byte(0);
+    case 2:
+      return ((byte(0) & 0x1F) << 6) | (byte(1) & 0x3F);
+    case 3:
+      return ((byte(0) & 0x0F) << 12) | ((byte(1) & 0x3F) << 6) |
+             (byte(2) & 0x3F);
+    default:
+      return ((byte(0) & 0x07) << 18) | ((byte(1) & 0x3F) << 12) |
+             ((byte(2) & 0x3F) << 6) | (byte(3) & 0x3F);
+  }
+}
+
+// Without a C.UTF-8 locale: the main zero-width and wide ranges.
+int TableColumns(char32_t c) {
+  struct Range {
+    char32_t first;
+    char32_t last;
+  };
+  static constexpr Range kZero[] = {
+      {0x0300, 0x036F}, {0x0483, 0x0489}, {0x0591, 0x05BD}, {0x0610, 0x061A},
+      {0x064B, 0x065F}, {0x0E31, 0x0E31}, {0x0E34, 0x0E3A}, {0x1160, 0x11FF},
+      {0x1AB0, 0x1AFF}, {0x1DC0, 0x1DFF}, {0x200B, 0x200F}, {0x2060, 0x2064},
+      {0x20D0, 0x20FF}, {0xFE00, 0xFE0F}, {0xFE20, 0xFE2F}, {0xE0100, 0xE01EF},
+  };
+  static constexpr Range kWide[] = {
+      {0x1100, 0x115F},   {0x231A, 0x231B},   {0x2614, 0x2615},
+      {0x2E80, 0x303E},   {0x3041, 0x33FF},   {0x3400, 0x4DBF},
+      {0x4E00, 0x9FFF},   {0xA000, 0xA4CF},   {0xAC00, 0xD7A3},
+      {0xF900, 0xFAFF},   {0xFE30, 0xFE4F},   {0xFF00, 0xFF60},
+      {0xFFE0, 0xFFE6},   {0x1F300, 0x1F64F}, {0x1F900, 0x1F9FF},
+      {0x20000, 0x3FFFD},
+  };
+  for (const Range& r : kZero) {
+    if (c >= r.first && c <= r.last) return 0;
+  }
+  for (const Range& r : kWide) {
+    if (c >= r.first && c <= r.last) return 2;
+  }
+  return 1;
+}
+
+// Where a character starts at or before `i` (not inside a UTF-8 sequence).
+size_t CharacterStart(std::string_view text, size_t i) {
+  i = std::min(i, text.size());
+  while (i > 0 && i < text.size() &&
+         (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) {
+    --i;
+  }
+  return i;
 }
 
 }  // namespace
@@ -139,6 +242,83 @@ std::string JoinAlternatives(std::span<const std::string> names) {
     if (i > 0) out += (i + 1 == names.size()) ? " or " : ", ";
     out += names[i];
   }
+  return out;
+}
+
+size_t DisplayColumns(std::string_view text) {
+  // The C library knows Unicode's widths in C.UTF-8 (glibc 2.35 has it
+  // built in); this thread uses that locale only while it measures.
+  static const locale_t utf8 =
+      newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(nullptr));
+  const locale_t previous =
+      utf8 != static_cast<locale_t>(nullptr) ? uselocale(utf8) : nullptr;
+  size_t columns = 0;
+  for (size_t i = 0; i < text.size();) {
+    const size_t len = ValidUtf8Length(text, i);
+    if (len == 0) {  // not UTF-8: one column (an escape replaces it)
+      ++columns;
+      ++i;
+      continue;
+    }
+    const char32_t c = DecodeUtf8(text, i, len);
+    int width = 1;
+    if (c >= 0x80) {
+      width = utf8 != static_cast<locale_t>(nullptr)
+                  ? wcwidth(static_cast<wchar_t>(c))
+                  : TableColumns(c);
+    }
+    columns += static_cast<size_t>(width < 0 ? 1 : width);
+    i += len;
+  }
+  if (utf8 != static_cast<locale_t>(nullptr)) uselocale(previous);
+  return columns;
+}
+
+std::string QuoteForMessage(std::string_view text, size_t max_bytes) {
+  const size_t end =
+      text.size() <= max_bytes ? text.size() : CharacterStart(text, max_bytes);
+  std::string out;
+  out.reserve(end + 16);
+  for (size_t i = 0; i < end;) AppendEscaped(text, &i, &out);
+  if (end < text.size()) out += fmt::format("... ({} bytes)", text.size());
+  return out;
+}
+
+std::string PrintableMessage(std::string_view message, size_t max_bytes) {
+  const size_t end = message.size() <= max_bytes
+                         ? message.size()
+                         : CharacterStart(message, max_bytes);
+  std::string out;
+  bool first = true;
+  for (std::string_view line : Split(message.substr(0, end), '\n')) {
+    if (!first) out.push_back('\n');
+    first = false;
+    for (size_t i = 0; i < line.size();) {
+      AppendEscaped(line, &i, &out, /*backslash=*/false);
+    }
+  }
+  if (message.size() > max_bytes) {
+    out += fmt::format("... ({} bytes)", message.size());
+  }
+  return out;
+}
+
+std::string ExcerptForMessage(std::string_view text, size_t at, size_t width,
+                              size_t* caret) {
+  at = std::min(at, text.size());
+  const size_t half = width / 2;
+  size_t begin = at > half ? at - half : 0;
+  size_t end = std::min(text.size(), begin + width);
+  if (end - begin < width) begin = end > width ? end - width : 0;
+  begin = CharacterStart(text, begin);
+  if (end < text.size()) end = CharacterStart(text, end);
+  std::string out;
+  if (begin > 0) out += "...";
+  size_t i = begin;
+  while (i < end && i < at) AppendEscaped(text, &i, &out);
+  *caret = DisplayColumns(out);  // columns, not bytes
+  while (i < end) AppendEscaped(text, &i, &out);
+  if (end < text.size()) out += "...";
   return out;
 }
 

@@ -54,6 +54,35 @@ std::vector<std::string> ClosestNames(std::string_view name,
 // "a, b or c" / "a" / "" for messages.
 std::string JoinAlternatives(std::span<const std::string> names);
 
+// How many terminal columns UTF-8 `text` takes: East Asian wide and
+// fullwidth characters and emoji 2, combining marks, zero-width joiners and
+// variation selectors 0, every other character 1 (also a control character
+// or a byte that is not UTF-8: callers escape those first).  The C library's
+// wcwidth in the C.UTF-8 locale, or a table of the main ranges without it.
+size_t DisplayColumns(std::string_view text);
+
+// Outside text (a spec, a name, a variable's value) as an error message
+// quotes it: control bytes, DEL, C1 controls and bytes that are not UTF-8
+// as \xNN, '\' as \\ (so nothing reaches a terminal as an escape
+// sequence), and text of more than `max_bytes` cut at a character boundary
+// with "... (N bytes)" after it.
+inline constexpr size_t kMessageQuoteBytes = 200;
+std::string QuoteForMessage(std::string_view text,
+                            size_t max_bytes = kMessageQuoteBytes);
+
+// A whole message made printable for a terminal: control bytes and bytes
+// that are not UTF-8 escaped as QuoteForMessage does, line breaks and
+// backslashes kept (the message may quote text escaped already), and a
+// message of more than `max_bytes` cut with "... (N bytes)".  For messages
+// that may quote outside text unescaped.
+std::string PrintableMessage(std::string_view message, size_t max_bytes = 4096);
+
+// The part of `text` around byte `at`, escaped as QuoteForMessage, at most
+// about `width` bytes of it ("..." where cut), for a message that points at
+// `at` with a caret: *caret gets the column of `at` in the result.
+std::string ExcerptForMessage(std::string_view text, size_t at, size_t width,
+                              size_t* caret);
+
 }  // namespace uncore::common
 
 #endif  // UNCORE_SDK_COMMON_TEXT_H_

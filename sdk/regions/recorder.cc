@@ -1396,7 +1396,7 @@ void Recorder::AddErrorEntry(ErrorEntry entry) {
     entry.count = 1;
     errors_.push_back(std::move(entry));
   } else {
-    errors_.back().count++;
+    ++more_errors_;  // never merged into the last one listed
   }
 }
 
@@ -1412,6 +1412,12 @@ std::vector<std::string> Recorder::Errors() const {
     } else {
       out.push_back(fmt::format("{} (x{})", e.text, e.count));
     }
+  }
+  if (more_errors_ > 0) {
+    out.push_back(fmt::format(
+        "{} more error{}, not listed: a report lists the first {} distinct "
+        "ones",
+        more_errors_, more_errors_ == 1 ? "" : "s", kMaxDistinctErrors));
   }
   return out;
 }

@@ -137,7 +137,8 @@ class Recorder {
   // threads will never end them on this recorder).
   void CloseOpenRegions();
 
-  // Misuse and failures, each once with its count: "... (x12)".
+  // Misuse and failures, each once with its count: "... (x12)"; the first
+  // 64 distinct ones, then one line "N more errors, not listed ...".
   std::vector<std::string> Errors() const;
   void AddError(std::string message);
   // A failed snapshot: the errors of one cause (`reason`, the device's
@@ -259,6 +260,7 @@ class Recorder {
   void AddErrorEntry(ErrorEntry entry);
   mutable std::mutex errors_mu_;
   std::vector<ErrorEntry> errors_;  // guarded
+  uint64_t more_errors_ = 0;        // guarded: beyond kMaxDistinctErrors
 };
 
 // Makes `recorder` the active one (regions count on it).

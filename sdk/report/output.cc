@@ -3,6 +3,7 @@
 #include "sdk/report/output.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@
 #include "fmt/format.h"
 #include "sdk/common/fd.h"
 #include "sdk/common/status_macros.h"
+#include "sdk/common/text.h"
 #include "sdk/report/report.h"
 #include "uncore/report_file.h"
 
@@ -33,8 +35,13 @@ constexpr std::string_view kPlaceholders =
     "%p (process id), %h (host name), %r (MPI rank), %t (start time, UTC "
     "YYYYmmdd-HHMMSS) or %% (a literal %)";
 
+// A path as a message quotes it: escaped, and a long one cut
+// (common/text.h), with room for a path of a few long directory names.
+constexpr size_t kQuotedPathBytes = 600;
+
 std::string Quoted(std::string_view path) {
-  return absl::StrCat("'", EscapeForTable(path), "'");
+  return absl::StrCat("'", common::QuoteForMessage(path, kQuotedPathBytes),
+                      "'");
 }
 
 std::string Reason(int error) { return std::generic_category().message(error); }
@@ -72,7 +79,11 @@ uint64_t RandomBits() {
 // umask); its name in *temp.  -1 with errno set on failure.
 int CreateTemporary(const std::string& path, std::string* temp) {
   const std::string dir = DirectoryOf(path);
-  const std::string base = BaseNameOf(path);
+  // ".NAME.tmp.PID.RANDOM" must fit in a file name too (NAME_MAX): of a
+  // long NAME it keeps the start (a name of 231-255 bytes was refused with
+  // ENAMETOOLONG for the temporary file).
+  constexpr size_t kSuffixBytes = 1 + 5 + 10 + 1 + 12;  // ".", ".tmp.", ...
+  const std::string base = BaseNameOf(path).substr(0, NAME_MAX - kSuffixBytes);
   // "c.json" -> ".c.json.tmp...", "/c.json" -> "/.c.json.tmp...".
   const std::string prefix =
       path.find('/') == std::string::npos ? "" : (dir == "/" ? "/" : dir + "/");
@@ -205,8 +216,46 @@ absl::StatusOr<std::string> AbsoluteOutput(const std::string& path,
   return base + path;
 }
 
+// A name the file system cannot hold: a component longer than its NAME_MAX
+// (255 on Linux's file systems), or a path of PATH_MAX bytes or more.
+absl::Status CheckNameLength(const std::string& path) {
+  if (path.size() >= PATH_MAX) {
+    return ErrnoStatus(
+        ENAMETOOLONG,
+        fmt::format("cannot write the report to {}: the path is {} bytes, "
+                    "and a path has fewer than {} (PATH_MAX): choose a "
+                    "shorter one",
+                    Quoted(path), path.size(), PATH_MAX));
+  }
+  size_t start = 0;
+  while (start < path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    const size_t length = end - start;
+    if (length > NAME_MAX) {
+      // The file system's own limit where its directory says (pathconf).
+      const std::string dir = start <= 1 ? "/" : path.substr(0, start - 1);
+      const long limit = pathconf(dir.c_str(), _PC_NAME_MAX);
+      const long name_max = limit > 0 ? limit : NAME_MAX;
+      if (length > static_cast<size_t>(name_max)) {
+        return ErrnoStatus(
+            ENAMETOOLONG,
+            fmt::format("cannot write the report to {}: {} {} is {} bytes, "
+                        "and a file name has at most {} (NAME_MAX) here: "
+                        "choose a shorter name",
+                        Quoted(path),
+                        end == path.size() ? "its name" : "the directory name",
+                        Quoted(path.substr(start, length)), length, name_max));
+      }
+    }
+    start = end + 1;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckOutputWritable(const std::string& path) {
   if (path == "-") return absl::OkStatus();
+  UNCORE_RETURN_IF_ERROR(CheckNameLength(path));
   struct stat st;
   if (stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) {

@@ -205,11 +205,7 @@ std::string EscapeForTable(std::string_view text) {
 }
 
 size_t DisplayWidth(std::string_view text) {
-  size_t width = 0;
-  for (const char c : text) {
-    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++width;
-  }
-  return width;
+  return common::DisplayColumns(text);
 }
 
 std::string RepairUtf8(std::string_view text) {

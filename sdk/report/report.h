@@ -103,7 +103,8 @@ std::string FormatEventValue(uint64_t count, double scale,
 std::string FormatMetricValue(double value, std::string_view unit);
 // Text made safe for one table line (see "Table" above).
 std::string EscapeForTable(std::string_view text);
-// Number of code points `text` takes (after EscapeForTable).
+// Terminal columns `text` takes (after EscapeForTable): wide characters
+// and emoji 2, combining marks 0 (common::DisplayColumns).
 size_t DisplayWidth(std::string_view text);
 // `text` with each byte that is not part of valid UTF-8 replaced by U+FFFD.
 std::string RepairUtf8(std::string_view text);

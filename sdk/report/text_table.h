@@ -13,8 +13,9 @@
 //     invalid UTF-8 become visible escapes, so a cell never breaks a line),
 //     unless the table is built with `cells_escaped` (its cells were made
 //     from escaped pieces already).
-//   - A column is as wide as its widest cell or header, counted in code
-//     points (DisplayWidth), and at least `min_width`; columns are separated
+//   - A column is as wide as its widest cell or header, counted in terminal
+//     columns (DisplayWidth: East Asian wide characters and emoji take 2,
+//     combining marks 0), and at least `min_width`; columns are separated
 //     by `gap`; trailing blanks are cut from every line.
 //   - The header line is printed when some column has a header; with
 //     `header_rule`, a line of '-' as wide as the table follows it.

@@ -58,6 +58,40 @@ class DeviceBackend : public Backend {
   bool simulated_;
 };
 
+// The direct engine on the simulator, with the demo traffic brought up to
+// the moment of each snapshot: counts grow with the time elapsed to the
+// nanosecond, not in the 1 ms steps of a thread, so a region of 100 us sees
+// 100 us of traffic and every interval of one rate reads that rate.  The
+// snapshot's timestamp is the time its counts stand at.
+class DemoAdvancingDevice : public devices::Device {
+ public:
+  DemoAdvancingDevice(devices::Device* inner, sim::DemoTrafficModel* demo)
+      : inner_(inner), demo_(demo) {}
+  std::string_view name() const override { return inner_->name(); }
+  absl::Status Program(const devices::ProgramRequest& request) override {
+    return inner_->Program(request);
+  }
+  const std::vector<devices::CounterPlacement>& read_plan() const override {
+    return inner_->read_plan();
+  }
+  absl::Status TakeSnapshot(devices::Snapshot* out) override {
+    uint64_t now_ns = 0;
+    UNCORE_RETURN_IF_ERROR(demo_->Advance(&now_ns));
+    UNCORE_RETURN_IF_ERROR(inner_->TakeSnapshot(out));
+    out->timestamp_ns = now_ns;
+    return absl::OkStatus();
+  }
+  absl::Status Release() override { return inner_->Release(); }
+  uint64_t frozen_ns() const override { return inner_->frozen_ns(); }
+  int reads_per_snapshot() const override {
+    return inner_->reads_per_snapshot();
+  }
+
+ private:
+  devices::Device* inner_;
+  sim::DemoTrafficModel* demo_;
+};
+
 // The simulator, its demo traffic, and the direct engine on top.
 class SimBackend : public Backend {
  public:
@@ -71,22 +105,32 @@ class SimBackend : public Backend {
     devices::DirectDevice::Options o;
     device_ = std::make_unique<devices::DirectDevice>(sim_.get(),
                                                       sim_->topology(), o);
+    if (demo_ != nullptr) {
+      advancing_ =
+          std::make_unique<DemoAdvancingDevice>(device_.get(), demo_.get());
+    }
   }
   ~SimBackend() override {
     Stop().IgnoreError();
+    advancing_.reset();
     device_.reset();  // before the simulator it programs
     demo_.reset();
   }
 
   absl::Status Program(const devices::ProgramRequest& request) {
-    UNCORE_RETURN_IF_ERROR(device_->Program(request));
-    if (demo_ != nullptr) demo_->Start();
-    return absl::OkStatus();
+    // The traffic so far goes nowhere (nothing counts yet); from now on no
+    // thread: each snapshot brings the traffic up to itself.
+    if (demo_ != nullptr) UNCORE_RETURN_IF_ERROR(demo_->Advance());
+    return device_->Program(request);
   }
 
   std::string_view name() const override { return "sim"; }
   bool simulated() const override { return true; }
-  devices::Device* device() const override { return device_.get(); }
+  devices::Device* device() const override {
+    return advancing_ != nullptr
+               ? static_cast<devices::Device*>(advancing_.get())
+               : device_.get();
+  }
   absl::Status Stop() override {
     if (demo_ != nullptr) demo_->Stop();
     return device_->Release();
@@ -98,6 +142,7 @@ class SimBackend : public Backend {
   std::unique_ptr<sim::SimulatedUncore> sim_;
   std::unique_ptr<sim::DemoTrafficModel> demo_;
   std::unique_ptr<devices::DirectDevice> device_;
+  std::unique_ptr<DemoAdvancingDevice> advancing_;
 };
 
 // The Xeon 7500 / E7 engine (devices/nehalemex) on the simulator or on the
@@ -479,8 +524,9 @@ absl::StatusOr<OpenedBackend> OpenBackend(BackendRequest request) {
         decision.RejectedText()));
     return out;
   }
-  return absl::InvalidArgumentError(fmt::format(
-      "unknown backend '{}': use auto, perf, direct, sim or off", name));
+  return absl::InvalidArgumentError(
+      fmt::format("unknown backend '{}': use auto, perf, direct, sim or off",
+                  common::QuoteForMessage(name)));
 }
 
 }  // namespace uncore::runtime

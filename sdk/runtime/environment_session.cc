@@ -51,6 +51,7 @@
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
 #include "sdk/common/status_macros.h"
+#include "sdk/common/text.h"
 #include "sdk/runtime/session_testing.h"
 #include "uncore/session.h"
 #include "uncore/uncore_c.h"
@@ -290,18 +291,28 @@ bool StartEnvironmentSession() {
   absl::StatusOr<SessionOptions> options = Session::OptionsFromEnvironment();
   if (!options.ok()) {
     if (options.status().code() != absl::StatusCode::kNotFound) {
-      std::fprintf(stderr, "uncore: regions will not be measured: %s\n",
-                   common::StatusMessage(options.status()).c_str());
+      std::fprintf(
+          stderr, "uncore: regions will not be measured: %s\n",
+          common::PrintableMessage(common::StatusMessage(options.status()))
+              .c_str());
     }
     return false;
   }
+  // The variables that asked for it (the error names the one at fault).
+  const char* asked = options->events.empty()    ? "UNCORE_METRICS asks"
+                      : options->metrics.empty() ? "UNCORE_EVENTS asks"
+                                                 : "UNCORE_EVENTS and "
+                                                   "UNCORE_METRICS ask";
   absl::StatusOr<std::unique_ptr<Session>> session =
       Session::Start(*std::move(options));
   if (!session.ok()) {
-    std::fprintf(stderr,
-                 "uncore: regions will not be measured: the session "
-                 "UNCORE_EVENTS asks for cannot start: %s\n",
-                 common::StatusMessage(session.status()).c_str());
+    std::fprintf(
+        stderr,
+        "uncore: regions will not be measured: the session %s for cannot "
+        "start: %s\n",
+        asked,
+        common::PrintableMessage(common::StatusMessage(session.status()))
+            .c_str());
     return false;
   }
   EnvironmentSession() = *std::move(session);

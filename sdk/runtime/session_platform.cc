@@ -104,7 +104,8 @@ absl::StatusOr<SessionPlatform> ChooseSessionPlatform(
         "UNCORE_PLATFORM={} but this CPU ({}) is {}: on hardware the CPU "
         "decides; unset UNCORE_PLATFORM (or set it to {}); `uncore describe "
         "--platform {} SPEC` shows that platform's encodings without counting",
-        requested, cpu->ToString(), detected, detected, requested));
+        common::QuoteForMessage(requested), cpu->ToString(), detected, detected,
+        common::QuoteForMessage(requested)));
   }
   return chosen;
 }

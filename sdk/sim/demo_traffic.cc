@@ -96,6 +96,7 @@ void DemoTrafficModel::SetActivity(double memory_bytes_per_second,
 void DemoTrafficModel::SetActivity(const Activity& activity) {
   std::lock_guard<std::mutex> lock(mu_);
   activity_ = activity;
+  streams_by_box_.clear();  // recomputed at the next advance
 }
 
 DemoTrafficModel::Activity DemoTrafficModel::activity() const {
@@ -195,10 +196,24 @@ absl::Status DemoTrafficModel::AdvanceLocked(std::chrono::nanoseconds elapsed) {
           kEpsilon));
       const uint64_t cycles = target > issued ? target - issued : 0;
       issued = std::max(issued, target);
-      const std::vector<StreamRate> rates = RatesFor(box.type);
+      // A box that counts nothing sees nothing (a snapshot advances the
+      // model: it must cost little).
+      if (!sim_->AnyCounterEnabled(socket, box.type)) {
+        carry_[socket][b].clear();
+        continue;
+      }
+      // Computed once per activity: an advance allocates nothing.
+      if (streams_by_box_.empty()) {
+        streams_by_box_.resize(ivytown::kNumBoxTypes);
+        for (const ivytown::BoxDescriptor& any : ivytown::AllBoxes()) {
+          streams_by_box_[static_cast<int>(any.type)] = RatesFor(any.type);
+        }
+      }
+      const std::vector<StreamRate>& rates = streams_by_box_[b];
       std::vector<double>& carry = carry_[socket][b];
       carry.resize(rates.size(), 0.0);
-      std::vector<SimulatedUncore::SpreadStream> streams;
+      std::vector<SimulatedUncore::SpreadStream>& streams = streams_;
+      streams.clear();
       for (size_t i = 0; i < rates.size(); ++i) {
         const double exact = carry[i] + rates[i].per_second * seconds;
         uint64_t total = static_cast<uint64_t>(std::floor(exact + kEpsilon));
@@ -225,12 +240,19 @@ absl::Status DemoTrafficModel::AdvanceLocked(std::chrono::nanoseconds elapsed) {
   return absl::OkStatus();
 }
 
-absl::Status DemoTrafficModel::Advance() {
+absl::Status DemoTrafficModel::Advance(uint64_t* now_ns) {
   std::lock_guard<std::mutex> lock(mu_);
+  // steady_clock is CLOCK_MONOTONIC (libstdc++ and libc++ on Linux).
   const auto now = std::chrono::steady_clock::now();
   const auto elapsed =
       std::chrono::duration_cast<std::chrono::nanoseconds>(now - last_);
   last_ = now;
+  if (now_ns != nullptr) {
+    *now_ns = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(
+            now.time_since_epoch())
+            .count());
+  }
   return AdvanceLocked(elapsed);
 }
 

@@ -11,6 +11,10 @@
 //   ... run the phase ...
 //   demo.Stop();                         // or call demo.Advance() yourself
 //
+// The sim backend calls Advance before each snapshot instead (no thread):
+// a snapshot's counts stand at its timestamp, so a region of any length
+// sees the traffic of its own time.
+//
 // Clocks (documented rates, adjustable with ClockRates): UCLK 2.0 GHz
 // (U-Box, CBo, HA, IRP, R2PCIe, R3QPI), DCLK 800 MHz (iMC; L2150's "dclk"
 // runs at half the DDR rate, 800 MHz for DDR3-1600), QPI 1.0 GHz (qfclk at
@@ -84,8 +88,9 @@ class DemoTrafficModel {
   const ClockRates& rates() const { return rates_; }
 
   // Advances every socket by the wall-clock time since the previous call
-  // (or construction).
-  absl::Status Advance();
+  // (or construction), to the nanosecond.  `now_ns`, when given, gets the
+  // CLOCK_MONOTONIC time the counts now stand at.
+  absl::Status Advance(uint64_t* now_ns = nullptr);
   // Advances by `elapsed` of simulated time regardless of the wall clock
   // (deterministic; for tests).
   absl::Status AdvanceBy(std::chrono::nanoseconds elapsed);
@@ -119,6 +124,11 @@ class DemoTrafficModel {
   // cycles issued so far, [socket][box] (clocks follow simulated_ exactly).
   std::vector<std::vector<std::vector<double>>> carry_;
   std::vector<std::vector<uint64_t>> cycles_issued_;
+  // The streams of each box type at activity_ (by BoxType; empty: to
+  // compute), and room for one injection's: kept so that an advance
+  // allocates nothing.
+  std::vector<std::vector<StreamRate>> streams_by_box_;
+  std::vector<SimulatedUncore::SpreadStream> streams_;
   absl::Status last_error_;
 
   std::mutex thread_mu_;

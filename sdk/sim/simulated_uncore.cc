@@ -332,6 +332,31 @@ struct SimulatedUncore::Plan {
   uint64_t mask = 0;
 };
 
+// What InjectSpread and Run build per call, kept per thread and reused: the
+// demo traffic model injects at every snapshot, and a snapshot allocates
+// nothing (sdk/devices/device.h) once its thread has taken one.
+struct SimulatedUncore::Scratch {
+  // InjectSpread
+  std::vector<Traffic> traffic;
+  std::vector<uint64_t> cuts;
+  std::vector<Segment> segments;  // [0, used_segments); values reused
+  std::vector<Target> targets;
+  // Run
+  std::vector<Plan> plans;  // [0, used_plans); streams reused
+  struct Step {
+    uint64_t out = 0;
+    uint64_t first = 0;  // increment in the first cycle of the run
+    uint64_t rest = 0;   // increment in each later cycle
+    bool counting = false;
+  };
+  std::vector<Step> steps;
+};
+
+SimulatedUncore::Scratch& SimulatedUncore::ThreadScratch() {
+  thread_local Scratch scratch;
+  return scratch;
+}
+
 namespace {
 
 // ---------------------------------------------------------------------------
@@ -801,6 +826,23 @@ bool SimulatedUncore::GlobalFrozen(int socket) const {
   return s->frozen;
 }
 
+bool SimulatedUncore::AnyCounterEnabled(int socket, BoxType box) const {
+  const Socket* s = SocketAt(socket);
+  if (s == nullptr) return false;
+  const BoxDescriptor& d = ivytown::Box(box);
+  const Layout& l = LayoutOf(box);
+  std::lock_guard<std::mutex> lock(s->mu);
+  for (const InstanceState& in : s->boxes[static_cast<int>(box)]) {
+    for (int c = 0; c < d.num_counters; ++c) {
+      if (l.en.Extract(in.counters[c].control) != 0) return true;
+    }
+    if (d.fixed_counter && d.fixed_counter->en.Extract(in.fixed_control) != 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 absl::Status SimulatedUncore::PresetMsr(int socket, uint32_t msr,
                                         uint64_t value) {
   Socket* s = SocketAt(socket);
@@ -944,8 +986,11 @@ absl::Status SimulatedUncore::InjectSpread(
   if (absl::Status s = CheckTarget(num_sockets(), socket, box, 0); !s.ok()) {
     return s;
   }
-  std::vector<Traffic> traffic;
-  std::vector<uint64_t> cuts = {0, cycles};
+  Scratch& scratch = ThreadScratch();
+  std::vector<Traffic>& traffic = scratch.traffic;
+  std::vector<uint64_t>& cuts = scratch.cuts;
+  traffic.clear();
+  cuts.assign({0, cycles});
   for (const SpreadStream& st : streams) {
     if (st.traffic.box != box) {
       return absl::InvalidArgumentError(fmt::format(
@@ -967,21 +1012,25 @@ absl::Status SimulatedUncore::InjectSpread(
   if (cycles == 0) return absl::OkStatus();
   std::sort(cuts.begin(), cuts.end());
   cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-  std::vector<Segment> segments;
-  for (size_t i = 0; i + 1 < cuts.size(); ++i) {
-    Segment seg{cuts[i + 1] - cuts[i], {}};
+  const size_t used = cuts.size() - 1;
+  if (scratch.segments.size() < used) scratch.segments.resize(used);
+  for (size_t i = 0; i < used; ++i) {
+    Segment& seg = scratch.segments[i];
+    seg.cycles = cuts[i + 1] - cuts[i];
+    seg.values.clear();
     for (const SpreadStream& st : streams) {
       const uint64_t base = st.total / cycles;
       seg.values.push_back(base + (cuts[i] < st.total % cycles ? 1 : 0));
     }
-    segments.push_back(std::move(seg));
   }
-  std::vector<Target> targets;
-  targets.reserve(ivytown::Box(box).num_instances());
+  std::vector<Target>& targets = scratch.targets;
+  targets.clear();
   for (int n = 0; n < ivytown::Box(box).num_instances(); ++n) {
     targets.push_back({box, n});
   }
-  Run(*sockets_[socket], targets, traffic, segments, 1);
+  // Copies of the spans: Run reuses this thread's scratch for its plans.
+  Run(*sockets_[socket], targets, traffic,
+      std::span<const Segment>(scratch.segments.data(), used), 1);
   return absl::OkStatus();
 }
 
@@ -1051,15 +1100,26 @@ void SimulatedUncore::Run(Socket& s, std::span<const Target> targets,
                           std::span<const Segment> segments, uint64_t repeat) {
   std::lock_guard<std::mutex> lock(s.mu);
   // Decode every counter of every advancing instance once: the programming
-  // cannot change while the lock is held.
-  std::vector<Plan> plans;
+  // cannot change while the lock is held.  Plans are this thread's scratch,
+  // reused (their stream lists keep their room).
+  Scratch& scratch = ThreadScratch();
+  size_t used_plans = 0;
+  auto next_plan = [&]() -> Plan& {
+    if (scratch.plans.size() == used_plans) scratch.plans.emplace_back();
+    Plan& p = scratch.plans[used_plans++];
+    std::vector<int> streams = std::move(p.streams);
+    streams.clear();
+    p = Plan();
+    p.streams = std::move(streams);
+    return p;
+  };
   for (const Target& t : targets) {
     const BoxDescriptor& box = ivytown::Box(t.box);
     const Layout& l = LayoutOf(t.box);
     InstanceState& in = s.At(t.box, t.instance);
     for (int c = 0; c < box.num_counters; ++c) {
       const uint64_t ctl = in.counters[c].control;
-      Plan p;
+      Plan& p = next_plan();
       p.state = &in;
       p.box = &box;
       p.instance = t.instance;
@@ -1083,12 +1143,11 @@ void SimulatedUncore::Run(Socket& s, std::span<const Target> targets,
           p.streams.push_back(static_cast<int>(k));
         }
       }
-      plans.push_back(std::move(p));
     }
     if (box.fixed_counter) {
       // L812 "afixedcounterwhichincrementseachu-clock"; the iMC's counts
       // DRAM clocks (Table 2-75).
-      Plan p;
+      Plan& p = next_plan();
       p.state = &in;
       p.box = &box;
       p.instance = t.instance;
@@ -1097,17 +1156,12 @@ void SimulatedUncore::Run(Socket& s, std::span<const Target> targets,
       p.ov_en = box.fixed_counter->ov_en.Extract(in.fixed_control) != 0;
       p.mask = WidthMask(box.fixed_counter->width);
       p.clockticks = true;
-      plans.push_back(std::move(p));
     }
   }
-
-  struct Step {
-    uint64_t out = 0;
-    uint64_t first = 0;  // increment in the first cycle of the run
-    uint64_t rest = 0;   // increment in each later cycle
-    bool counting = false;
-  };
-  std::vector<Step> steps(plans.size());
+  const std::span<const Plan> plans(scratch.plans.data(), used_plans);
+  using Step = Scratch::Step;
+  std::vector<Step>& steps = scratch.steps;
+  steps.assign(plans.size(), Step{});
 
   auto advance = [&](const Segment& seg) {
     uint64_t cycles = seg.cycles;

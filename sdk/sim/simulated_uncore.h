@@ -155,6 +155,11 @@ class SimulatedUncore : public registers::RegisterSpace {
   // Whether the socket's global freeze is asserted (frz_all, or an ov_en
   // counter wrapped).
   bool GlobalFrozen(int socket) const;
+  // Whether any counter of any instance of `box` on `socket` is enabled
+  // (en=1, the fixed counter's too): traffic to a box that counts nothing
+  // changes nothing a read would see but the edge detectors' memory of the
+  // last cycle (what the demo traffic model skips).
+  bool AnyCounterEnabled(int socket, ivytown::BoxType box) const;
   // Register accesses (reads + writes, MSR and PCI) so far.
   uint64_t access_count() const;
 
@@ -174,6 +179,8 @@ class SimulatedUncore : public registers::RegisterSpace {
   struct Index;    // PCI function -> (socket, box, instance, aux)
   struct Plan;     // one counter's decoded programming, for an injection
   struct Segment;  // a run of cycles with constant per-stream values
+  struct Scratch;  // per thread: what an injection builds, reused
+  static Scratch& ThreadScratch();
   struct Target {
     ivytown::BoxType box;
     int instance;

@@ -21,6 +21,11 @@ using ivytown::FieldDescriptor;
 using ivytown::FieldUse;
 using ivytown::UmaskDescriptor;
 
+// What an error quotes of a spec: an excerpt of this many bytes around the
+// column, and at most this much of the reason (which may quote a name).
+constexpr size_t kExcerptBytes = 100;
+constexpr size_t kReasonBytes = 600;
+
 // Names that are events but live in the box descriptor, not the catalog.
 constexpr uint64_t kKernelFixedCounterEvent = 0xff;
 
@@ -103,12 +108,19 @@ class Cursor {
     return ErrorAt(text_, at, why);
   }
 
+  // The spec is outside text: quoted escaped and cut (common/text.h), the
+  // caret under an excerpt around the column.
   static absl::Status ErrorAt(std::string_view text, size_t at,
                               std::string_view why) {
     at = std::min(at, text.size());
+    size_t caret = 0;
+    const std::string excerpt =
+        common::ExcerptForMessage(text, at, kExcerptBytes, &caret);
     return absl::InvalidArgumentError(
         fmt::format("invalid event spec \"{}\" at column {}: {}\n  {}\n  {}^",
-                    text, at + 1, why, text, std::string(at, ' ')));
+                    common::QuoteForMessage(text), at + 1,
+                    common::QuoteForMessage(why, kReasonBytes), excerpt,
+                    std::string(caret, ' ')));
   }
 
  private:

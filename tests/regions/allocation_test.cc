@@ -112,6 +112,21 @@ TEST(RegionAllocationTest, NoAllocationPerRegionOnTheSimulator) {
   EXPECT_TRUE(r.run.errors.empty());
 }
 
+// With the demo traffic model, which each snapshot brings up to its time.
+TEST(RegionAllocationTest, NoAllocationPerRegionWithDemoTraffic) {
+  SessionOptions o;
+  o.events = {"cbo[0]/CLOCKTICKS", "imc/CAS_COUNT.RD", "imc/CAS_COUNT.WR",
+              "ubox/UCLK"};
+  o.backend = "sim";
+  absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(std::move(o));
+  ASSERT_TRUE(s.ok()) << common::StatusMessage(s.status());
+  EXPECT_EQ(AllocationsOf(NestedRegions), 0);
+  const Results r = (*s)->Collect();
+  ASSERT_FALSE(r.regions.empty());
+  EXPECT_GT(r.regions[0].inclusive[1].total, 0u);  // the traffic was there
+  EXPECT_TRUE(r.run.errors.empty());
+}
+
 TEST(RegionAllocationTest, NoAllocationWithoutASession) {
   ASSERT_EQ(Session::Active(), nullptr);
   EXPECT_EQ(AllocationsOf(NestedRegions), 0);

@@ -29,6 +29,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // A device with two process-wide counters that move only when a test says
 // so (Bump, from any thread) and never freeze: per-region totals are
@@ -325,6 +326,48 @@ TEST(RegionTest, MisuseIsRecordedNeverFatal) {
   const RegionResult* after = Find(later, "after");
   ASSERT_NE(after, nullptr);
   EXPECT_EQ(after->depth, 0);
+}
+
+TEST(RegionTest, ErrorsBeyondTheLimitAreCountedApart) {
+  std::unique_ptr<Session> session = StartCounting();
+  ASSERT_NE(session, nullptr);
+  for (int i = 0; i < 100; ++i) RegionEnd("stray end " + std::to_string(i));
+  RegionEnd("stray end 99");  // a repeat of one not listed
+  const Results r = session->Collect();
+  ASSERT_EQ(r.run.errors.size(), 65u);
+  EXPECT_THAT(r.run.errors[63], HasSubstr("\"stray end 63\""));
+  EXPECT_THAT(r.run.errors[63], Not(HasSubstr("(x")));
+  EXPECT_EQ(r.run.errors[64],
+            "37 more errors, not listed: a report lists the first 64 "
+            "distinct ones");
+}
+
+// A program's macro that opens two regions puts both on one line.
+#define UNCORE_TEST_TWO_REGIONS(a, b) \
+  UNCORE_REGION(a);                   \
+  UNCORE_REGION(b)
+
+TEST(RegionTest, TwoRegionsOnOneLineCompileAndNest) {
+  std::unique_ptr<Session> session = StartSim({"imc[0]/CAS_COUNT.RD"});
+  ASSERT_NE(session, nullptr);
+  sim::SimulatedUncore* sim = runtime::SimulatorOf(*session);
+  {
+    UNCORE_TEST_TWO_REGIONS("outer", "inner");
+    ASSERT_TRUE(sim->Inject(0, CasReads(0), 1, 10).ok());
+  }
+  {
+    // clang-format off
+    UNCORE_REGION("left"); UNCORE_REGION("right");
+    // clang-format on
+    ASSERT_TRUE(sim->Inject(0, CasReads(0), 1, 5).ok());
+  }
+  const Results r = session->Collect();
+  const RegionResult* inner = Find(r, "outer/inner");
+  const RegionResult* right = Find(r, "left/right");
+  ASSERT_TRUE(inner && right);
+  EXPECT_EQ(inner->inclusive[0].total, 10u);
+  EXPECT_EQ(right->inclusive[0].total, 5u);
+  EXPECT_TRUE(r.run.errors.empty());
 }
 
 TEST(RegionTest, RegionsOpenAtStopAreCountedUpToTheStopAndMarkedOpen) {

@@ -191,6 +191,38 @@ TEST_F(OutputFileTest, CheckSaysWhatIsWrongAndWhatToDo) {
   EXPECT_THAT(common::StatusMessage(not_dir), HasSubstr("Not a directory"));
 }
 
+TEST_F(OutputFileTest, LongNamesUpToTheLimitWorkAndLongerOnesSayWhy) {
+  // 231 to 255 bytes: refused before (the temporary file's name went past
+  // NAME_MAX and the error blamed the directory).
+  for (const size_t length : {231, 240, 254, 255}) {
+    const std::string name = std::string(length - 5, 'n') + ".json";
+    EXPECT_TRUE(CheckOutputWritable(Path(name)).ok()) << length;
+    ASSERT_TRUE(WriteReportFile(Path(name), "{}").ok()) << length;
+    EXPECT_EQ(ReadFile(Path(name)), "{}");
+    ASSERT_TRUE(WriteReportFile(Path(name), "{\"again\": 1}").ok());
+    EXPECT_THAT(Leftovers({name}), ::testing::IsEmpty());
+    std::remove(Path(name).c_str());
+  }
+  // 256: the file system cannot hold it, and the message says so.
+  const absl::Status too_long =
+      CheckOutputWritable(Path(std::string(251, 'n') + ".json"));
+  EXPECT_EQ(too_long.code(), absl::StatusCode::kInvalidArgument) << too_long;
+  EXPECT_THAT(common::StatusMessage(too_long), HasSubstr("its name 'nnnn"));
+  EXPECT_THAT(common::StatusMessage(too_long),
+              HasSubstr("is 256 bytes, and a file name has at most 255 "
+                        "(NAME_MAX) here"));
+  const absl::Status long_dir =
+      CheckOutputWritable(Path(std::string(300, 'd') + "/out.json"));
+  EXPECT_THAT(common::StatusMessage(long_dir),
+              HasSubstr("the directory name 'ddd"));
+  const absl::Status long_path =
+      CheckOutputWritable(Path(std::string(5000, 'p')));
+  EXPECT_THAT(common::StatusMessage(long_path),
+              HasSubstr("(PATH_MAX): choose a shorter one"));
+  // The message quotes at most a few hundred bytes of it.
+  EXPECT_LT(common::StatusMessage(long_path).size(), 1000u);
+}
+
 TEST_F(OutputFileTest, PrepareExpandsResolvesAndChecks) {
   OutputContext c = Context();
   const absl::StatusOr<std::string> path =

@@ -4,6 +4,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sdk/report/report.h"
 
 namespace uncore::report {
 namespace {
@@ -59,6 +60,30 @@ TEST(TextTableTest, WidthsCountCodePoints) {
             "  x  y\n"
             " é→  z\n"
             "abc  z\n");
+}
+
+// Wide characters (CJK, fullwidth, emoji) take two columns of a terminal,
+// combining marks none: rows stay aligned (they shifted when code points
+// were counted).
+TEST(TextTableTest, WidthsCountTerminalColumns) {
+  TextTable table;
+  table.AddColumn("NAME", Align::kLeft);
+  table.AddColumn("v", Align::kRight);
+  table.AddRow({"ab", "1"});
+  table.AddRow({"\u4e2d\u6587", "2"});        // 中文: 4 columns
+  table.AddRow({"e\u0301e\u0301", "3"});      // éé, combining: 2
+  table.AddRow({"\U0001F44Dx", "4"});         // 👍x: 3
+  table.AddRow({"\uFF21\uFF22\uFF23", "5"});  // ＡＢＣ fullwidth: 6
+  EXPECT_EQ(table.Render(),
+            "NAME    v\n"
+            "ab      1\n"
+            "\u4e2d\u6587    2\n"
+            "e\u0301e\u0301      3\n"
+            "\U0001F44Dx     4\n"
+            "\uFF21\uFF22\uFF23  5\n");
+  EXPECT_EQ(DisplayWidth("\u4e2d\u6587"), 4u);
+  EXPECT_EQ(DisplayWidth("e\u0301"), 1u);
+  EXPECT_EQ(DisplayWidth("\U0001F44D"), 2u);
 }
 
 TEST(TextTableTest, CellsAreEscapedLikeTheReport) {

@@ -3,7 +3,10 @@
 // on its simulator.
 #include "sdk/runtime/backends.h"
 
+#include <chrono>
+#include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -11,11 +14,15 @@
 #include "gtest/gtest.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
+#include "sdk/devices/device.h"
 #include "sdk/devices/engine/register_engine.h"
 #include "sdk/machine/topology.h"
 #include "sdk/platforms/nehalemex/box_descriptors.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/spec/platform_catalog.h"
+#include "uncore/region.h"
+#include "uncore/results.h"
+#include "uncore/session.h"
 
 namespace uncore::runtime {
 namespace {
@@ -77,6 +84,7 @@ TEST(RegisterPlatformsTest, EachSimulatorRunsTheOneEngine) {
     request.name = "sim";
     request.platform = std::string(p.name);
     request.sim_sockets = 2;
+    request.sim_demo_traffic = false;  // the engine itself is the device
     if (p.name == "ivytown") {
       absl::StatusOr<spec::EventSpec> e = spec::ParseEventSpec("ubox/UCLK");
       ASSERT_TRUE(e.ok()) << e.status();
@@ -117,6 +125,96 @@ TEST(RegisterPlatformsTest, APerfOnlyPlatformHasNoRegisterModel) {
                           "only; platform sapphirerapids is counted through "
                           "perf"));
   }
+}
+
+// The sim backend's demo traffic (10 GB/s per socket, 2/3 reads) is brought
+// up to each snapshot, to the nanosecond, and the snapshot's timestamp says
+// when: the counts between two snapshots are the rate times the time
+// between them, however short.  (The model moved in 1 ms steps on its own
+// thread: a region of 167 us read 0, and 10 ms intervals read from 7.8 to
+// 12.9 GB/s.)
+constexpr double kDemoReadLinesPerNs = 10e9 * 2.0 / 3.0 / 64.0 / 1e9;
+
+void Spin(std::chrono::microseconds d) {
+  const auto end = std::chrono::steady_clock::now() + d;
+  while (std::chrono::steady_clock::now() < end) {
+  }
+}
+
+TEST(SimDemoTrafficTest, SnapshotsCountTheTrafficUpToTheirTimestamps) {
+  BackendRequest request;
+  request.name = "sim";
+  request.sim_sockets = 1;
+  absl::StatusOr<spec::EventSpec> e = spec::ParseEventSpec("imc/CAS_COUNT.RD");
+  ASSERT_TRUE(e.ok()) << e.status();
+  request.program.events.push_back(*e);
+  absl::StatusOr<OpenedBackend> b = OpenBackend(std::move(request));
+  ASSERT_TRUE(b.ok()) << b.status();
+  devices::Device* device = b->backend->device();
+  const size_t n = device->read_plan().size();  // the 8 channels
+  auto lines = [&](const devices::Snapshot& s) {
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; ++i) sum += s.values[i];
+    return static_cast<double>(sum);
+  };
+  devices::Snapshot before(n);
+  devices::Snapshot after(n);
+  for (const auto length :
+       {std::chrono::microseconds(20), std::chrono::microseconds(167),
+        std::chrono::microseconds(10000)}) {
+    for (int i = 0; i < 5; ++i) {
+      ASSERT_TRUE(device->TakeSnapshot(&before).ok());
+      Spin(length);
+      ASSERT_TRUE(device->TakeSnapshot(&after).ok());
+      const double ns =
+          static_cast<double>(after.timestamp_ns - before.timestamp_ns);
+      ASSERT_GE(ns,
+                static_cast<double>(std::chrono::nanoseconds(length).count()));
+      // Whole lines per channel: each of the 8 may be one short or over.
+      EXPECT_NEAR(lines(after) - lines(before), kDemoReadLinesPerNs * ns,
+                  8.0 + 1e-6 * kDemoReadLinesPerNs * ns)
+          << length.count() << " us spin, " << ns << " ns between snapshots";
+    }
+  }
+  EXPECT_TRUE(b->backend->Stop().ok());
+}
+
+// Through a session: every region counts at least its own time's traffic
+// (and its boundaries' snapshots: they are taken outside its wall time).
+TEST(SimDemoTrafficTest, ShortRegionsAndEqualIntervalsSeeTheirOwnTraffic) {
+  SessionOptions o;
+  o.events = {"imc/CAS_COUNT.RD"};
+  o.backend = "sim";
+  absl::StatusOr<std::unique_ptr<Session>> session = Session::Start(o);
+  ASSERT_TRUE(session.ok()) << session.status();
+  for (int i = 0; i < 20; ++i) {
+    {
+      UncoreRegion r("short");
+      Spin(std::chrono::microseconds(167));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  for (int i = 0; i < 10; ++i) {
+    UncoreRegion r("interval" + std::to_string(i));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const Results results = (*session)->Collect();
+  ASSERT_TRUE((*session)->Stop().ok());
+  int intervals = 0;
+  for (const RegionResult& r : results.regions) {
+    // Per socket: every simulated socket has the same traffic.
+    const double lines = static_cast<double>(r.inclusive[0].per_socket.at(0));
+    const double own = kDemoReadLinesPerNs * static_cast<double>(r.wall_ns);
+    EXPECT_GE(lines, 0.99 * own)
+        << r.name << ": " << lines << " lines in " << r.wall_ns << " ns";
+    if (r.name != "short") {
+      ++intervals;
+      // A snapshot's own time (under a sanitizer, on a loaded machine)
+      // adds to the wall time's traffic, never half of it.
+      EXPECT_LE(lines, 1.5 * own) << r.name;
+    }
+  }
+  EXPECT_EQ(intervals, 10);
 }
 
 }  // namespace

@@ -138,6 +138,42 @@ class EnvSessionTest(TempDirTest):
                  "UNCORE_SOCKETS": "zero"}, "1", "1")
         self.assertIn("UNCORE_SOCKETS", r.stderr)
 
+    def test_an_unknown_metric_names_uncore_metrics(self):
+        r = run({"UNCORE_METRICS": "NOPE", "UNCORE_BACKEND": "sim"},
+                "1", "1")
+        self.assertEqual(r.returncode, 0)
+        self.assertEqual(r.stderr.count("uncore:"), 1, r.stderr)
+        self.assertIn("UNCORE_METRICS", r.stderr)
+        self.assertNotIn("UNCORE_EVENTS", r.stderr)
+        self.assertIn("NOPE", r.stderr)
+        # Both set: the one at fault is named.
+        r = run({"UNCORE_EVENTS": "imc/CAS_COUNT.RD", "UNCORE_METRICS": "NOPE",
+                 "UNCORE_BACKEND": "sim"}, "1", "1")
+        self.assertIn("metrics (UNCORE_METRICS): ", r.stderr)
+        r = run({"UNCORE_EVENTS": "imc/NOPE", "UNCORE_METRICS": "MEM_BW_TOTAL",
+                 "UNCORE_BACKEND": "sim"}, "1", "1")
+        self.assertIn("events (UNCORE_EVENTS): ", r.stderr)
+
+    def test_outside_text_is_escaped_and_cut_in_messages(self):
+        # An escape sequence reaches the terminal as text, not as a command.
+        r = run({"UNCORE_EVENTS": "\x1b[31mred\x07", "UNCORE_BACKEND": "sim"},
+                "1", "1")
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("regions will not be measured", r.stderr)
+        self.assertNotIn("\x1b", r.stderr)
+        self.assertNotIn("\x07", r.stderr)
+        self.assertIn("\\x1b[31mred\\x07", r.stderr)
+        r = run({"UNCORE_SAMPLE": "\x1b]0;title\x07",
+                 "UNCORE_EVENTS": "imc/CAS_COUNT.RD"}, "1", "1")
+        self.assertNotIn("\x1b", r.stderr)
+        self.assertIn("\\x1b]0;title\\x07", r.stderr)
+        # A 100 kB spec: a message of a few hundred bytes, not 300 kB.
+        spec = "imc/CAS_COUNT.RD:" + "x" * 100000
+        r = run({"UNCORE_EVENTS": spec, "UNCORE_BACKEND": "sim"}, "1", "1")
+        self.assertIn("regions will not be measured", r.stderr)
+        self.assertLess(len(r.stderr), 2000, r.stderr[:3000])
+        self.assertIn("(100017 bytes)", r.stderr)
+
     def test_auto_without_hardware_reports_why(self):
         out = self.path("auto.json")
         r = run({"UNCORE_EVENTS": "imc/CAS_COUNT.RD", "UNCORE_OUTPUT": out},
@@ -173,6 +209,14 @@ class EnvSessionTest(TempDirTest):
         self.assertGreater(tsc / (step["wall_ns"] / 1e9), 1e8)
         self.assertEqual(step["events"]["msr/tsc/"]["per_instance"][0]
                          ["instance"], "msr")
+        # Sockets the machine lacks are refused, naming the ones it has
+        # (they were dropped without a word: socket 0 alone was counted).
+        r = run({"UNCORE_EVENTS": "msr/tsc/", "UNCORE_BACKEND": "perf",
+                 "UNCORE_SOCKETS": "0-63", "UNCORE_OUTPUT": "-"}, "1", "1")
+        self.assertEqual(r.stderr.count("uncore:"), 1, r.stderr)
+        self.assertIn("regions will not be measured", r.stderr)
+        self.assertRegex(r.stderr, r"sockets [0-9]+-63 do not exist: this "
+                         r"machine has [0-9]+ sockets? \(0(-[0-9]+)?\)")
 
     def test_socket_lists_match_uncore_stat(self):
         # The same lists as `uncore stat --sockets` (stat_doctor_test.py).

@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
+#include "fmt/ranges.h"
 #include "sdk/common/clock.h"
 #include "sdk/common/fd.h"
 #include "sdk/common/status_macros.h"
@@ -114,6 +115,37 @@ absl::StatusOr<PerfConfig> KernelConfig(const spec::EventSpec& e,
 
 absl::StatusOr<std::vector<PerfCounter>> PlanPerfCounters(
     const ProgramRequest& request, const PmuCatalog& pmus) {
+  // Sockets this machine does not have are an error, as with direct: none
+  // of them would be counted, and the report would say nothing of it.
+  if (pmus.num_sockets > 0) {
+    std::vector<int> missing;
+    for (int s : request.sockets) {
+      if ((s < 0 || s >= pmus.num_sockets) &&
+          std::find(missing.begin(), missing.end(), s) == missing.end()) {
+        missing.push_back(s);
+      }
+    }
+    if (!missing.empty()) {
+      // "2, 5-63"
+      std::sort(missing.begin(), missing.end());
+      std::vector<std::string> ranges;
+      for (size_t i = 0; i < missing.size();) {
+        size_t j = i;
+        while (j + 1 < missing.size() && missing[j + 1] == missing[j] + 1) ++j;
+        ranges.push_back(j == i ? fmt::format("{}", missing[i])
+                                : fmt::format("{}-{}", missing[i], missing[j]));
+        i = j + 1;
+      }
+      return absl::InvalidArgumentError(fmt::format(
+          "socket{} {} {} not exist: this machine has {} socket{} ({}); "
+          "UNCORE_SOCKETS (SessionOptions::sockets) names sockets among them",
+          missing.size() == 1 ? "" : "s", fmt::join(ranges, ", "),
+          missing.size() == 1 ? "does" : "do", pmus.num_sockets,
+          pmus.num_sockets == 1 ? "" : "s",
+          pmus.num_sockets == 1 ? std::string("0")
+                                : fmt::format("0-{}", pmus.num_sockets - 1)));
+    }
+  }
   std::vector<PerfCounter> out;
   auto wanted = [&](int socket) {
     return request.sockets.empty() ||

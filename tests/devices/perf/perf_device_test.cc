@@ -186,6 +186,22 @@ TEST(PerfEncodingTest, InstancesSocketsAndReadPlanOrder) {
   EXPECT_EQ((*all)[0].unit, "MiB");
 }
 
+TEST(PerfEncodingTest, SocketsTheMachineLacksAreRefused) {
+  // ivt2s has sockets 0 and 1: UNCORE_SOCKETS=0-3 counted 0 and 1 and said
+  // nothing of 2 and 3.
+  absl::StatusOr<std::vector<PerfCounter>> plan =
+      Plan({"imc/CAS_COUNT.RD"}, Ivt2s(), {0, 1, 2, 3});
+  ASSERT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(common::StatusMessage(plan.status()),
+              HasSubstr("sockets 2-3 do not exist: this machine has 2 "
+                        "sockets (0-1)"));
+  absl::StatusOr<std::vector<PerfCounter>> tsc =
+      Plan({"msr/tsc/"}, Ivt2s(), {7, 5, -1, 4});
+  EXPECT_THAT(common::StatusMessage(tsc.status()),
+              HasSubstr("sockets -1, 4-5, 7 do not exist"));
+  EXPECT_TRUE(Plan({"imc/CAS_COUNT.RD"}, Ivt2s(), {1, 0}).ok());
+}
+
 TEST(PerfEncodingTest, GenericPmusByFormatAndAlias) {
   absl::StatusOr<std::vector<PerfCounter>> tsc = Plan({"msr/tsc/"}, Ivt2s());
   ASSERT_TRUE(tsc.ok());

@@ -108,6 +108,9 @@ def main():
     ap.add_argument("--plain-program", required=True)
     ap.add_argument("--explicit-program", required=True)
     ap.add_argument("--preload", required=True)
+    ap.add_argument("--nompi-program",
+                    help="a program that is not an MPI program (on the "
+                    "shared SDK)")
     args = ap.parse_args()
     sockets = node_sockets()
     tmp = tempfile.mkdtemp(prefix="uncore-mpi-")
@@ -300,6 +303,23 @@ def main():
     still = [f for f in left if os.path.exists(f)]
     check(left and not still,
           f"the next job removes the killed job's segment {still}")
+
+    # The library preloaded into a program that never calls MPI_Init: one
+    # line at exit says nothing was measured and why (it was silent).
+    if args.nompi_program:
+        env = dict(os.environ, LD_PRELOAD=args.preload,
+                   UNCORE_EVENTS="ubox/UCLK", UNCORE_BACKEND="sim")
+        p = subprocess.run([args.nompi_program, "2", "1"], env=env,
+                           capture_output=True, text=True, timeout=60)
+        lines = [l for l in p.stderr.splitlines() if l.startswith("uncore:")]
+        check(p.returncode == 0 and len(lines) == 1 and
+              "nothing was measured" in lines[0] and "MPI_Init" in lines[0],
+              f"preloaded without MPI_Init: one line at exit {lines}")
+        env.pop("UNCORE_EVENTS")
+        p = subprocess.run([args.nompi_program, "2", "1"], env=env,
+                           capture_output=True, text=True, timeout=60)
+        check(p.returncode == 0 and "uncore:" not in p.stderr,
+              f"preloaded, nothing asked: silent {p.stderr.strip()}")
 
     # No segment is left behind.
     left = glob.glob("/dev/shm/uncore-mpi.*")
