@@ -307,11 +307,14 @@ void Reap(pid_t child) {
   waitpid(child, &status, 0);
 }
 
-// Kills and reaps a serving child when a test ends early.
+// Kills and reaps a serving child when a test ends, and removes what it
+// leaves in /dev/shm.
 struct KillAtEnd {
   pid_t pid;
+  std::string name;
   ~KillAtEnd() {
     if (kill(pid, SIGKILL) == 0) Reap(pid);
+    RemoveStaleSegments(name);
   }
 };
 
@@ -362,7 +365,7 @@ TEST(SnapshotServerTest, RemoveStaleSegmentsSweepsOnlyTheDead) {
                                     CatalogFor(device, "ubox/UCLK"));
   ASSERT_TRUE(live.ok()) << live.status();
   const pid_t other = StartServerProcess(prefix + ".4", /*session=*/false);
-  const KillAtEnd end{other};
+  const KillAtEnd end{other, prefix};
   EXPECT_EQ(RemoveStaleSegments(prefix), 2);
   EXPECT_FALSE(SegmentExists(prefix + ".1"));
   EXPECT_FALSE(SegmentExists(prefix + ".2"));
@@ -379,7 +382,7 @@ TEST(SnapshotServerTest, RemoveStaleSegmentsSweepsOnlyTheDead) {
 TEST(SnapshotServerTest, AServerThatDiesFailsItsReadersFast) {
   const std::string name = UniqueName("dies");
   const pid_t child = StartServerProcess(name, /*session=*/false);
-  const KillAtEnd end{child};
+  const KillAtEnd end{child, name};
   auto follower = RemoteSnapshotDevice::Attach({name});
   ASSERT_TRUE(follower.ok()) << follower.status();
   ASSERT_TRUE((*follower)->Program(RequestFor("ubox/UCLK")).ok());
@@ -410,13 +413,16 @@ TEST(SnapshotServerTest, AServerThatDiesFailsItsReadersFast) {
 TEST(SnapshotServerTest, AServerThatStopsAnsweringFailsFastUntilItAnswers) {
   const std::string name = UniqueName("stuck");
   const pid_t child = StartServerProcess(name, /*session=*/false);
-  const KillAtEnd end{child};
+  const KillAtEnd end{child, name};
   auto follower = RemoteSnapshotDevice::Attach({name});
   ASSERT_TRUE(follower.ok()) << follower.status();
   ASSERT_TRUE((*follower)->Program(RequestFor("ubox/UCLK")).ok());
   Snapshot s;
   ASSERT_TRUE((*follower)->TakeSnapshot(&s).ok());
   kill(child, SIGSTOP);  // alive, not answering
+  int status = 0;        // stopped for sure (the signal is asynchronous)
+  ASSERT_EQ(waitpid(child, &status, WUNTRACED), child);
+  ASSERT_TRUE(WIFSTOPPED(status));
   const absl::Status first = (*follower)->TakeSnapshot(&s);
   EXPECT_EQ(first.code(), absl::StatusCode::kDeadlineExceeded) << first;
   const auto t0 = std::chrono::steady_clock::now();
@@ -469,7 +475,7 @@ TEST(NodeSharingSessionTest, ALeaderSessionServesItsCounters) {
 TEST(NodeSharingSessionTest, ReadersOfADeadServerFailFastWithOneError) {
   const std::string name = UniqueName("session.dies");
   const pid_t child = StartServerProcess(name, /*session=*/true);
-  const KillAtEnd end{child};
+  const KillAtEnd end{child, name};
   SessionOptions o;
   o.events = {"ubox/UCLK"};
   o.read_counters_from = {name};
