@@ -635,7 +635,16 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
     impl->event_infos.push_back(std::move(info));
     return static_cast<int>(impl->events.size() - 1);
   };
+  // The same metric twice (MEM_BW_TOTAL,MEM_BW_TOTAL, or in both lists) is
+  // counted and reported once; false when it was there already.
+  auto known_metric = [&](std::string_view name) {
+    for (const Impl::Metric& m : impl->metrics) {
+      if (m.compiled.name == name) return true;
+    }
+    return false;
+  };
   auto add_metric = [&](spec::CompiledMetric compiled) {
+    if (known_metric(compiled.name)) return false;
     Impl::Metric m;
     for (const spec::EventSpec& e : compiled.events) {
       // A generated platform's events by their vendor names.
@@ -647,6 +656,7 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
     }
     m.compiled = std::move(compiled);
     impl->metrics.push_back(std::move(m));
+    return true;
   };
   if (platform.generated != nullptr) {
     // Names of a generated platform: events, composites (summed) and
@@ -667,14 +677,16 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
         free_running = FreeRunningBandwidth(r.name, *pmus, &used);
       }
       if (free_running.has_value()) {
-        impl->warnings.push_back(std::move(used));
-        add_metric(*std::move(free_running));
+        if (add_metric(*std::move(free_running))) {
+          impl->warnings.push_back(std::move(used));
+        }
         return absl::OkStatus();
       }
       UNCORE_ASSIGN_OR_RETURN(spec::CompiledMetric m,
                               spec::CompileResolution(r, {}));
-      add_metric(std::move(m));
-      impl->metrics.back().resolution = std::move(r);
+      if (add_metric(std::move(m))) {
+        impl->metrics.back().resolution = std::move(r);
+      }
       return absl::OkStatus();
     };
     for (const std::string& text : options.events) {
@@ -833,9 +845,9 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
     s.dropped_at_start = regions::DroppedBoundaries();
     s.refused_at_start = regions::RefusedReentrantRegions();
   } else if (!s.trace_path.empty()) {
-    s.warnings.push_back(fmt::format(
-        "no trace is written to {}: backend off measures no region",
-        report::EscapeForTable(s.trace_path)));
+    s.warnings.push_back(
+        fmt::format("no trace is written to {}: backend off measures no region",
+                    report::EscapeForTable(s.trace_path)));
   }
   // The process-wide registration passes to the session (before the
   // session lock: fork handlers take the registry's lock, then this one).

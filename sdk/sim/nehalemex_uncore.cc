@@ -23,6 +23,12 @@ using nehalemex::kWFixed;
 constexpr std::string_view kGpPrefix = "general-protection fault";
 constexpr uint64_t kCounterMask = (uint64_t{1} << kCounterWidth) - 1;
 constexpr double kLineBytes = 64.0;
+// The B-Box's IMT_INSERTS_RD / _WR / _ALL: ev_sel on counter 1 (the
+// kernel's `counter=0x1` term).
+constexpr int kImtInsertsCounter = 1;
+constexpr uint64_t kImtInsertsRd = 0x1D;
+constexpr uint64_t kImtInsertsWr = 0x0C;
+constexpr uint64_t kImtInsertsAll = 0x07;
 
 // The instance's match/mask facility if `msr` is its guarded MATCH or MASK.
 const nehalemex::MatchMaskDescriptor* GuardedMatchMask(const BoxDescriptor& box,
@@ -162,10 +168,26 @@ void NehalemExUncore::Increment(Socket& s, const BoxDescriptor& box,
 
 // DECISION: the memory events of demo mode are the kernel's bbox_cmds_read /
 // bbox_cmds_write M-Box events (inc_sel 0xD..0x10 with that ZDP_CTL_FVC
-// event field and shared bits), one count per 64 bytes, split over the
-// M-Boxes; everything else counts at the fixed other_events_per_s.
+// event field and shared bits) and the B-Box's IMT_INSERTS_RD / _WR / _ALL
+// (counter 1), one count per 64 bytes, split over the M-Boxes or B-Boxes;
+// everything else counts at the fixed other_events_per_s
+// (notes/decisions-xeon7500.md 19).
 double NehalemExUncore::DemoRate(const Socket& s, const BoxDescriptor& box,
                                  int instance, int counter) const {
+  if (box.type == BoxType::kB && counter == kImtInsertsCounter) {
+    const uint64_t ev_sel = box.FieldBits("ev_sel").Extract(
+        Get(s, box.ControlAddress(instance, counter)));
+    const double lines = 1.0 / kLineBytes / box.NumInstances(variant_);
+    if (ev_sel == kImtInsertsRd) return options_.rates.read_bytes_per_s * lines;
+    if (ev_sel == kImtInsertsWr) {
+      return options_.rates.write_bytes_per_s * lines;
+    }
+    if (ev_sel == kImtInsertsAll) {
+      return (options_.rates.read_bytes_per_s +
+              options_.rates.write_bytes_per_s) *
+             lines;
+    }
+  }
   if (box.type == BoxType::kM) {
     const uint64_t ctl = Get(s, box.ControlAddress(instance, counter));
     const uint64_t inc_sel = box.FieldBits("inc_sel").Extract(ctl);

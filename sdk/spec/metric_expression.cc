@@ -396,6 +396,12 @@ absl::StatusOr<CompiledMetric> CompileMetric(const MetricSpec& spec) {
   CompiledMetric out;
   out.metric = &m;
   out.name = std::string(m.name);
+  // The entries of a parameterised metric differ by their parameters, and
+  // so do their names in reports: "PCT_CYCLES_DRAM_RANKx_IN_CKE:x=1".
+  for (size_t i = 0; i < spec.params.size(); ++i) {
+    out.name += fmt::format("{}{}={}", i == 0 ? ":" : ",", spec.params[i].first,
+                            spec.params[i].second);
+  }
   out.unit = std::string(m.unit);
   out.per_second = m.rate_per_second;
   UNCORE_ASSIGN_OR_RETURN(out.expression,

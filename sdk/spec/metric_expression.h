@@ -52,7 +52,9 @@ class CompiledMetric {
   };
 
   const ivytown::MetricDescriptor* metric = nullptr;  // nullptr: ad hoc
-  std::string name;        // the metric's name, or the expression
+  // The metric's name with the parameters given ("NAME:x=1"), or the
+  // expression.
+  std::string name;
   std::string unit;        // from the descriptor ("" for ad hoc)
   std::string expression;  // with parameters substituted
   // The value is divided by the region's seconds for reports (a bandwidth

@@ -10,10 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,11 +30,14 @@
 #include "sdk/runtime/session_testing.h"
 #include "tests/testing/fake_device.h"
 #include "uncore/region.h"
+#include "uncore/report_file.h"
 #include "uncore/session.h"
 
 namespace uncore {
 namespace {
 
+using ::testing::AllOf;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 const EventCounts& CountsOf(const Results& r, const RegionResult& region,
@@ -230,6 +235,103 @@ TEST(PlatformSessionTest, TheXeon7500CountsOnItsSimulator) {
     GTEST_SKIP() << "this is a Xeon 7500";
   }
   ASSERT_FALSE(s.ok());
+}
+
+// Memory bandwidth on the Xeon 7500 / E7 simulators (demo traffic: 4 GB/s
+// of reads and 2 GB/s of writes per socket).  nehalemex's MEM_BW_WRITES is
+// the B-Box's IMT_INSERTS_WR, which counted a fixed 1e6/s on the simulator;
+// westmereex's MEM_BW_TOTAL, M-Box reads with M-Box writes, was refused
+// (one command-type field per M-Box): now M-Box reads plus IMT_INSERTS_WR
+// (notes/decisions-xeon7500.md 24).
+TEST(PlatformSessionTest, TheXeon7500sMemoryBandwidthOnItsSimulators) {
+  for (const char* platform : {"nehalemex", "westmereex"}) {
+    SCOPED_TRACE(platform);
+    SessionOptions o;
+    o.platform = platform;
+    o.backend = "sim";
+    o.metrics = {"MEM_BW_TOTAL"};
+    if (std::string_view(platform) == "nehalemex") {
+      o.metrics = {"MEM_BW_READS", "MEM_BW_WRITES", "MEM_BW_TOTAL"};
+    }
+    o.output = "";
+    absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(o);
+    ASSERT_TRUE(s.ok()) << s.status();
+    {
+      UNCORE_REGION("phase");
+      usleep(20'000);
+    }
+    const Results r = (*s)->Collect();
+    ASSERT_TRUE((*s)->Stop().ok());
+    ASSERT_EQ(r.regions.size(), 1u);
+    const RegionResult& region = r.regions[0];
+    const double sockets = static_cast<double>(r.run.sockets.size());
+    auto rate = [&](std::string_view name) {
+      const size_t m = MetricIndex(r, name);
+      EXPECT_TRUE(region.metrics[m].valid) << name;
+      return region.metrics[m].value / sockets;  // bytes/s per socket
+    };
+    EXPECT_NEAR(rate("MEM_BW_TOTAL"), 6e9, 1.5e9);
+    if (std::string_view(platform) == "nehalemex") {
+      EXPECT_NEAR(rate("MEM_BW_READS"), 4e9, 1e9);
+      EXPECT_NEAR(rate("MEM_BW_WRITES"), 2e9, 0.5e9);
+    }
+  }
+  // Westmere-EX reads and writes of the M-Box in one run: refused, saying
+  // why and what to use.
+  SessionOptions both;
+  both.platform = "westmereex";
+  both.backend = "sim";
+  both.metrics = {"MEM_BW_READS", "MEM_BW_WRITES"};
+  both.output = "";
+  absl::StatusOr<std::unique_ptr<Session>> refused = Session::Start(both);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(common::StatusMessage(refused.status()),
+              AllOf(HasSubstr("ZDP_CTL_FVC"),
+                    HasSubstr("B-Box reads or writes, never both at once"),
+                    HasSubstr("use MEM_BW_TOTAL")));
+}
+
+// Two entries of one parameterised metric are two metrics named with their
+// parameters, in every output (they had the same header and rows); the
+// same metric or event twice in the lists is counted and reported once.
+TEST(PlatformSessionTest, ParameterisedEntriesAreNamedAndDuplicatesMerged) {
+  SessionOptions o;
+  o.backend = "sim";
+  o.events = {"imc/CAS_COUNT.RD", "imc/CAS_COUNT.RD",
+              "metric/PCT_CYCLES_DRAM_RANKx_IN_CKE:x=3"};
+  o.metrics = {"PCT_CYCLES_DRAM_RANKx_IN_CKE:x=1",
+               "PCT_CYCLES_DRAM_RANKx_IN_CKE:x=3", "MEM_BW_TOTAL",
+               "MEM_BW_TOTAL"};
+  o.output = "";
+  absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(o);
+  ASSERT_TRUE(s.ok()) << s.status();
+  {
+    UNCORE_REGION("phase");
+    usleep(2'000);
+  }
+  const Results r = (*s)->Collect();
+  ASSERT_TRUE((*s)->Stop().ok());
+  std::vector<std::string> metrics;
+  for (const auto& m : r.metrics) metrics.push_back(m.name);
+  EXPECT_THAT(metrics,
+              ElementsAre("PCT_CYCLES_DRAM_RANKx_IN_CKE:x=3",
+                          "PCT_CYCLES_DRAM_RANKx_IN_CKE:x=1", "MEM_BW_TOTAL"));
+  int cas = 0;
+  for (const auto& e : r.events) cas += e.canonical == "imc/CAS_COUNT.RD";
+  EXPECT_EQ(cas, 1);
+  const std::string csv = FormatReportText(r, "r.csv");
+  const std::string table = FormatReportText(r, "r.txt");
+  for (const char* name : {"PCT_CYCLES_DRAM_RANKx_IN_CKE:x=1",
+                           "PCT_CYCLES_DRAM_RANKx_IN_CKE:x=3"}) {
+    EXPECT_THAT(csv, HasSubstr(name));
+    EXPECT_THAT(table, HasSubstr(name));
+  }
+  // Each a row of its own: no two CSV lines alike.
+  std::vector<std::string> lines;
+  std::istringstream in(csv);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::sort(lines.begin(), lines.end());
+  EXPECT_EQ(std::adjacent_find(lines.begin(), lines.end()), lines.end());
 }
 
 // A recorded machine whose uncore PMUs are the kernel's msr PMU.

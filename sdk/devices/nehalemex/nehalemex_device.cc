@@ -167,6 +167,25 @@ absl::StatusOr<Encoded> Encode(const spec::EventSpec& e, int index,
   return out;
 }
 
+// Two M-Box FVC events that disagree on ZDP_CTL_FVC's shared fields (on
+// Westmere-EX: B-Box reads and writes, notes/decisions-xeon7500.md 24).
+constexpr std::string_view kFvcSharedHint =
+    " (an M-Box's four FVC events share ZDP_CTL_FVC's FVID, B-Box command "
+    "and response fields, so it counts B-Box reads or writes, never both at "
+    "once: for memory bandwidth use MEM_BW_TOTAL, M-Box reads plus the "
+    "B-Box's IMT_INSERTS_WR, or MEM_BW_READS and MEM_BW_WRITES in separate "
+    "runs)";
+
+bool IsZdpCtlFvc(const nehalemex::BoxDescriptor& box, int instance,
+                 uint32_t msr) {
+  return box.type == nehalemex::BoxType::kM &&
+         msr ==
+             box.GlobalCtlAddress(instance) +
+                 nehalemex::kMboxSubRegisters
+                     [static_cast<int>(nehalemex::MboxSubRegister::kZdpCtlFvc)]
+                         .offset;
+}
+
 // An extra register bits an event needs (merged with the register's other
 // bits when only `mask` is owned).
 struct Extra {
@@ -337,10 +356,11 @@ class Placement {
         return absl::FailedPreconditionError(fmt::format(
             "event {} ('{}') needs {} = 0x{:x} but event {} ('{}') needs "
             "0x{:x} there (bits 0x{:x}); {} has one such register: measure "
-            "them in separate runs",
+            "them in separate runs{}",
             e.index, e.text, name, value & overlap, x.owner,
             events_[x.owner].text, x.value & overlap, overlap,
-            nehalemex::KernelPmuName(*p.box, p.instance)));
+            nehalemex::KernelPmuName(*p.box, p.instance),
+            IsZdpCtlFvc(*p.box, p.instance, msr) ? kFvcSharedHint : ""));
       }
       x.mask |= mask;
       x.value |= value;

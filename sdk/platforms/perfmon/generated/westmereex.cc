@@ -552,8 +552,8 @@ constexpr Metric kMetrics[] = {
      "1MB/s", "FVC_EV0_BBOX_CMDS_WRITES",
      "", false},
     {"memory_bandwidth_total",
-     "((FVC_EV0_BBOX_CMDS_READS + FVC_EV0_BBOX_CMDS_WRITES) * 64 / 1000000) / duration_time",
-     "1MB/s", "FVC_EV0_BBOX_CMDS_READS FVC_EV0_BBOX_CMDS_WRITES",
+     "((FVC_EV0_BBOX_CMDS_READS + IMT_INSERTS_WR) * 64 / 1000000) / duration_time",
+     "1MB/s", "FVC_EV0_BBOX_CMDS_READS IMT_INSERTS_WR",
      "", false},
     {"llc_miss_ratio",
      "LLC_MISSES_ALL / (LLC_HITS_ALL + LLC_MISSES_ALL)",
@@ -568,8 +568,8 @@ constexpr Metric kMetrics[] = {
      "1B", "FVC_EV0_BBOX_CMDS_WRITES",
      "", true},
     {"MEM_BW_TOTAL",
-     "(FVC_EV0_BBOX_CMDS_READS + FVC_EV0_BBOX_CMDS_WRITES) * 64",
-     "1B", "FVC_EV0_BBOX_CMDS_READS FVC_EV0_BBOX_CMDS_WRITES",
+     "(FVC_EV0_BBOX_CMDS_READS + IMT_INSERTS_WR) * 64",
+     "1B", "FVC_EV0_BBOX_CMDS_READS IMT_INSERTS_WR",
      "", true},
 };
 
