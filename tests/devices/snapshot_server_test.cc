@@ -360,12 +360,14 @@ TEST(SnapshotServerTest, RemoveStaleSegmentsSweepsOnlyTheDead) {
   const std::string prefix = UniqueName("sweep");
   LeaveDeadServer(prefix + ".1");
   LeaveDeadServer(prefix + ".2");
+  // Forked while this process has no thread of its own (ThreadSanitizer
+  // refuses threads in a child forked from a threaded process).
+  const pid_t other = StartServerProcess(prefix + ".4", /*session=*/false);
+  const KillAtEnd end{other, prefix};
   CountingDevice device({0});
   auto live = SnapshotServer::Start(prefix + ".3", &device,
                                     CatalogFor(device, "ubox/UCLK"));
   ASSERT_TRUE(live.ok()) << live.status();
-  const pid_t other = StartServerProcess(prefix + ".4", /*session=*/false);
-  const KillAtEnd end{other, prefix};
   EXPECT_EQ(RemoveStaleSegments(prefix), 2);
   EXPECT_FALSE(SegmentExists(prefix + ".1"));
   EXPECT_FALSE(SegmentExists(prefix + ".2"));
