@@ -233,9 +233,9 @@ void ConfigureTraces(SessionOptions& o, int rank, const std::string& token) {
     own = *path;
   } else {
     const char* tmp = std::getenv("TMPDIR");
-    own = fmt::format("{}/.uncore-trace-{}-{}.json",
-                      tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", token,
-                      rank);
+    own =
+        fmt::format("{}/.uncore-trace-{}-{}.json",
+                    tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", token, rank);
     st.trace_own_temporary = true;
   }
   st.trace_own = own;

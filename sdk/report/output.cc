@@ -393,10 +393,9 @@ absl::Status ReportFileStream::Failed(int error) {
   }
   return ErrnoStatus(
       error_,
-      fmt::format("cannot write report file {}: {}{}", Quoted(path_),
-                  Reason(error_),
-                  existing_ ? " (the previous report there is left as it was)"
-                            : ""));
+      fmt::format(
+          "cannot write report file {}: {}{}", Quoted(path_), Reason(error_),
+          existing_ ? " (the previous report there is left as it was)" : ""));
 }
 
 absl::Status ReportFileStream::Write(std::string_view text) {
@@ -413,8 +412,7 @@ absl::Status ReportFileStream::Commit() {
   if (!in_place_ && fsync(fd_) != 0 && errno != EINVAL) error = errno;
   if (close(fd_) != 0 && error == 0) error = errno;
   fd_ = -1;
-  if (!in_place_ && error == 0 &&
-      rename(temp_.c_str(), target_.c_str()) != 0) {
+  if (!in_place_ && error == 0 && rename(temp_.c_str(), target_.c_str()) != 0) {
     error = errno;
   }
   if (error != 0) return Failed(error);

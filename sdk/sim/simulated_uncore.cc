@@ -352,9 +352,31 @@ struct SimulatedUncore::Scratch {
   std::vector<Step> steps;
 };
 
+namespace {
+// Set (a trivially destructible thread_local stays readable) once the
+// thread's scratch has been destroyed.
+thread_local bool t_scratch_destroyed = false;
+}  // namespace
+
 SimulatedUncore::Scratch& SimulatedUncore::ThreadScratch() {
-  thread_local Scratch scratch;
-  return scratch;
+  // A thread's thread_local objects are destroyed before the exit-time
+  // destructors run, and those may still take snapshots (a static object's
+  // destructor that opens a region): such late calls get a scratch of
+  // their own, made once per thread and never freed.
+  if (t_scratch_destroyed) {
+    thread_local Scratch* late = nullptr;
+    if (late == nullptr) late = new Scratch();
+    return *late;
+  }
+  struct Holder {
+    Scratch scratch;
+    Holder() = default;
+    Holder(const Holder&) = delete;
+    Holder& operator=(const Holder&) = delete;
+    ~Holder() { t_scratch_destroyed = true; }
+  };
+  thread_local Holder holder;
+  return holder.scratch;
 }
 
 namespace {

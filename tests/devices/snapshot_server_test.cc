@@ -375,6 +375,10 @@ TEST(SnapshotServerTest, RemoveStaleSegmentsSweepsOnlyTheDead) {
   EXPECT_TRUE(SegmentExists(prefix + ".4"));
   // Killed: a zombie until reaped, dead all the same; the public name.
   kill(other, SIGKILL);
+  // SIGKILL is asynchronous: wait until it has exited, leaving it a zombie
+  // (WNOWAIT: not reaped).
+  siginfo_t exited{};
+  ASSERT_EQ(waitid(P_PID, other, &exited, WEXITED | WNOWAIT), 0);
   EXPECT_EQ(uncore::RemoveStaleSharedCounters(prefix), 1);
   EXPECT_FALSE(SegmentExists(prefix + ".4"));
   Reap(other);
