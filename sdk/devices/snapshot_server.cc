@@ -608,6 +608,14 @@ RemoteSnapshotDevice::Attach(const std::vector<std::string>& names) {
     UNCORE_ASSIGN_OR_RETURN(source.catalog,
                             DecodeCatalog(std::string_view(
                                 segment->catalog(), segment->catalog_bytes)));
+    // Each snapshot reads one value per planned counter from the segment:
+    // a catalog that plans more (or fewer) than it holds is corrupt.
+    if (source.catalog.plan.size() != segment->entries) {
+      return absl::DataLossError(fmt::format(
+          "/dev/shm{} plans {} counters but holds {} values: the segment is "
+          "corrupt; the socket's serving session must start again",
+          path, source.catalog.plan.size(), segment->entries));
+    }
     segment->attached.fetch_add(1, std::memory_order_acq_rel);
     source.counted = true;
   }
