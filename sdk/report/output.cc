@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -235,8 +236,8 @@ absl::Status CheckNameLength(const std::string& path) {
     if (length > NAME_MAX) {
       // The file system's own limit where its directory says (pathconf).
       const std::string dir = start <= 1 ? "/" : path.substr(0, start - 1);
-      const long limit = pathconf(dir.c_str(), _PC_NAME_MAX);
-      const long name_max = limit > 0 ? limit : NAME_MAX;
+      const int64_t limit = pathconf(dir.c_str(), _PC_NAME_MAX);
+      const int64_t name_max = limit > 0 ? limit : NAME_MAX;
       if (length > static_cast<size_t>(name_max)) {
         return ErrnoStatus(
             ENAMETOOLONG,
