@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "fmt/format.h"
+#include "sdk/common/nesting.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
 
@@ -158,7 +159,7 @@ class ExpressionCompiler {
 
   absl::StatusOr<int> ParseUnary(Frame& f) {
     // Every recursion of the parser passes here.
-    const Nesting nesting(&nesting_);
+    const common::NestingLevel nesting(&nesting_);
     if (nesting_ > kMaxNesting) {
       return ExprError(f.text, f.pos,
                        fmt::format("nested more than {} deep", kMaxNesting));
@@ -307,15 +308,6 @@ class ExpressionCompiler {
     }
     return *inner;
   }
-
-  // Counts the levels of ParseUnary open.
-  struct Nesting {
-    explicit Nesting(int* depth) : depth(depth) { ++*depth; }
-    ~Nesting() { --*depth; }
-    Nesting(const Nesting&) = delete;
-    Nesting& operator=(const Nesting&) = delete;
-    int* depth;
-  };
 
   CompiledMetric* out_;
   int nesting_ = 0;

@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
+#include "sdk/common/nesting.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
 
@@ -139,7 +140,7 @@ class FormulaCompiler {
   }
   absl::StatusOr<int> Unary() {
     // Every recursion of the compiler passes here.
-    const Nesting nesting(&nesting_);
+    const common::NestingLevel nesting(&nesting_);
     if (nesting_ > kMaxNesting) {
       return Error(fmt::format("nested more than {} deep", kMaxNesting));
     }
@@ -221,15 +222,6 @@ class FormulaCompiler {
     }
     return EventIndex(word);
   }
-
-  // Counts the levels of Unary open.
-  struct Nesting {
-    explicit Nesting(int* depth) : depth(depth) { ++*depth; }
-    ~Nesting() { --*depth; }
-    Nesting(const Nesting&) = delete;
-    Nesting& operator=(const Nesting&) = delete;
-    int* depth;
-  };
 
   const Resolution& resolution_;
   const PerfMetricContext& context_;
