@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
+#include "uncore/region.h"
 #include "uncore/report_file.h"
 
 namespace uncore::mpi {
@@ -365,6 +366,11 @@ absl::StatusOr<RankRecord> DecodeRank(std::string_view bytes) {
     region.name = r.Str();
     region.path = r.Str();
     region.depth = r.Int();
+    // Reports indent by the depth: one no region can have is corrupt.
+    if (region.depth < 0 || region.depth > kMaxRegionDepth) {
+      return absl::DataLossError(
+          "an MPI rank's results are not readable (a region's depth)");
+    }
     region.calls = r.U64();
     region.threads = r.U64();
     region.wall_ns = r.U64();

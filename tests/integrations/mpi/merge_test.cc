@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "uncore/region.h"
 #include "uncore/report_file.h"
 #include "uncore/results.h"
 
@@ -168,6 +169,22 @@ TEST(MergeTest, RecordsRoundTripAndRefuseTruncation) {
   for (size_t n = 0; n < bytes.size(); n += 7) {
     EXPECT_FALSE(DecodeRank(bytes.substr(0, n)).ok()) << n;
   }
+}
+
+// Found by tests/fuzz/mpi_rank_fuzzer.cc: a record with a region of depth
+// -1 made the merged table indent by 2^64 - 2 spaces (std::length_error,
+// terminate), and a depth of 2^30 would have asked for 2 GB.  A depth no
+// region can have is refused when the record is decoded.
+TEST(MergeTest, RecordsWithADepthNoRegionCanHaveAreRefused) {
+  RankRecord r = Job()[0];
+  for (int depth : {-1, kMaxRegionDepth + 1, 1 << 30}) {
+    r.results.regions[0].depth = depth;
+    absl::StatusOr<RankRecord> back = DecodeRank(EncodeRank(r));
+    ASSERT_FALSE(back.ok()) << depth;
+    EXPECT_EQ(back.status().code(), absl::StatusCode::kDataLoss);
+  }
+  r.results.regions[0].depth = kMaxRegionDepth;
+  EXPECT_TRUE(DecodeRank(EncodeRank(r)).ok());
 }
 
 TEST(MergeTest, JsonCsvAndTable) {
