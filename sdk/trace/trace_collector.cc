@@ -250,8 +250,6 @@ void TraceCollector::RecordCall(ThreadLog* log, int path, uint64_t begin_ns,
     b.counts.insert(b.counts.end(), counts, counts + n);
   }
   b.calls.push_back({begin_ns, end_ns, path, at, marker, open});
-  calls_.store(calls_.load(std::memory_order_relaxed) + 1,
-               std::memory_order_relaxed);
   if (b.calls.size() >= options_.thread_buffer_calls) {
     std::unique_ptr<Buffer> full = std::move(log->buffer);
     log->buffer = FreshBuffer();
@@ -736,10 +734,6 @@ std::vector<std::string> TraceCollector::Notes() const {
                               : " (the trace file has them all)"));
   }
   return notes;
-}
-
-uint64_t TraceCollector::calls_recorded() const {
-  return calls_.load(std::memory_order_relaxed);
 }
 
 uint64_t TraceCollector::snapshots_recorded() const {

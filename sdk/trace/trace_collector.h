@@ -143,7 +143,6 @@ class TraceCollector final : public devices::SnapshotObserver {
 
   // What could not be written or kept, as report lines ("" when nothing).
   std::vector<std::string> Notes() const;
-  uint64_t calls_recorded() const;
   uint64_t snapshots_recorded() const;
   size_t num_values() const { return layout_.value_event.size(); }
 
@@ -217,7 +216,6 @@ class TraceCollector final : public devices::SnapshotObserver {
   bool finished_ = false;
   absl::Status finish_status_;
 
-  std::atomic<uint64_t> calls_{0};
   std::atomic<uint64_t> snapshot_count_{0};
 };
 
