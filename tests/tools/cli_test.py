@@ -162,18 +162,64 @@ class DescribeTest(unittest.TestCase):
             e = run("describe", "--platform", "nehalemex", "--registers",
                     spec)
             self.assertEqual(e.returncode, 0, e.stderr)
+            # The listing IvyTown's writes use: step, register, location
+            # ("MSR 0x0e48"), value (0x and at least 8 digits), why.
+            self.assertIn("step  register", e.stdout)
             s0 = [l.split() for l in e.stdout.splitlines()
                   if l.split()[1:2] and l.split()[1].startswith("S0_MSR_")]
-            got = [(x[1], x[3]) for x in s0]
+            got = [(x[1], x[2] + " " + x[3], x[4]) for x in s0]
             self.assertEqual(got, [
-                ("S0_MSR_PMON_GLOBAL_CTL", "0x0"),
-                ("S0_MSR_PMON_CTL0", "0x0"), ("S0_MSR_PMON_CTR0", "0x0"),
-                ("S0_MSR_MM_CFG", "0x0"), ("S0_MSR_MATCH", "0x1"),
-                ("S0_MSR_MASK", "0x3"), ("S0_MSR_PMON_CTL0", "0x400000"),
-                ("S0_MSR_MM_CFG", "0x8000000000000000"),
-                ("S0_MSR_PMON_GLOBAL_CTL", "0x1")], spec)
+                ("S0_MSR_PMON_GLOBAL_CTL", "MSR 0x0c40", "0x00000000"),
+                ("S0_MSR_PMON_CTL0", "MSR 0x0c50", "0x00000000"),
+                ("S0_MSR_PMON_CTR0", "MSR 0x0c51", "0x00000000"),
+                ("S0_MSR_MM_CFG", "MSR 0x0e48", "0x00000000"),
+                ("S0_MSR_MATCH", "MSR 0x0e49", "0x00000001"),
+                ("S0_MSR_MASK", "MSR 0x0e4a", "0x00000003"),
+                ("S0_MSR_PMON_CTL0", "MSR 0x0c50", "0x00400000"),
+                ("S0_MSR_MM_CFG", "MSR 0x0e48", "0x8000000000000000"),
+                ("S0_MSR_PMON_GLOBAL_CTL", "MSR 0x0c40", "0x00000001")],
+                spec)
             self.assertIn("start counting: set en_all",
                           e.stdout.splitlines()[-1])
+            # The same writes as JSON, in the same format.
+            j = run("describe", "--platform", "nehalemex", "--registers",
+                    "--json", spec)
+            self.assertEqual(j.returncode, 0, j.stderr)
+            steps = json.loads(j.stdout)
+            self.assertEqual([s["step"] for s in steps],
+                             list(range(1, len(steps) + 1)))
+            self.assertEqual(len(steps), len(
+                [l for l in e.stdout.splitlines() if "  MSR 0x" in l]))
+            got = [(s["register"], s["space"], int(s["address"], 16),
+                    int(s["value"], 16)) for s in steps
+                   if s["register"].startswith("S0_MSR_")]
+            self.assertEqual(got, [
+                ("S0_MSR_PMON_GLOBAL_CTL", "MSR", 0xC40, 0),
+                ("S0_MSR_PMON_CTL0", "MSR", 0xC50, 0),
+                ("S0_MSR_PMON_CTR0", "MSR", 0xC51, 0),
+                ("S0_MSR_MM_CFG", "MSR", 0xE48, 0),
+                ("S0_MSR_MATCH", "MSR", 0xE49, 0x1),
+                ("S0_MSR_MASK", "MSR", 0xE4A, 0x3),
+                ("S0_MSR_PMON_CTL0", "MSR", 0xC50, 0x400000),
+                ("S0_MSR_MM_CFG", "MSR", 0xE48, 1 << 63),
+                ("S0_MSR_PMON_GLOBAL_CTL", "MSR", 0xC40, 0x1)], spec)
+            self.assertEqual(steps[-1]["location"], "MSR 0x0c00")
+            self.assertEqual(steps[-1]["why"], "start counting: set en_all")
+        # Westmere-EX too: the W-Box fixed counter, enabled by GLOBAL_CTL
+        # bit 31.
+        w = run("describe", "--platform", "westmereex", "--registers",
+                "--json", "wbox/UNCORE_CLOCK")
+        self.assertEqual(w.returncode, 0, w.stderr)
+        got = [(s["register"], int(s["address"], 16), s["value"])
+               for s in json.loads(w.stdout)]
+        self.assertIn(("W_MSR_PMON_FIXED_CTR_CTL", 0x395, "0x00000001"), got)
+        self.assertEqual(got[-2], ("W_MSR_PMON_GLOBAL_CTL", 0xC80,
+                                   "0x80000000"))
+        # The model without a SPEC is text only.
+        m = run("describe", "--platform", "nehalemex", "--registers",
+                "--json")
+        self.assertEqual(m.returncode, 2)
+        self.assertIn("--json lists the writes of a SPEC", m.stderr)
         bad = run("describe", "--platform", "nehalemex", "--registers",
                   "sbox/NO_SUCH_EVENT")
         self.assertEqual(bad.returncode, 2)

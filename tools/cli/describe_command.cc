@@ -7,12 +7,12 @@
 #include "sdk/common/status_macros.h"
 #include "sdk/devices/direct/program_plan.h"
 #include "sdk/machine/topology.h"
-#include "sdk/report/text_table.h"
 #include "sdk/spec/encoder.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/spec/metric_expression.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/describe.h"
+#include "tools/cli/register_listing.h"
 
 namespace uncore::cli {
 namespace {
@@ -139,45 +139,20 @@ int DescribeRegisters(std::string_view spec_text,
     return kExitUsage;
   }
   if (json_output) {
-    common::JsonWriter json(/*pretty=*/true);
-    json.BeginArray();
-    for (size_t i = 0; i < writes->size(); ++i) {
-      const devices::direct::RegisterWrite& w = (*writes)[i];
-      json.BeginObject();
-      json.Key("step");
-      json.Int(static_cast<int64_t>(i + 1));
-      json.Key("register");
-      json.String(w.name);
-      json.Key("location");
-      json.String(w.reg.Location());
-      json.Key("value");
-      json.String(fmt::format("0x{:08x}", w.value));
-      json.Key("why");
-      json.String(w.why);
-      json.EndObject();
-    }
-    json.EndArray();
-    fmt::print(out, "{}\n", json.str());
+    fmt::print(out, "{}", RegisterWritesJson(*writes));
     return kExitOk;
   }
-  std::string text = fmt::format(
-      "register writes that program {} with the direct backend, in order\n"
-      "(a simulated 1-socket IvyTown, PCI bus 7f; Program first reads every\n"
-      "register it changes, refuses if another agent uses them, and Release\n"
-      "writes them all back; pmi_core_sel/wk_on_pmi are kept as found)\n",
-      spec_text);
-  report::TextTable table;
-  table.AddColumn("step", report::Align::kRight);
-  table.AddColumn("register", report::Align::kLeft);
-  table.AddColumn("location", report::Align::kLeft);
-  table.AddColumn("value", report::Align::kLeft);
-  table.AddColumn("why", report::Align::kLeft);
-  for (size_t i = 0; i < writes->size(); ++i) {
-    const devices::direct::RegisterWrite& w = (*writes)[i];
-    table.AddRow({fmt::format("{}", i + 1), w.name, w.reg.Location(),
-                  fmt::format("0x{:08x}", w.value), w.why});
-  }
-  table.Render(&text);
+  const std::string text = RegisterWritesText(
+      fmt::format(
+          "register writes that program {} with the direct backend, in "
+          "order\n"
+          "(a simulated 1-socket IvyTown, PCI bus 7f; Program first reads "
+          "every\n"
+          "register it changes, refuses if another agent uses them, and "
+          "Release\n"
+          "writes them all back; pmi_core_sel/wk_on_pmi are kept as found)\n",
+          spec_text),
+      *writes);
   fmt::print(out, "{}", text);
   return kExitOk;
 }

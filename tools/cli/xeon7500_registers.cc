@@ -4,7 +4,8 @@
 // control bits and the S-Box match/mask sequence (steps a-d) with its
 // addresses.  With SPEC (a kernel nhmex PMU event such as
 // 'uncore_sbox_0/event=0,match=0x1,mask=0x2/'): the ordered writes the
-// nehalemex engine performs to program it on one simulated socket.
+// nehalemex engine performs to program it on one simulated socket, in the
+// listing every register platform shares (register_listing.h; --json too).
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -23,6 +24,7 @@
 #include "sdk/spec/event_spec.h"
 #include "sdk/spec/platform_catalog.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/register_listing.h"
 
 namespace uncore::cli {
 namespace {
@@ -212,8 +214,8 @@ absl::StatusOr<std::vector<spec::EventSpec>> NhmexEvents(
   return r.status();
 }
 
-int ProgramWrites(Variant v, std::string_view spec_text, std::FILE* out,
-                  std::FILE* err) {
+int ProgramWrites(Variant v, std::string_view spec_text, bool json_output,
+                  std::FILE* out, std::FILE* err) {
   absl::StatusOr<std::vector<spec::EventSpec>> events =
       NhmexEvents(v, spec_text);
   if (!events.ok()) {
@@ -230,24 +232,16 @@ int ProgramWrites(Variant v, std::string_view spec_text, std::FILE* out,
                common::StatusMessage(st));
     return kExitUsage;
   }
-  std::string text = fmt::format(
-      "register writes that program {} on a {} socket, in order\n"
-      "(Program first reads every register it changes; Release writes them "
-      "all back)\n",
-      spec_text, nehalemex::VariantDisplayName(v));
-  report::TextTable table;
-  table.AddColumn("step", report::Align::kRight);
-  table.AddColumn("register", report::Align::kLeft);
-  table.AddColumn("MSR", report::Align::kLeft);
-  table.AddColumn("value", report::Align::kLeft);
-  table.AddColumn("why", report::Align::kLeft);
-  const auto& writes = dev.program_writes();
-  for (size_t i = 0; i < writes.size(); ++i) {
-    table.AddRow({std::to_string(i + 1), writes[i].name,
-                  Hex(writes[i].reg.address),
-                  fmt::format("0x{:x}", writes[i].value), writes[i].why});
+  if (json_output) {
+    fmt::print(out, "{}", RegisterWritesJson(dev.program_writes()));
+    return kExitOk;
   }
-  table.Render(&text);
+  const std::string text = RegisterWritesText(
+      fmt::format("register writes that program {} on a {} socket, in order\n"
+                  "(Program first reads every register it changes; Release "
+                  "writes them all back)\n",
+                  spec_text, nehalemex::VariantDisplayName(v)),
+      dev.program_writes());
   fmt::print(out, "{}", text);
   return kExitOk;
 }
@@ -263,14 +257,17 @@ int RunDescribeXeon7500(const DescribeOptions& options, std::FILE* out,
   // Without --registers the platform's event tables answer (the platform
   // routing in main.cc).
   if (!v || !options.registers) return -1;
+  if (!options.spec.empty()) {
+    return ProgramWrites(*v, options.spec, options.json, out, err);
+  }
   if (options.json) {
     fmt::print(err,
-               "uncore describe --platform {}: --json is not available for "
-               "this platform; drop it for the text model\n",
+               "uncore describe --platform {} --registers: --json lists the "
+               "writes of a SPEC; the register model without one is text "
+               "only\n",
                options.platform);
     return kExitUsage;
   }
-  if (!options.spec.empty()) return ProgramWrites(*v, options.spec, out, err);
   fmt::print(out, "{}", Model(*v));
   return kExitOk;
 }
