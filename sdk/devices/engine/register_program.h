@@ -5,7 +5,8 @@
 // close a snapshot window, the counters to read, and the ordered release
 // sequence.  Nothing here knows a box, an event or a platform: IvyTown's
 // planner (devices/direct/program_plan.h) and the Xeon 7500's
-// (devices/nehalemex/nehalemex_plan.h) both speak it.
+// (NehalemExDevice::Plan, devices/nehalemex/nehalemex_device.h) both speak
+// it.
 //
 //   RegisterProgram program;
 //   SocketProgram& s = program.sockets.emplace_back();
