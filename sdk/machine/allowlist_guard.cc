@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "absl/status/status.h"
 #include "fmt/format.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/platforms/nehalemex/box_descriptors.h"
 
 namespace uncore::machine {
 
@@ -60,13 +62,9 @@ std::string PciWhere(const PciAddress& fn, uint32_t offset) {
   return fmt::format("PCI {} offset 0x{:x}", fn.ToString(), offset);
 }
 
-constexpr const char* kReadHint =
-    " (reads of unlisted registers are refused too; set "
-    "AllowListGuard::Options::allow_unlisted_reads to let them through)";
-
-}  // namespace
-
-std::string AllowedRegister::Name() const {
+// The IvyTown name of a register: "CBo3 counter control 0".
+std::string IvyTownName(RegisterRole role, ivytown::BoxType box, int instance,
+                        int index, bool pci) {
   switch (role) {
     case RegisterRole::kGlobalControl:
       return "U_MSR_PMON_GLOBAL_CTL";
@@ -79,7 +77,6 @@ std::string AllowedRegister::Name() const {
   }
   const BoxDescriptor& desc = ivytown::Box(box);
   const std::string_view in = desc.instances[instance].name;
-  const bool pci = space == AccessSpace::kPci;
   switch (role) {
     case RegisterRole::kBoxControl:
       return fmt::format("{} box control", in);
@@ -109,46 +106,52 @@ std::string AllowedRegister::Name() const {
   }
 }
 
+// The role of a Xeon 7500 register, from the manual's name.
+RegisterRole NehalemExRole(std::string_view name) {
+  auto has = [&](std::string_view part) {
+    return name.find(part) != std::string_view::npos;
+  };
+  if (name == "U_MSR_PMON_GLOBAL_CTL") return RegisterRole::kGlobalControl;
+  if (name == "U_MSR_PMON_GLOBAL_STATUS") return RegisterRole::kGlobalStatus;
+  if (has("FIXED_CTR_CTL")) return RegisterRole::kFixedControl;
+  if (has("FIXED_CTR")) return RegisterRole::kFixedCounter;
+  if (has("_PMON_GLOBAL_CTL")) return RegisterRole::kBoxControl;
+  if (has("_PMON_GLOBAL_STATUS")) return RegisterRole::kBoxStatus;
+  if (has("_PMON_CTL")) return RegisterRole::kCounterControl;
+  if (has("_PMON_CTR")) return RegisterRole::kCounter;
+  if (has("MM_CFG") || has("MATCH") || has("MASK")) {
+    return RegisterRole::kFilter;
+  }
+  return RegisterRole::kOther;
+}
+
+constexpr const char* kReadHint =
+    " (reads of unlisted registers are refused too; set "
+    "AllowListGuard::Options::allow_unlisted_reads to let them through)";
+
+}  // namespace
+
 std::string AllowedRegister::Describe() const {
   if (space == AccessSpace::kMsr) {
-    return fmt::format("{} (MSR 0x{:x}, socket {})", Name(), address, socket);
+    return fmt::format("{} (MSR 0x{:x}, socket {})", name, address, socket);
   }
-  return fmt::format("{} (PCI {} offset 0x{:x}, socket {})", Name(),
+  return fmt::format("{} (PCI {} offset 0x{:x}, socket {})", name,
                      function.ToString(), address, socket);
 }
 
-AllowListGuard::AllowListGuard(RegisterSpace* wrapped, const Topology& topology)
-    : AllowListGuard(wrapped, topology, Options{}) {}
-
-AllowListGuard::AllowListGuard(RegisterSpace* wrapped, const Topology& topology,
-                               Options options)
-    : wrapped_(wrapped), options_(options) {
-  Build(topology);
-}
-
-AllowListGuard::AllowListGuard(std::unique_ptr<RegisterSpace> wrapped,
-                               const Topology& topology)
-    : AllowListGuard(std::move(wrapped), topology, Options{}) {}
-
-AllowListGuard::AllowListGuard(std::unique_ptr<RegisterSpace> wrapped,
-                               const Topology& topology, Options options)
-    : owned_(std::move(wrapped)), wrapped_(owned_.get()), options_(options) {
-  Build(topology);
-}
-
-void AllowListGuard::AddMsr(const AllowedRegister& reg) {
-  msrs_.emplace(MsrKey{reg.socket, reg.address}, reg);
-}
-
-void AllowListGuard::AddPci(const AllowedRegister& reg) {
-  pci_.emplace(PciKey{reg.function, reg.address}, reg);
-}
-
-void AllowListGuard::Build(const Topology& topology) {
+AllowList IvyTownAllowList(const Topology& topology) {
+  AllowList list;
+  list.source = "the IvyTown box descriptors name";
+  auto push = [&](AllowedRegister reg) {
+    list.registers.push_back(std::move(reg));
+  };
   for (int s = 0; s < static_cast<int>(topology.sockets.size()); ++s) {
     const SocketTopology& socket = topology.sockets[s];
-    socket_of_cpu_.emplace(socket.msr_cpu, s);
-    for (int cpu : socket.cpus) socket_of_cpu_.emplace(cpu, s);
+    std::vector<int>& cpus = list.socket_cpus.emplace_back();
+    cpus.push_back(socket.msr_cpu);
+    for (int cpu : socket.cpus) {
+      if (cpu != socket.msr_cpu) cpus.push_back(cpu);
+    }
 
     auto global = [&](RegisterRole role, uint32_t msr, uint64_t mask) {
       AllowedRegister reg;
@@ -157,7 +160,8 @@ void AllowListGuard::Build(const Topology& topology) {
       reg.address = msr;
       reg.role = role;
       reg.writable_mask = mask;
-      AddMsr(reg);
+      reg.name = IvyTownName(role, ivytown::BoxType::kUbox, 0, 0, false);
+      push(std::move(reg));
     };
     global(RegisterRole::kGlobalControl, kGlobal.global_control,
            kGlobal.global_control_writable_mask);
@@ -187,17 +191,13 @@ void AllowListGuard::Build(const Topology& topology) {
           reg.socket = s;
           reg.address = address;
           reg.role = role;
-          reg.box = box.type;
-          reg.instance = n;
-          reg.index = index;
           reg.writable_mask = mask;
-          if (!pci) {
-            AddMsr(reg);
-            return;
+          reg.name = IvyTownName(role, box.type, n, index, pci);
+          if (pci) {
+            if (in_aux && !aux) return;  // the function was not identified
+            reg.function = in_aux ? *aux : *pmon;
           }
-          if (in_aux && !aux) return;  // the function was not identified
-          reg.function = in_aux ? *aux : *pmon;
-          AddPci(reg);
+          push(std::move(reg));
         };
         // A counter: one MSR, or two PCI dwords.
         auto add_counter = [&](RegisterRole low, RegisterRole high,
@@ -245,6 +245,75 @@ void AllowListGuard::Build(const Topology& topology) {
       }
     }
   }
+  return list;
+}
+
+AllowList NehalemExAllowList(nehalemex::Variant variant,
+                             const Topology& topology) {
+  AllowList list;
+  list.source = fmt::format("the {} register model names",
+                            nehalemex::VariantDisplayName(variant));
+  const std::span<const nehalemex::RegisterInfo> all =
+      nehalemex::AllRegisters(variant);
+  for (int s = 0; s < static_cast<int>(topology.sockets.size()); ++s) {
+    const SocketTopology& socket = topology.sockets[s];
+    std::vector<int>& cpus = list.socket_cpus.emplace_back();
+    cpus.push_back(socket.msr_cpu);
+    for (int cpu : socket.cpus) {
+      if (cpu != socket.msr_cpu) cpus.push_back(cpu);
+    }
+    for (const nehalemex::RegisterInfo& r : all) {
+      AllowedRegister reg;
+      reg.space = AccessSpace::kMsr;
+      reg.socket = s;
+      reg.address = r.address;
+      reg.role = NehalemExRole(r.name);
+      reg.writable_mask = r.writable;
+      reg.name = r.name;
+      list.registers.push_back(std::move(reg));
+    }
+  }
+  return list;
+}
+
+AllowListGuard::AllowListGuard(RegisterSpace* wrapped, const AllowList& list)
+    : AllowListGuard(wrapped, list, Options{}) {}
+
+AllowListGuard::AllowListGuard(RegisterSpace* wrapped, const AllowList& list,
+                               Options options)
+    : wrapped_(wrapped), options_(options) {
+  Index(list);
+}
+
+AllowListGuard::AllowListGuard(std::unique_ptr<RegisterSpace> wrapped,
+                               const AllowList& list)
+    : AllowListGuard(std::move(wrapped), list, Options{}) {}
+
+AllowListGuard::AllowListGuard(std::unique_ptr<RegisterSpace> wrapped,
+                               const AllowList& list, Options options)
+    : owned_(std::move(wrapped)), wrapped_(owned_.get()), options_(options) {
+  Index(list);
+}
+
+AllowListGuard::AllowListGuard(RegisterSpace* wrapped, const Topology& topology)
+    : AllowListGuard(wrapped, IvyTownAllowList(topology), Options{}) {}
+
+AllowListGuard::AllowListGuard(RegisterSpace* wrapped, const Topology& topology,
+                               Options options)
+    : AllowListGuard(wrapped, IvyTownAllowList(topology), options) {}
+
+void AllowListGuard::Index(const AllowList& list) {
+  source_ = list.source;
+  for (int s = 0; s < static_cast<int>(list.socket_cpus.size()); ++s) {
+    for (int cpu : list.socket_cpus[s]) socket_of_cpu_.emplace(cpu, s);
+  }
+  for (const AllowedRegister& reg : list.registers) {
+    if (reg.space == AccessSpace::kMsr) {
+      msrs_.emplace(MsrKey{reg.socket, reg.address}, reg);
+    } else {
+      pci_.emplace(PciKey{reg.function, reg.address}, reg);
+    }
+  }
 }
 
 const AllowedRegister* AllowListGuard::FindMsr(int cpu, uint32_t msr) const {
@@ -273,9 +342,8 @@ absl::Status AllowListGuard::CheckMsrWrite(int cpu, uint32_t msr,
     }
     return absl::PermissionDeniedError(fmt::format(
         "allow-list guard refused writing 0x{:x} to {}: not an uncore PMON "
-        "register the IvyTown box descriptors name for socket {}; only those "
-        "can be written",
-        value, MsrWhere(cpu, msr), socket_of_cpu_.at(cpu)));
+        "register {} for socket {}; only those can be written",
+        value, MsrWhere(cpu, msr), source_, socket_of_cpu_.at(cpu)));
   }
   if ((value & ~reg->writable_mask) != 0) {
     return absl::PermissionDeniedError(fmt::format(
@@ -295,9 +363,9 @@ absl::Status AllowListGuard::CheckPciWrite(const PciAddress& fn,
   if (reg == nullptr) {
     return absl::PermissionDeniedError(fmt::format(
         "allow-list guard refused writing 0x{:x} to {}: not an uncore PMON "
-        "register the IvyTown box descriptors name in a PCI function of the "
-        "topology; only those can be written",
-        value, PciWhere(fn, offset)));
+        "register {} in a PCI function of the topology; only those can be "
+        "written",
+        value, PciWhere(fn, offset), source_));
   }
   if ((value & ~reg->writable_mask) != 0) {
     return absl::PermissionDeniedError(fmt::format(
@@ -315,9 +383,9 @@ absl::Status AllowListGuard::CheckMsrRead(int cpu, uint32_t msr) const {
     return absl::OkStatus();
   }
   return absl::PermissionDeniedError(fmt::format(
-      "allow-list guard refused reading {}: not an uncore PMON register the "
-      "IvyTown box descriptors name for a socket of the topology{}",
-      MsrWhere(cpu, msr), kReadHint));
+      "allow-list guard refused reading {}: not an uncore PMON register {} "
+      "for a socket of the topology{}",
+      MsrWhere(cpu, msr), source_, kReadHint));
 }
 
 absl::Status AllowListGuard::CheckPciRead(const PciAddress& fn,
@@ -326,9 +394,9 @@ absl::Status AllowListGuard::CheckPciRead(const PciAddress& fn,
     return absl::OkStatus();
   }
   return absl::PermissionDeniedError(fmt::format(
-      "allow-list guard refused reading {}: not an uncore PMON register the "
-      "IvyTown box descriptors name in a PCI function of the topology{}",
-      PciWhere(fn, offset), kReadHint));
+      "allow-list guard refused reading {}: not an uncore PMON register {} "
+      "in a PCI function of the topology{}",
+      PciWhere(fn, offset), source_, kReadHint));
 }
 
 absl::Status AllowListGuard::ReadMsr(int cpu, uint32_t msr, uint64_t* value) {

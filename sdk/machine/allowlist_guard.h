@@ -1,23 +1,26 @@
 // AllowListGuard: a registers::RegisterSpace that lets through only the
-// registers the IvyTown box descriptors name, on the CPUs and PCI functions
-// the topology gives each socket.  It wraps the Linux register space, so
-// every write of the direct backend passes through it
+// registers of a platform's allow-list (data: an AllowList), on the CPUs and
+// PCI functions the list gives each socket.  It wraps the Linux register
+// space, so every access of a direct backend passes through it: IvyTown's
+// (devices/direct/open_direct_device.cc) and the Xeon 7500 / E7's
+// (runtime/backends.cc) use this one guard with their platform's list
 // (docs/architecture.md).
 //
 //   RecordingRegisterSpace raw;                     // or LinuxRegisterSpace
-//   AllowListGuard guard(&raw, SimulatedTopology(2));
+//   AllowListGuard guard(&raw, IvyTownAllowList(SimulatedTopology(2)));
 //   guard.WriteMsr(0, 0x0D10, 0x00400137);          // CBo0 CTL0: ok
 //   guard.WriteMsr(0, 0x0010, 0);                   // TSC: PermissionDenied
 //   guard.WriteMsr(0, 0x0D10, 0x00100000);          // rsv bit 20: refused
 //
-// The allow-list, per socket: U_MSR_PMON_GLOBAL_CTL/STATUS/CONFIG; for every
-// present box instance its box control and box status, counter controls,
-// counter data (PCI: both dwords), filter registers (QPI: in the mask/match
-// function, when the topology has it) and fixed counter control and data.
-// MSRs are allowed on every CPU of the socket (and its msr_cpu); PCI
-// registers only in the socket's own functions.
+//   AllowListGuard xeon7500(&raw, NehalemExAllowList(
+//       nehalemex::Variant::kNehalemEx, topology));
 //
-// Writes are checked against the register's writable bits too:
+// IvyTownAllowList, per socket: U_MSR_PMON_GLOBAL_CTL/STATUS/CONFIG; for
+// every present box instance its box control and box status, counter
+// controls, counter data (PCI: both dwords), filter registers (QPI: in the
+// mask/match function, when the topology has it) and fixed counter control
+// and data.  MSRs are allowed on every CPU of the socket (and its msr_cpu);
+// PCI registers only in the socket's own functions.  Writable bits:
 //   counter control      BoxDescriptor::control_writable_mask (engine bits
 //                        en, rst, ov_en, q_occ_rst included)
 //   filter               FilterRegisterDescriptor::writable_mask
@@ -29,14 +32,20 @@
 //   fixed control        FixedCounterDescriptor::control_writable_mask
 //   counter data         any value below 2^width (PCI: low dword any 32-bit
 //                        value, high dword the bits above 32 of the width)
-// A refused write returns PermissionDenied and never reaches the wrapped
+// NehalemExAllowList, per socket: every PMON MSR of the variant's register
+// model (nehalemex::AllRegisters: U, box GLOBAL_CTL/STATUS/OVF_CTL, counter
+// controls and data, match/mask, M-Box sub-control, R-Box port and W fixed
+// registers) with its writable bits (RegisterInfo::writable); no PCI.
+//
+// A write outside the list, or setting a bit outside the register's
+// writable mask, returns PermissionDenied and never reaches the wrapped
 // space.  Reads of registers not on the list are refused too (strict by
 // default: nothing the SDK needs lies outside it); Options::
 // allow_unlisted_reads lets them through.
 //
-// Guarantees: the allow-list is built once, at construction; every check is
-// an O(1) hash lookup, with no allocation and no lock unless it fails.
-// Thread-safe when the wrapped space is.
+// Guarantees: the guard indexes the list once, at construction; every check
+// is an O(1) hash lookup, with no allocation and no lock unless it fails.
+// Thread-safe when the wrapped space is.  The list builders are pure.
 #ifndef UNCORE_SDK_MACHINE_ALLOWLIST_GUARD_H_
 #define UNCORE_SDK_MACHINE_ALLOWLIST_GUARD_H_
 
@@ -50,7 +59,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "sdk/machine/topology.h"
-#include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/platforms/access_space.h"
+#include "sdk/platforms/nehalemex/box_descriptors.h"
 #include "sdk/registers/register_space.h"
 
 namespace uncore::machine {
@@ -65,29 +75,45 @@ enum class RegisterRole : uint8_t {
   kCounterControl,
   kCounter,      // MSR counter, or the low dword of a PCI counter
   kCounterHigh,  // the high dword of a PCI counter
-  kFilter,
+  kFilter,       // filters, match/mask and their configuration
   kFixedControl,
   kFixedCounter,      // MSR fixed counter, or the low dword of a PCI one
   kFixedCounterHigh,  // the high dword of a PCI fixed counter
+  kOther,             // another PMON register of the platform
 };
 
 struct AllowedRegister {
-  ivytown::AccessSpace space = ivytown::AccessSpace::kMsr;
-  int socket = 0;
+  AccessSpace space = AccessSpace::kMsr;
+  int socket = 0;                  // index into AllowList::socket_cpus
   registers::PciAddress function;  // PCI registers: the function holding it
   uint32_t address = 0;            // MSR number or PCI config offset
   RegisterRole role = RegisterRole::kCounter;
-  ivytown::BoxType box = ivytown::BoxType::kUbox;  // U-Box for global roles
-  int instance = 0;
-  int index = 0;               // counter or filter index
   uint64_t writable_mask = 0;  // bits a write may set
-
   // "CBo3 counter control 0", "U_MSR_PMON_GLOBAL_CTL",
-  // "QPI port 0 filter Q_Py_PCI_PMON_PKT_MATCH0".
-  std::string Name() const;
-  // Name() plus where: "CBo3 counter control 0 (MSR 0xd70, socket 0)".
+  // "QPI port 0 filter Q_Py_PCI_PMON_PKT_MATCH0", "S1_MSR_MM_CFG".
+  std::string name;
+
+  // The name plus where: "CBo3 counter control 0 (MSR 0xd70, socket 0)".
   std::string Describe() const;
 };
+
+// A platform's allow-list: plain data, built by the platform's function
+// below (or by hand, in tests).
+struct AllowList {
+  // For messages: "the IvyTown box descriptors name".
+  std::string source;
+  // Per socket (the index AllowedRegister::socket refers to): the CPUs
+  // through which its MSRs may be reached.
+  std::vector<std::vector<int>> socket_cpus;
+  std::vector<AllowedRegister> registers;
+};
+
+// IvyTown's list for the sockets, boxes and PCI functions of `topology`.
+AllowList IvyTownAllowList(const Topology& topology);
+// The Xeon 7500 / E7 list: the variant's PMON MSRs on every socket of
+// `topology`.
+AllowList NehalemExAllowList(nehalemex::Variant variant,
+                             const Topology& topology);
 
 class AllowListGuard : public registers::RegisterSpace {
  public:
@@ -97,14 +123,18 @@ class AllowListGuard : public registers::RegisterSpace {
   };
 
   // `wrapped` must outlive the guard.
-  AllowListGuard(registers::RegisterSpace* wrapped, const Topology& topology);
-  AllowListGuard(registers::RegisterSpace* wrapped, const Topology& topology,
+  AllowListGuard(registers::RegisterSpace* wrapped, const AllowList& list);
+  AllowListGuard(registers::RegisterSpace* wrapped, const AllowList& list,
                  Options options);
   // The guard owns `wrapped`.
   AllowListGuard(std::unique_ptr<registers::RegisterSpace> wrapped,
-                 const Topology& topology, Options options);
+                 const AllowList& list, Options options);
   AllowListGuard(std::unique_ptr<registers::RegisterSpace> wrapped,
-                 const Topology& topology);
+                 const AllowList& list);
+  // IvyTown's list: the same as passing IvyTownAllowList(topology).
+  AllowListGuard(registers::RegisterSpace* wrapped, const Topology& topology);
+  AllowListGuard(registers::RegisterSpace* wrapped, const Topology& topology,
+                 Options options);
   AllowListGuard(const AllowListGuard&) = delete;
   AllowListGuard& operator=(const AllowListGuard&) = delete;
 
@@ -136,9 +166,7 @@ class AllowListGuard : public registers::RegisterSpace {
   using PciKey = std::pair<registers::PciAddress, uint32_t>;
   using MsrKey = std::pair<int, uint32_t>;  // (socket, msr)
 
-  void Build(const Topology& topology);
-  void AddMsr(const AllowedRegister& reg);
-  void AddPci(const AllowedRegister& reg);
+  void Index(const AllowList& list);
   const AllowedRegister* FindMsr(int cpu, uint32_t msr) const;
   const AllowedRegister* FindPci(const registers::PciAddress& fn,
                                  uint32_t offset) const;
@@ -146,6 +174,7 @@ class AllowListGuard : public registers::RegisterSpace {
   std::unique_ptr<registers::RegisterSpace> owned_;
   registers::RegisterSpace* wrapped_;
   Options options_;
+  std::string source_;
   absl::flat_hash_map<int, int> socket_of_cpu_;
   absl::flat_hash_map<MsrKey, AllowedRegister> msrs_;
   absl::flat_hash_map<PciKey, AllowedRegister> pci_;

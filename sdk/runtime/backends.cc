@@ -16,6 +16,7 @@
 #include "sdk/devices/direct/open_direct_device.h"
 #include "sdk/devices/nehalemex/nehalemex_device.h"
 #include "sdk/devices/perf/perf_device.h"
+#include "sdk/machine/allowlist_guard.h"
 #include "sdk/machine/topology.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/platforms/nehalemex/box_descriptors.h"
@@ -189,51 +190,6 @@ class NehalemExBackend : public Backend {
   std::unique_ptr<devices::NehalemExDevice> device_;
 };
 
-// Passes only the Xeon 7500 PMON registers the variant has, and within them
-// only their writable bits: nothing else of the machine's MSRs is touched.
-class NehalemExRegisterGuard : public registers::RegisterSpace {
- public:
-  NehalemExRegisterGuard(nehalemex::Variant variant,
-                         std::unique_ptr<registers::RegisterSpace> inner)
-      : variant_(variant), inner_(std::move(inner)) {}
-  absl::Status ReadMsr(int cpu, uint32_t msr, uint64_t* value) override {
-    UNCORE_RETURN_IF_ERROR(Check(msr, nullptr));
-    return inner_->ReadMsr(cpu, msr, value);
-  }
-  absl::Status WriteMsr(int cpu, uint32_t msr, uint64_t value) override {
-    UNCORE_RETURN_IF_ERROR(Check(msr, &value));
-    return inner_->WriteMsr(cpu, msr, value);
-  }
-  absl::Status ReadPci(const registers::PciAddress&, uint32_t,
-                       uint32_t*) override {
-    return absl::PermissionDeniedError(
-        "the Xeon 7500 uncore has no PCI PMON registers");
-  }
-  absl::Status WritePci(const registers::PciAddress&, uint32_t,
-                        uint32_t) override {
-    return absl::PermissionDeniedError(
-        "the Xeon 7500 uncore has no PCI PMON registers");
-  }
-
- private:
-  absl::Status Check(uint32_t msr, const uint64_t* value) const {
-    const nehalemex::RegisterInfo* r = nehalemex::FindRegister(variant_, msr);
-    if (r == nullptr) {
-      return absl::PermissionDeniedError(fmt::format(
-          "MSR 0x{:x} is not a Xeon 7500 PMON register: refused", msr));
-    }
-    if (value != nullptr && (*value & ~r->writable) != 0) {
-      return absl::InvalidArgumentError(fmt::format(
-          "{} (MSR 0x{:x}): 0x{:x} sets reserved bits (writable 0x{:x}): "
-          "refused",
-          r->name, msr, *value, r->writable));
-    }
-    return absl::OkStatus();
-  }
-  nehalemex::Variant variant_;
-  std::unique_ptr<registers::RegisterSpace> inner_;
-};
-
 // Linux perf_event: instance names are the PMUs, scale and unit come from
 // the PMUs' event aliases, counts may be multiplexing estimates.
 class PerfBackend : public Backend {
@@ -301,8 +257,11 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenNehalemExDirect(
     return absl::FailedPreconditionError(fmt::format(
         "no online CPU found under {}/devices/system/cpu", request.sysfs_root));
   }
-  auto space = std::make_unique<NehalemExRegisterGuard>(
-      variant, std::make_unique<registers::LinuxRegisterSpace>());
+  // Only the variant's PMON MSRs, within their writable bits, on the CPUs
+  // of each socket: nothing else of the machine's MSRs is touched.
+  auto space = std::make_unique<machine::AllowListGuard>(
+      std::make_unique<registers::LinuxRegisterSpace>(),
+      machine::NehalemExAllowList(variant, topology));
   auto backend = std::make_unique<NehalemExBackend>(variant, std::move(space),
                                                     std::move(sockets));
   UNCORE_RETURN_IF_ERROR(backend->device()->Program(request.program));

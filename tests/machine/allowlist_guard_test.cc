@@ -21,12 +21,16 @@
 #include "gtest/gtest.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/devices/direct/direct_device.h"
+#include "sdk/devices/nehalemex/nehalemex_device.h"
 #include "sdk/machine/topology.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/platforms/ivytown/event_catalog.h"
+#include "sdk/platforms/nehalemex/box_descriptors.h"
 #include "sdk/registers/recording_register_space.h"
+#include "sdk/sim/nehalemex_uncore.h"
 #include "sdk/sim/simulated_uncore.h"
 #include "sdk/spec/event_spec.h"
+#include "sdk/spec/platform_catalog.h"
 #include "tests/testing/catalog_specs.h"
 
 namespace uncore::machine {
@@ -448,6 +452,142 @@ TEST(AllowListGuardTest, TheIndependentCheckerFlagsBadWrites) {
   EXPECT_EQ(allowed.Violation(w), "");
   w.pci.bus = 0x7e;
   EXPECT_THAT(allowed.Violation(w), HasSubstr("on no socket"));
+}
+
+// The guard takes any platform's list as data: a hand-made one.
+TEST(AllowListGuardTest, AHandMadeListIsAllItLetsThrough) {
+  RecordingRegisterSpace space;
+  AllowList list;
+  list.source = "the test's list names";
+  list.socket_cpus = {{0, 1}, {2}};
+  list.registers.push_back({.space = AccessSpace::kMsr,
+                            .socket = 1,
+                            .function = {},
+                            .address = 0x700,
+                            .role = RegisterRole::kOther,
+                            .writable_mask = 0xFF,
+                            .name = "TEST_CTL"});
+  AllowListGuard guard(&space, list);
+  EXPECT_TRUE(guard.WriteMsr(2, 0x700, 0x12).ok());
+  // Socket 0 does not have it; bit 8 is not writable; CPU 3 is on no
+  // socket; no PCI register is listed.
+  const absl::Status other_socket = guard.WriteMsr(0, 0x700, 0x12);
+  EXPECT_EQ(other_socket.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(other_socket.message(), HasSubstr("the test's list names"));
+  const absl::Status reserved = guard.WriteMsr(2, 0x700, 0x100);
+  EXPECT_EQ(reserved.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(reserved.message(), HasSubstr("TEST_CTL (MSR 0x700, socket 1)"));
+  EXPECT_EQ(guard.WriteMsr(3, 0x700, 0).code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(guard.WritePci(kImc0Channel0, 0xD8, 0).code(),
+            absl::StatusCode::kPermissionDenied);
+  uint64_t v = 0;
+  EXPECT_EQ(guard.ReadMsr(1, 0x700, &v).code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(space.CountWrites(), 1);
+  ASSERT_EQ(guard.AllowedRegisters().size(), 1u);
+}
+
+TEST(AllowListGuardTest, TheTopologyShorthandIsIvyTownsList) {
+  RecordingRegisterSpace space;
+  const Topology topology = SimulatedTopology(2);
+  AllowListGuard shorthand(&space, topology);
+  AllowListGuard explicit_list(&space, IvyTownAllowList(topology));
+  const std::vector<AllowedRegister> a = shorthand.AllowedRegisters();
+  const std::vector<AllowedRegister> b = explicit_list.AllowedRegisters();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].Describe(), b[i].Describe());
+    EXPECT_EQ(a[i].writable_mask, b[i].writable_mask);
+  }
+  EXPECT_EQ(IvyTownAllowList(topology).registers.size(), a.size());
+}
+
+TEST(AllowListGuardTest, TheXeon7500ListIsEveryModelRegisterOnEverySocket) {
+  const Topology topology = SimulatedTopology(2, /*cpus_per_socket=*/1);
+  for (nehalemex::Variant v :
+       {nehalemex::Variant::kNehalemEx, nehalemex::Variant::kWestmereEx}) {
+    const AllowList list = NehalemExAllowList(v, topology);
+    const std::span<const nehalemex::RegisterInfo> model =
+        nehalemex::AllRegisters(v);
+    EXPECT_EQ(list.registers.size(), 2 * model.size());
+    EXPECT_EQ(list.socket_cpus, (std::vector<std::vector<int>>{{0}, {1}}));
+    RecordingRegisterSpace space;
+    AllowListGuard guard(&space, list);
+    for (const nehalemex::RegisterInfo& r : model) {
+      for (int cpu : {0, 1}) {
+        EXPECT_TRUE(guard.CheckMsrWrite(cpu, r.address, r.writable).ok())
+            << r.name;
+        EXPECT_TRUE(guard.CheckMsrRead(cpu, r.address).ok()) << r.name;
+        if (r.writable != ~uint64_t{0}) {
+          EXPECT_EQ(guard.CheckMsrWrite(cpu, r.address, ~r.writable).code(),
+                    absl::StatusCode::kPermissionDenied)
+              << r.name;
+        }
+      }
+    }
+    // The S-Box match/mask registers are filters, the U-Box global control
+    // is the global control.
+    int filters = 0;
+    for (const AllowedRegister& r : list.registers) {
+      if (r.name == "S0_MSR_MM_CFG") {
+        EXPECT_EQ(r.role, RegisterRole::kFilter);
+        ++filters;
+      }
+      if (r.name == "U_MSR_PMON_GLOBAL_CTL") {
+        EXPECT_EQ(r.role, RegisterRole::kGlobalControl);
+      }
+    }
+    EXPECT_EQ(filters, 2);  // one per socket
+    // Nothing else: the TSC, IA32_MISC_ENABLE, any PCI register, a CPU of
+    // no socket.
+    const absl::Status tsc = guard.CheckMsrWrite(0, kTsc, 0);
+    EXPECT_EQ(tsc.code(), absl::StatusCode::kPermissionDenied);
+    EXPECT_THAT(tsc.message(), HasSubstr(nehalemex::VariantDisplayName(v)));
+    constexpr uint32_t kMiscEnable = 0x1A0;  // IA32_MISC_ENABLE
+    ASSERT_EQ(nehalemex::FindRegister(v, kMiscEnable), nullptr);
+    EXPECT_EQ(guard.CheckMsrRead(0, kMiscEnable).code(),
+              absl::StatusCode::kPermissionDenied);
+    EXPECT_EQ(guard.CheckPciRead(kImc0Channel0, 0xD8).code(),
+              absl::StatusCode::kPermissionDenied);
+    EXPECT_EQ(guard.CheckMsrWrite(7, nehalemex::kGlobalCtl.address, 0).code(),
+              absl::StatusCode::kPermissionDenied);
+  }
+}
+
+// The Xeon 7500 engine programs, counts and releases through the guard, and
+// every write it makes is on the list.
+TEST(AllowListGuardTest, TheXeon7500EngineRunsInsideItsList) {
+  for (nehalemex::Variant v :
+       {nehalemex::Variant::kNehalemEx, nehalemex::Variant::kWestmereEx}) {
+    const Topology topology = SimulatedTopology(2, /*cpus_per_socket=*/1);
+    std::unique_ptr<sim::NehalemExUncore> sim =
+        sim::NehalemExUncore::Create(v, 2);
+    registers::RecordingRegisterSpace recording;
+    AllowListGuard guard(sim.get(), NehalemExAllowList(v, topology));
+    AllowListGuard checker(&recording, NehalemExAllowList(v, topology));
+    devices::NehalemExDevice dev(
+        &guard, v, devices::NehalemExDevice::ConsecutiveSockets(2, 1));
+    devices::ProgramRequest req;
+    for (const char* text :
+         {"uncore_sbox_0/event=0x0,match=0x1,mask=0x3/",
+          "uncore_cbox_3/event=0x1/", "uncore_wbox/event=0xff/"}) {
+      std::optional<spec::EventSpec> e = spec::KernelSyntaxEvent(text);
+      ASSERT_TRUE(e.has_value()) << text;
+      req.events.push_back(*e);
+    }
+    ASSERT_TRUE(dev.Program(req).ok());
+    devices::Snapshot snap(dev.read_plan().size());
+    EXPECT_TRUE(dev.TakeSnapshot(&snap).ok());
+    const std::vector<devices::engine::RegisterWrite> writes =
+        dev.program_writes();
+    EXPECT_TRUE(dev.Release().ok());
+    ASSERT_FALSE(writes.empty());
+    for (const devices::engine::RegisterWrite& w : writes) {
+      EXPECT_TRUE(checker.CheckMsrWrite(w.reg.cpu, w.reg.address, w.value).ok())
+          << w.name;
+    }
+  }
 }
 
 }  // namespace

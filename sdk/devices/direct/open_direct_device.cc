@@ -70,7 +70,7 @@ absl::StatusOr<std::unique_ptr<DirectDevice>> OpenDirectDevice(
   stack.linux_space = std::make_unique<registers::LinuxRegisterSpace>(
       config.dev_cpu_root, pci_root);
   stack.guard = std::make_unique<machine::AllowListGuard>(
-      stack.linux_space.get(), topology);
+      stack.linux_space.get(), machine::IvyTownAllowList(topology));
   // Read every socket's global control now, so that a missing msr driver or
   // permission shows at open time, not at the first Program.
   for (const machine::SocketTopology& s : topology.sockets) {
