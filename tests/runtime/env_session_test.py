@@ -19,14 +19,19 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "tools"))
 import socket_list_cases  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "testing"))
+import harness  # noqa: E402
+
 PROGRAM = None
 
 
 def environment(env):
-    full = {k: v for k, v in os.environ.items()
-            if not k.startswith("UNCORE_") and not k.endswith("_RANK") and
-            k != "SLURM_PROCID"}
-    full.update(env)
+    """Without UNCORE_* and the variables that name an MPI rank."""
+    full = harness.environment(env)
+    for k in [k for k in full if k not in env]:
+        if k.endswith("_RANK") or k == "SLURM_PROCID":
+            del full[k]
     return full
 
 

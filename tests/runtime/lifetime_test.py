@@ -7,23 +7,21 @@ threads are inside regions, and a forked child that outlives its parent.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "testing"))
+import harness  # noqa: E402
+
 PROGRAM = None
 
 
 def run(env, *args):
-    full = dict(os.environ)
-    for key in list(full):
-        if key.startswith("UNCORE_"):
-            del full[key]
-    full.update(env)
-    return subprocess.run([PROGRAM, *args], env=full, capture_output=True,
-                          text=True, timeout=60)
+    return harness.run([PROGRAM, *args], env=harness.environment(env),
+                       timeout=60, show_failure=False)
 
 
 def perf_tsc_works(tmp):

@@ -15,6 +15,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import socket_list_cases  # noqa: E402
 
+sys.path.insert(0, os.path.join(HERE, "..", "testing"))
+import harness  # noqa: E402
+
 UNCORE = None
 REGISTER_FIXTURES = os.path.join(HERE, "..", "machine", "fixtures")
 PERF_FIXTURES = os.path.join(HERE, "..", "devices", "perf", "fixtures")
@@ -25,8 +28,8 @@ INTERVAL_LINE = re.compile(r"^\s+(\d+\.\d{6})\s+(\S.*)$")
 
 
 def run(*args, env=None):
-    return subprocess.run([UNCORE, *args], capture_output=True, text=True,
-                          timeout=60, env=env)
+    return harness.run([UNCORE, *args], env=env, timeout=60,
+                       show_failure=False)
 
 
 def cpuinfo_field(name):

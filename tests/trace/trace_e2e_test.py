@@ -42,29 +42,17 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import check_trace  # noqa: E402
 
-SKIP = 77
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "testing"))
+import harness  # noqa: E402
+from harness import SKIP, check, perf_can_count_tsc  # noqa: E402,F401
 
-
-def check(condition, what):
-    if not condition:
-        failures.append(what)
-        print("FAIL: " + what, file=sys.stderr)
+failures = harness.FAILURES
 
 
 def run(cmd, env_extra, cwd):
-    env = dict(os.environ)
-    for k in list(env):
-        if k.startswith("UNCORE_"):
-            del env[k]
-    env.update(env_extra)
-    return subprocess.run(cmd, env=env, cwd=cwd, capture_output=True,
-                          text=True, timeout=300)
-
-
-def perf_can_count_tsc():
-    return os.geteuid() == 0 and os.path.exists(
-        "/sys/bus/event_source/devices/msr/events/tsc")
+    return harness.run(cmd, env=harness.environment(env_extra), cwd=cwd,
+                       show_failure=False)
 
 
 def slices_by_path(trace):

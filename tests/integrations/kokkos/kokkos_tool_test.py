@@ -22,6 +22,10 @@ import unittest
 
 TOOL = None
 DRIVER = None
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "testing"))
+import harness  # noqa: E402
+
 PROGRAM = None
 EVENT = "imc/CAS_COUNT.RD"
 
@@ -29,10 +33,7 @@ EVENT = "imc/CAS_COUNT.RD"
 def environment(env):
     """The caller's environment without UNCORE_* and Kokkos tool
     variables, plus `env`."""
-    full = {k: v for k, v in os.environ.items()
-            if not k.startswith(("UNCORE_", "KOKKOS_"))}
-    full.update(env)
-    return full
+    return harness.environment(env, drop=("KOKKOS_",))
 
 
 class ToolTest(unittest.TestCase):

@@ -28,10 +28,12 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 
-RESULTS = {"passed": 0, "failed": 0}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "testing"))
+import harness  # noqa: E402
+from harness import check, skip  # noqa: E402,F401
 
 C_FUNCTIONS = [
     "likwid_markerInit", "likwid_markerThreadInit", "likwid_markerNextGroup",
@@ -43,22 +45,8 @@ C_FUNCTIONS = [
 ]
 
 
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what, flush=True)
-    RESULTS["passed" if ok else "failed"] += 1
-    return ok
-
-
-def skip(what):
-    print("skip " + what, flush=True)
-
-
 def run(cmd, env=None, cwd=None):
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
-    if p.returncode != 0:
-        print("command: " + " ".join(shlex.quote(c) for c in cmd))
-        print(p.stdout + p.stderr)
-    return p
+    return harness.run(cmd, env=env, cwd=cwd, timeout=None)
 
 
 def dynamic_symbols(library):
@@ -252,8 +240,7 @@ def main():
 
 
 def finish():
-    print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
-    return 0 if RESULTS["failed"] == 0 else 1
+    return harness.finish()
 
 
 if __name__ == "__main__":

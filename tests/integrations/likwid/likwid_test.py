@@ -37,21 +37,10 @@ import subprocess
 import sys
 import tempfile
 
-RESULTS = {"passed": 0, "failed": 0}
-FAILURES = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what, flush=True)
-    if ok:
-        RESULTS["passed"] += 1
-    else:
-        RESULTS["failed"] += 1
-        FAILURES.append(what)
-
-
-def skip(what):
-    print("skip " + what, flush=True)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "testing"))
+import harness  # noqa: E402
+from harness import check, skip  # noqa: E402,F401
 
 
 def close(a, b, rel):
@@ -387,11 +376,7 @@ def main():
 
     compile_real(args, tmp)
 
-    print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
-    if FAILURES:
-        print("failed:\n  " + "\n  ".join(FAILURES))
-        return 1
-    return 0
+    return harness.finish()
 
 
 if __name__ == "__main__":

@@ -26,38 +26,24 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
-FAILURES = []
-SKIP = 77
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        FAILURES.append(what)
-    return ok
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "testing"))
+import harness  # noqa: E402
+from harness import SKIP, check  # noqa: E402,F401
 
 
 def environment(extra):
     """The caller's environment without its UNCORE_*, OMP_* and KMP_*."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("UNCORE_", "OMP_", "KMP_"))}
-    env["OMP_NUM_THREADS"] = "4"
-    env.update(extra)
-    return env
+    return harness.environment({"OMP_NUM_THREADS": "4", **extra},
+                               drop=("OMP_", "KMP_"))
 
 
 def run(program, args, extra, timeout=120):
-    p = subprocess.run([program, *args], env=environment(extra),
-                       capture_output=True, text=True, timeout=timeout)
-    if p.returncode != 0:
-        print("command:", program, *args, "env:", extra)
-        print(p.stdout)
-        print(p.stderr)
-    return p
+    return harness.run([program, *args], env=environment(extra),
+                       timeout=timeout)
 
 
 def construct_lines(source):
@@ -323,13 +309,7 @@ def main():
         test_no_session(runner)
         test_no_tool(runner)
         test_perf_socket_once(runner)
-    if FAILURES:
-        print("%d check(s) failed:" % len(FAILURES))
-        for what in FAILURES:
-            print("  " + what)
-        return 1
-    print("all checks passed")
-    return 0
+    return harness.finish()
 
 
 if __name__ == "__main__":

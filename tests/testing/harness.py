@@ -1,0 +1,75 @@
+"""The one harness of the SDK's Python test drivers.
+
+    sys.path.insert(0, <tests/testing>)
+    import harness
+    from harness import check, skip
+
+    p = harness.run([program, "--flag"], env=harness.environment(
+        {"UNCORE_BACKEND": "sim"}))
+    check(p.returncode == 0, "the program runs")
+    return harness.finish()       # 0, or 1 after any failed check
+
+A check prints one line ("ok   what" / "FAIL what") and is remembered;
+`finish` lists the failures and gives the exit code.  `environment` is the
+caller's environment without any UNCORE_* variable (and the other prefixes
+it is given), so that a developer's shell never changes a test.  A driver
+that cannot test anything here exits with SKIP (77), which CTest reports as
+skipped (SKIP_RETURN_CODE).
+"""
+
+import os
+import shlex
+import subprocess
+import sys
+
+SKIP = 77
+FAILURES = []
+PASSED = [0]
+
+
+def check(ok, what):
+    """Records one check; returns `ok` so that a driver can stop early."""
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    if ok:
+        PASSED[0] += 1
+    else:
+        FAILURES.append(what)
+    return ok
+
+
+def skip(what):
+    print("skip " + what, flush=True)
+
+
+def finish():
+    """The exit code: 0 when every check passed, else 1 (failures listed)."""
+    for what in FAILURES:
+        print("FAILED: " + what, file=sys.stderr)
+    print(f"{PASSED[0]} passed, {len(FAILURES)} failed", flush=True)
+    return 1 if FAILURES else 0
+
+
+def environment(extra=None, drop=()):
+    """This process's environment without UNCORE_* (and `drop` prefixes),
+    plus `extra`."""
+    prefixes = ("UNCORE_",) + tuple(drop)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
+    env.update(extra or {})
+    return env
+
+
+def run(cmd, env=None, cwd=None, timeout=300, show_failure=True, **kwargs):
+    """Runs `cmd` (a list), capturing text output; prints the command and
+    its output when it exits non-zero."""
+    p = subprocess.run(list(cmd), env=env, cwd=cwd, capture_output=True,
+                       text=True, timeout=timeout, **kwargs)
+    if show_failure and p.returncode != 0:
+        print("command: " + " ".join(shlex.quote(str(c)) for c in cmd))
+        print(p.stdout + p.stderr, flush=True)
+    return p
+
+
+def perf_can_count_tsc():
+    """Whether perf's msr PMU (event tsc) is there to be opened as root."""
+    return os.geteuid() == 0 and os.path.exists(
+        "/sys/bus/event_source/devices/msr/events/tsc")
