@@ -38,7 +38,8 @@ import sys
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_SPEC_DIR = os.path.join(REPO_ROOT, "..", "shared", "spec")
-DEFAULT_OUT = os.path.join(REPO_ROOT, "sdk", "ivytown", "event_catalog_data.cc")
+DEFAULT_OUT = os.path.join(REPO_ROOT, "sdk", "platforms", "ivytown",
+                           "event_catalog_data.cc")
 MANUAL_FILE = "manual-events.json"
 PERFMON_FILE = os.path.join("intel-perfmon", "ivytown_uncore.json")
 

@@ -7,7 +7,10 @@ Sources:
     <dir>/events/<name>_uncore.json and <dir>/metrics/perf/<name>_metrics_perf.json.
   AMD: the AMD_* tables below, restated by hand from the facts (names, event
     codes, unit masks, rdwrmask) of Linux perf's
-    tools/perf/pmu-events/arch/x86/amdzen{2,3,4,5}/ event lists.
+    tools/perf/pmu-events/arch/x86/amdzen{2,3,4,5}/ event lists; Zen 4's two
+    DRAM metrics restate perf's, Zen 5's two are the SDK's own.
+  Kernel formats: KERNEL_ATTRS / KERNEL_PMUS below, the format attributes
+    of Linux's uncore drivers (facts), against which every event is checked.
   Hand tables: tools/perfmon_hand/*.json (in the repository): CPUs that
     intel-perfmon has no uncore file for, restated from LIKWID, the Linux
     kernel's uncore driver and Intel's guides (xeon7500.json: the Xeon 7500
@@ -25,6 +28,18 @@ Encodings follow Linux perf (tools/perf/pmu-events/jevents.py):
     8 and up into config bits 32 and up);
   * PortMask -> ch_mask, FCMask -> fc_mask, FILTER_VALUE -> config1, when
     not zero.
+
+Where the kernel reads vendor data differently (each checked against the
+kernel's format attributes; notes/decisions.md):
+  * Skylake-SP / Cascade Lake CHA: FILTER_VALUE -> config1 bits 32-63 (in
+    events and in metric formulas), as perf does;
+  * Sapphire Rapids and later IIO: a UMask that repeats PortMask and FCMask
+    (UMask | PortMask << 12 | FCMask << 24) keeps its low 8 bits;
+  * Haswell-EP / Broadwell-EP PCU: umask bits 6-7 -> occ_sel;
+  * MCHBM -> uncore_hbm (the kernel's name);
+  * every event is checked against its PMU's kernel format (kernel_problem);
+    the ones none opens carry the reason into the table (Event::unopenable),
+    and --unopenable lists them.
 
 Derived data (the only decisions that are not a plain copy):
   * composites: where a platform splits an event over schedulers
@@ -48,6 +63,8 @@ Usage:
   gen_perfmon_platforms.py --check [--spec-dir DIR] [--out-dir DIR]
       exit 1 (with a diff) when a file is not what the generator would write;
       exit 77 when the spec folder is absent (so CTest can skip).
+  gen_perfmon_platforms.py --unopenable [--spec-dir DIR]
+      print "platform EVENT: reason" for every event no kernel format opens.
 Python 3 standard library only; the output is deterministic.
 """
 
@@ -88,11 +105,290 @@ UNIT_TO_PMU = {
     "L3PMC": "amd_l3",
     "DFPMC": "amd_df",
     "UMCPMC": "amd_umc",
+    # Not perf's: the kernel's name.  Intel's MCHBM unit (the HBM channel
+    # controllers of Sapphire/Emerald Rapids with HBM) is the PMU the
+    # kernel registers as `hbm` (uncore_hbm_N), not uncore_mchbm.
+    "MCHBM": "uncore_hbm",
 }
 
 
 def unit_to_pmu(unit):
     return UNIT_TO_PMU.get(unit, "uncore_" + unit.lower())
+
+
+# ---- the kernel's uncore format attributes ----
+# Facts of Linux arch/x86/events/intel/uncore_snbep.c (the
+# DEFINE_UNCORE_FORMAT_ATTR field strings and the attribute arrays that list
+# them), uncore_discovery.c (the generic format of discovered PMUs that
+# uncore_snbep.c gives no format of their own) and
+# arch/x86/events/amd/uncore.c: field name -> sysfs format string, per
+# attribute array.  The check below (kernel_problem) and the sysfs fixtures
+# (tests/platforms/perfmon_fixtures/make_fixtures.py) both read them.
+# (format_attr_<var>: sysfs field name, format string), as the kernel's
+# DEFINE_UNCORE_FORMAT_ATTR(var, name, format) lines define them.
+_F = {
+    "event": ("event", "config:0-7"),
+    "event_ext": ("event", "config:0-7,21"),
+    "umask": ("umask", "config:8-15"),
+    "umask_ext": ("umask", "config:8-15,32-43,45-55"),
+    "umask_ext2": ("umask", "config:8-15,32-57"),
+    "umask_ext4": ("umask", "config:8-15,32-55"),
+    "edge": ("edge", "config:18"),
+    "tid_en": ("tid_en", "config:19"),
+    "tid_en2": ("tid_en", "config:16"),
+    "inv": ("inv", "config:23"),
+    "thresh9": ("thresh", "config:24-35"),
+    "thresh8": ("thresh", "config:24-31"),
+    "thresh5": ("thresh", "config:24-28"),
+    "occ_sel": ("occ_sel", "config:14-15"),
+    "occ_invert": ("occ_invert", "config:30"),
+    "occ_edge": ("occ_edge", "config:14-51"),
+    "occ_edge_det": ("occ_edge_det", "config:31"),
+    "ch_mask": ("ch_mask", "config:36-43"),
+    "ch_mask2": ("ch_mask", "config:36-47"),
+    "fc_mask": ("fc_mask", "config:44-46"),
+    "fc_mask2": ("fc_mask", "config:48-50"),
+    "filter_tid2": ("filter_tid", "config1:0"),
+    "filter_tid3": ("filter_tid", "config1:0-5"),
+    "filter_tid4": ("filter_tid", "config1:0-8"),
+    "filter_tid5": ("filter_tid", "config1:0-9"),
+    "filter_cid": ("filter_cid", "config1:5"),
+    "filter_link2": ("filter_link", "config1:6-8"),
+    "filter_nid2": ("filter_nid", "config1:32-47"),
+    "filter_state3": ("filter_state", "config1:17-23"),
+    "filter_state5": ("filter_state", "config1:17-26"),
+    "filter_rem": ("filter_rem", "config1:32"),
+    "filter_loc": ("filter_loc", "config1:33"),
+    "filter_nm": ("filter_nm", "config1:36"),
+    "filter_not_nm": ("filter_not_nm", "config1:37"),
+    "filter_all_op": ("filter_all_op", "config1:35"),
+    "filter_opc2": ("filter_opc", "config1:52-60"),
+    "filter_opc_0": ("filter_opc0", "config1:41-50"),
+    "filter_opc_1": ("filter_opc1", "config1:51-60"),
+    "filter_nc": ("filter_nc", "config1:62"),
+    "filter_c6": ("filter_c6", "config1:61"),
+    "filter_isoc": ("filter_isoc", "config1:63"),
+    "filter_band0": ("filter_band0", "config1:0-7"),
+    "filter_band1": ("filter_band1", "config1:8-15"),
+    "filter_band2": ("filter_band2", "config1:16-23"),
+    "filter_band3": ("filter_band3", "config1:24-31"),
+    "match_rds": ("match_rds", "config1:48-51"),
+    "match_rnid30": ("match_rnid30", "config1:32-35"),
+    "match_rnid4": ("match_rnid4", "config1:31"),
+    "match_dnid": ("match_dnid", "config1:13-17"),
+    "match_mc": ("match_mc", "config1:9-12"),
+    "match_opc": ("match_opc", "config1:5-8"),
+    "match_vnw": ("match_vnw", "config1:3-4"),
+    "match0": ("match0", "config1:0-31"),
+    "match1": ("match1", "config1:32-63"),
+    "mask_rds": ("mask_rds", "config2:48-51"),
+    "mask_rnid30": ("mask_rnid30", "config2:32-35"),
+    "mask_rnid4": ("mask_rnid4", "config2:31"),
+    "mask_dnid": ("mask_dnid", "config2:13-17"),
+    "mask_mc": ("mask_mc", "config2:9-12"),
+    "mask_opc": ("mask_opc", "config2:5-8"),
+    "mask_vnw": ("mask_vnw", "config2:3-4"),
+    "mask0": ("mask0", "config2:0-31"),
+    "mask1": ("mask1", "config2:32-63"),
+}
+
+
+def _attrs(*names):
+    """The sysfs format/ files of an attribute array: field -> string."""
+    return {_F[n][0]: _F[n][1] for n in names}
+
+
+# Attribute array -> fields, as the kernel source lists them.
+KERNEL_ATTRS = {
+    "snbep_uncore_formats_attr": _attrs("event", "umask", "edge", "inv",
+                                        "thresh8"),
+    "hswep_uncore_ubox_formats_attr": _attrs(
+        "event", "umask", "edge", "inv", "thresh5", "filter_tid2",
+        "filter_cid"),
+    "hswep_uncore_cbox_formats_attr": _attrs(
+        "event", "umask", "edge", "tid_en", "thresh8", "filter_tid3",
+        "filter_link2", "filter_state3", "filter_nid2", "filter_opc2",
+        "filter_nc", "filter_c6", "filter_isoc"),
+    "hswep_uncore_sbox_formats_attr": _attrs("event", "umask", "edge",
+                                             "tid_en", "inv", "thresh8"),
+    "snbep_uncore_pcu_formats_attr": _attrs(
+        "event", "occ_sel", "edge", "inv", "thresh5", "occ_invert",
+        "occ_edge", "filter_band0", "filter_band1", "filter_band2",
+        "filter_band3"),
+    "snbep_uncore_qpi_formats_attr": _attrs(
+        "event_ext", "umask", "edge", "inv", "thresh8", "match_rds",
+        "match_rnid30", "match_rnid4", "match_dnid", "match_mc", "match_opc",
+        "match_vnw", "match0", "match1", "mask_rds", "mask_rnid30",
+        "mask_rnid4", "mask_dnid", "mask_mc", "mask_opc", "mask_vnw",
+        "mask0", "mask1"),
+    "ivbep_uncore_ubox_formats_attr": _attrs("event", "umask", "edge", "inv",
+                                             "thresh5"),
+    "ivbep_uncore_formats_attr": _attrs("event", "umask", "edge", "inv",
+                                        "thresh8"),
+    "skx_uncore_cha_formats_attr": _attrs(
+        "event", "umask", "edge", "tid_en", "inv", "thresh8", "filter_tid4",
+        "filter_state5", "filter_rem", "filter_loc", "filter_nm",
+        "filter_all_op", "filter_not_nm", "filter_opc_0", "filter_opc_1",
+        "filter_nc", "filter_isoc"),
+    "skx_uncore_iio_formats_attr": _attrs("event", "umask", "edge", "inv",
+                                          "thresh9", "ch_mask", "fc_mask"),
+    "skx_uncore_formats_attr": _attrs("event", "umask", "edge", "inv",
+                                      "thresh8"),
+    "skx_uncore_pcu_formats_attr": _attrs(
+        "event", "umask", "edge", "inv", "thresh8", "occ_invert",
+        "occ_edge_det", "filter_band0", "filter_band1", "filter_band2",
+        "filter_band3"),
+    "skx_upi_uncore_formats_attr": _attrs("event", "umask_ext", "edge",
+                                          "inv", "thresh8"),
+    "snr_uncore_cha_formats_attr": _attrs("event", "umask_ext2", "edge",
+                                          "tid_en", "inv", "thresh8",
+                                          "filter_tid5"),
+    "snr_uncore_iio_formats_attr": _attrs("event", "umask", "edge", "inv",
+                                          "thresh9", "ch_mask2", "fc_mask2"),
+    "icx_upi_uncore_formats_attr": _attrs("event", "umask_ext4", "edge",
+                                          "inv", "thresh8"),
+    "spr_uncore_cha_formats_attr": _attrs("event", "umask_ext4", "tid_en2",
+                                          "edge", "inv", "thresh8",
+                                          "filter_tid5"),
+    "spr_uncore_raw_formats_attr": _attrs("event", "umask_ext4", "edge",
+                                          "inv", "thresh8"),
+    # uncore_discovery.c: the format of a discovered PMU that has none of
+    # its own (SPR/GNR pcu, GNR ubox and b2hot).
+    "generic_uncore_formats_attr": _attrs("event", "umask", "edge", "inv",
+                                          "thresh8"),
+}
+# arch/x86/events/amd/uncore.c (its own format strings; the data-fabric
+# event and umask widths depend on the family, and only the fields the
+# tables use are listed: the kernel's L3 arrays hold more).
+KERNEL_ATTRS.update({
+    "amd_uncore_df_format_attr (family 17h)": {
+        "event": "config:0-7,32-35", "umask": "config:8-15"},
+    "amd_uncore_df_format_attr (PerfMonV2)": {
+        "event": "config:0-7,32-37", "umask": "config:8-15,24-27"},
+    "amd_uncore_l3_format_attr": {"event": "config:0-7",
+                                  "umask": "config:8-15"},
+    "amd_uncore_umc_format_attr": {"event": "config:0-7",
+                                   "rdwrmask": "config:8-9"},
+})
+
+_SNBEP_PCI = "snbep_uncore_formats_attr"
+_SPR_RAW = "spr_uncore_raw_formats_attr"
+_GENERIC = "generic_uncore_formats_attr"
+_HSX_BDX = {
+    "uncore_cbox": "hswep_uncore_cbox_formats_attr",
+    "uncore_sbox": "hswep_uncore_sbox_formats_attr",
+    "uncore_pcu": "snbep_uncore_pcu_formats_attr",
+    "uncore_ha": _SNBEP_PCI, "uncore_imc": _SNBEP_PCI,
+    "uncore_irp": _SNBEP_PCI, "uncore_r2pcie": _SNBEP_PCI,
+    "uncore_r3qpi": _SNBEP_PCI,
+    "uncore_qpi": "snbep_uncore_qpi_formats_attr",
+}
+_SKX = {
+    "uncore_ubox": "ivbep_uncore_ubox_formats_attr",
+    "uncore_cha": "skx_uncore_cha_formats_attr",
+    "uncore_iio": "skx_uncore_iio_formats_attr",
+    "uncore_irp": "skx_uncore_formats_attr",
+    "uncore_pcu": "skx_uncore_pcu_formats_attr",
+    "uncore_imc": "skx_uncore_formats_attr",
+    "uncore_m2m": "skx_uncore_formats_attr",
+    "uncore_upi": "skx_upi_uncore_formats_attr",
+    "uncore_m2pcie": "skx_uncore_formats_attr",
+    "uncore_m3upi": "skx_uncore_formats_attr",
+}
+_SPR = {
+    "uncore_cha": "spr_uncore_cha_formats_attr",
+    "uncore_iio": "snr_uncore_iio_formats_attr",
+    "uncore_irp": _SPR_RAW, "uncore_m2pcie": _SPR_RAW,
+    "uncore_pcu": _GENERIC, "uncore_imc": _SPR_RAW, "uncore_m2m": _SPR_RAW,
+    "uncore_upi": _SPR_RAW, "uncore_m3upi": _SPR_RAW, "uncore_mdf": _SPR_RAW,
+    "uncore_cxlcm": _SPR_RAW, "uncore_cxldp": _SPR_RAW,
+    "uncore_hbm": _SPR_RAW,
+}
+_GNR = {
+    "uncore_cha": "spr_uncore_cha_formats_attr",
+    "uncore_iio": "snr_uncore_iio_formats_attr",
+    "uncore_irp": _SPR_RAW, "uncore_pcu": _GENERIC, "uncore_ubox": _GENERIC,
+    "uncore_imc": _SPR_RAW, "uncore_upi": _SPR_RAW, "uncore_b2cmi": _SPR_RAW,
+    "uncore_b2cxl": _SPR_RAW, "uncore_b2upi": _SPR_RAW,
+    "uncore_b2hot": _GENERIC, "uncore_cxlcm": _SPR_RAW,
+    "uncore_cxldp": _SPR_RAW, "uncore_mdf": _GENERIC,
+    "uncore_chacms": _GENERIC,
+}
+_ZEN2 = {"amd_df": "amd_uncore_df_format_attr (family 17h)",
+         "amd_l3": "amd_uncore_l3_format_attr"}
+_ZEN4 = {"amd_df": "amd_uncore_df_format_attr (PerfMonV2)",
+         "amd_l3": "amd_uncore_l3_format_attr",
+         "amd_umc": "amd_uncore_umc_format_attr"}
+# Platform -> kernel PMU prefix -> attribute array.  A PMU prefix a
+# platform's table uses and this map lacks is one no kernel registers.
+KERNEL_PMUS = {
+    "haswellx": dict(_HSX_BDX,
+                     uncore_ubox="hswep_uncore_ubox_formats_attr"),
+    "broadwellx": dict(_HSX_BDX,
+                       uncore_ubox="ivbep_uncore_ubox_formats_attr"),
+    "skylakex": _SKX, "cascadelakex": _SKX,
+    "icelakex": {
+        "uncore_ubox": "ivbep_uncore_ubox_formats_attr",
+        "uncore_cha": "snr_uncore_cha_formats_attr",
+        "uncore_iio": "snr_uncore_iio_formats_attr",
+        "uncore_irp": "ivbep_uncore_formats_attr",
+        "uncore_m2pcie": "ivbep_uncore_formats_attr",
+        "uncore_pcu": "skx_uncore_pcu_formats_attr",
+        "uncore_m2m": "skx_uncore_formats_attr",
+        "uncore_upi": "icx_upi_uncore_formats_attr",
+        "uncore_m3upi": "skx_uncore_formats_attr",
+        "uncore_imc": "skx_uncore_formats_attr",
+    },
+    "sapphirerapids": _SPR, "emeraldrapids": _SPR,
+    "graniterapids": _GNR, "sierraforest": _GNR,
+    "amdzen2": _ZEN2, "amdzen3": _ZEN2, "amdzen4": _ZEN4, "amdzen5": _ZEN4,
+}
+
+
+def kernel_formats(platform, pmu):
+    """(attribute array name, {field: format string}) of `pmu` on
+    `platform`, or None when no kernel registers that PMU there."""
+    array = KERNEL_PMUS.get(platform, {}).get(pmu)
+    return (array, KERNEL_ATTRS[array]) if array else None
+
+
+def _field_bits(text):
+    """"config:8-15,32-55" -> (word, [bit positions, low first])."""
+    word, ranges = text.split(":")
+    bits = []
+    for r in ranges.split(","):
+        lo, _, hi = r.partition("-")
+        bits += range(int(lo), int(hi or lo) + 1)
+    return word, bits
+
+
+def kernel_problem(platform, e):
+    """Why no kernel format of `e`'s PMU can open `e` on `platform` ("" when
+    one can; None when the generator has no kernel facts for the platform,
+    the hand tables)."""
+    if platform not in KERNEL_PMUS:
+        return None
+    found = kernel_formats(platform, e["pmu"])
+    if found is None:
+        return "the kernel has no %s PMU" % e["pmu"]
+    array, fields = found
+    terms = [(e.get("event_term", "event"), e["event"])]
+    if e["umask"]:
+        terms.append(("umask", e["umask"]))
+    for t in filter(None, e["terms"].split(",")):
+        key, _, value = t.partition("=")
+        terms.append((key, int(value, 0) if value else 1))
+    for key, value in terms:
+        if key in ("config", "config1", "config2"):
+            continue
+        if key not in fields:
+            return "the kernel's %s format (%s) has no %s field" % (
+                e["pmu"], array, key)
+        _, bits = _field_bits(fields[key])
+        if value >> len(bits):
+            return "%s=0x%x does not fit the kernel's %s field (%s, %d bits)" % (
+                key, value, key, fields[key], len(bits))
+    return ""
 
 
 # ---- AMD facts (from Linux perf's amdzen* lists; names and codes only) ----
@@ -164,7 +460,11 @@ _ZEN5_WR = ["local_or_remote_socket_write_data_beats_dram_%d" % i
             for i in range(12)]
 
 # (name, aliases, title, source, cpu matches, events, sdk metrics,
-#  perf metrics: (name, expr, scale unit, events)).
+#  metrics in perf's syntax: (name, expr, scale unit, events)).  Zen 4's
+#  dram_*_for_local_processor restate perf's amdzen4 metrics; Zen 5's
+#  dram_*_local_or_remote are the SDK's own (perf's amdzen5 tables have no
+#  such metric), built the same way from the Zen 5 data-fabric events, and
+#  the platform's source says so.
 # CPU identities follow perf's x86 mapfile: family 0x17 models 0x30 and up
 # are Zen 2; family 0x19 models 0x00-0x0f and 0x20-0x5f Zen 3, the others
 # Zen 4; family 0x1a Zen 5.
@@ -190,7 +490,9 @@ AMD_PLATFORMS = [
       ("dram_write_data_for_local_processor", _sum(_ZEN4_WR),
        "6.103515625e-5MiB", _ZEN4_WR)]),
     ("amdzen5", "zen5", "AMD Zen 5",
-     "Linux perf amdzen5 event list (facts restated)",
+     "Linux perf amdzen5 event list (facts restated); metrics "
+     "dram_read_data_local_or_remote and dram_write_data_local_or_remote: "
+     "the SDK's own, not perf's",
      [("AuthenticAMD", 0x1A, 0x00, 0xFF)],
      _umc_events() + AMD_ZEN5_DF + AMD_ZEN45_L3,
      _amd_bw(["umc_cas_cmd.rd"], ["umc_cas_cmd.wr"],
@@ -255,17 +557,52 @@ def parse_fms(pattern):
     return (vendor, family, model, model, lo, hi)
 
 
-def intel_event(e):
+# Skylake-SP and Cascade Lake CHA filters: Intel writes FILTER_VALUE as the
+# low 32 bits of the filter register pair, but the kernel's skx CHA format
+# puts every filter field that value sets (filter_rem .. filter_isoc) in
+# config1 bits 32-63 and writes config1's high half to FILTER1; perf shifts
+# the value up by 32 (Linux commit 7a75c6c23a2e) and so do we.
+CHA_FILTER_IN_HIGH_HALF = {"skylakex", "cascadelakex"}
+# Sapphire Rapids and later IIO events: Intel's UMaskExt repeats the port
+# mask (UMask bits 12-23) and the FC mask (bits 24-26) that PortMask and
+# FCMask already give; the kernel's IIO format (snr_uncore_iio_formats_attr)
+# has an 8-bit umask and separate ch_mask/fc_mask fields, and perf's own
+# tables carry the 8-bit UMask only.
+IIO_UMASK_REPEATS_MASKS = {"sapphirerapids", "emeraldrapids",
+                           "graniterapids", "sierraforest"}
+
+
+def intel_event(e, platform=""):
     name = e["EventName"]
     if not NAME_RE.match(name):
         raise SpecError("odd event name %r" % name)
     unit = e["Unit"]
     event = intval(e.get("EventCode")) | (intval(e.get("ExtSel")) << 8)
     umask = intval(e.get("UMask")) | (intval(e.get("UMaskExt")) << 8)
+    if (platform in IIO_UMASK_REPEATS_MASKS and unit == "IIO" and
+            umask > 0xff):
+        port, fc = (umask >> 12) & 0xfff, (umask >> 24) & 0x7
+        if (umask & ~(0xff | 0xfff << 12 | 0x7 << 24) or
+                port != intval(e.get("PortMask")) or
+                fc != intval(e.get("FCMask"))):
+            raise SpecError("%s: %s: UMask 0x%x is not UMask | PortMask << 12"
+                            " | FCMask << 24" % (platform, name, umask))
+        umask &= 0xff
     terms = []
+    pmu = unit_to_pmu(unit)
+    fmt = kernel_formats(platform, pmu)
+    if (fmt and umask and "umask" not in fmt[1] and "occ_sel" in fmt[1] and
+            not umask & ~0xc0):
+        # Haswell-EP/Broadwell-EP PCU: no umask field; Intel's umask bits
+        # 6-7 are the occupancy select (config:14-15), the kernel's occ_sel.
+        terms.append("occ_sel=%s" % perf_hex(umask >> 6))
+        umask = 0
     for key, term in (("PortMask", "ch_mask"), ("FCMask", "fc_mask"),
                       ("FILTER_VALUE", "config1")):
         v = intval(e.get(key))
+        if v and key == "FILTER_VALUE" and unit == "CHA" and (
+                platform in CHA_FILTER_IN_HIGH_HALF):
+            v <<= 32
         if v:
             terms.append("%s=%s" % (term, perf_hex(v)))
     counters = e.get("Counter", "")
@@ -277,7 +614,7 @@ def intel_event(e):
     else:
         kind = "kProgrammable"
     return {
-        "name": name, "unit": unit, "pmu": unit_to_pmu(unit), "event": event,
+        "name": name, "unit": unit, "pmu": pmu, "event": event,
         "umask": umask, "terms": ",".join(terms), "counters": counters,
         "kind": kind, "deprecated": e.get("Deprecated", "0") == "1",
     }
@@ -316,6 +653,17 @@ def metric_events(expr, uncore_names):
     return uncore, core
 
 
+CHA_FILTER_RE = re.compile(
+    r"(UNC_CHA_[A-Za-z0-9_.]+\\,config1\\=)(0x[0-9a-fA-F]+|\d+)")
+
+
+def shift_cha_filters(expr):
+    """A formula's "UNC_CHA_X\\,config1\\=V" with V moved to config1's high
+    half (CHA_FILTER_IN_HIGH_HALF)."""
+    return CHA_FILTER_RE.sub(
+        lambda m: m.group(1) + perf_hex(int(m.group(2), 0) << 32), expr)
+
+
 def composites_for(events):
     """X.Y -> [X_SCH0.Y, X_SCH1.Y, ...] where X.Y is not itself an event."""
     names = {e["name"] for e in events}
@@ -340,7 +688,7 @@ def load_intel(spec_dir):
                                     stem + "_metrics_perf.json")
         with open(events_path, encoding="utf-8") as f:
             doc = json.load(f)
-        events = [intel_event(e) for e in doc["Events"]]
+        events = [intel_event(e, name) for e in doc["Events"]]
         events.sort(key=lambda e: e["name"])
         for a, b in zip(events, events[1:]):
             if a["name"] == b["name"]:
@@ -351,10 +699,13 @@ def load_intel(spec_dir):
         metrics = []
         by_name = {}
         for m in metrics_doc:
-            uncore, core = metric_events(m["MetricExpr"], names)
+            expr = m["MetricExpr"]
+            if name in CHA_FILTER_IN_HIGH_HALF:
+                expr = shift_cha_filters(expr)
+            uncore, core = metric_events(expr, names)
             if not uncore:
                 continue  # a core-only metric: not the uncore's business
-            entry = {"name": m["MetricName"], "expr": m["MetricExpr"],
+            entry = {"name": m["MetricName"], "expr": expr,
                      "scale_unit": m.get("ScaleUnit", ""), "uncore": uncore,
                      "core": core, "sdk": False}
             metrics.append(entry)
@@ -598,14 +949,20 @@ def render_platform(p):
     w("")
     w("constexpr Event kEvents[] = {")
     for e in p["events"]:
-        # The selector's term is written only where it is not "event".
+        # The selector's term is written only where it is not "event" or
+        # where the kernel's reason for refusing the event follows it.
         term = e.get("event_term", "event")
+        refused = e.get("unopenable") or ""
+        tail = ""
+        if term != "event" or refused:
+            tail = ", " + cpp_str(term)
+        if refused:
+            tail += ", " + cpp_str(refused)
         w("    {%s, %s, %s, 0x%x, 0x%x, %s, %s, CounterKind::%s, %s%s}," % (
             cpp_str(e["name"]), cpp_str(e["unit"]), cpp_str(e["pmu"]),
             e["event"], e["umask"], cpp_str(e["terms"]),
             cpp_str(e["counters"]), e["kind"],
-            "true" if e["deprecated"] else "false",
-            "" if term == "event" else ", " + cpp_str(term)))
+            "true" if e["deprecated"] else "false", tail))
     w("};")
     w("")
     if p["composites"]:
@@ -675,6 +1032,9 @@ def main(argv):
     parser.add_argument("--out-dir", default=DEFAULT_OUT_DIR)
     parser.add_argument("--check", action="store_true",
                         help="compare with --out-dir instead of writing it")
+    parser.add_argument("--unopenable", action="store_true",
+                        help="list the events no kernel format opens, one "
+                             "per line, and write nothing")
     args = parser.parse_args(argv)
 
     if not os.path.isfile(os.path.join(args.spec_dir, "intel-perfmon",
@@ -685,9 +1045,19 @@ def main(argv):
     try:
         platforms = (load_intel(args.spec_dir) + load_hand() +
                      load_amd())
+        for p in platforms:
+            for e in p["events"]:
+                e["unopenable"] = kernel_problem(p["name"], e) or ""
     except (SpecError, OSError, KeyError, ValueError) as e:
         print("gen_perfmon_platforms: %s" % e, file=sys.stderr)
         return 2
+    if args.unopenable:
+        for p in platforms:
+            for e in p["events"]:
+                reason = kernel_problem(p["name"], e)
+                if reason:
+                    print("%s %s: %s" % (p["name"], e["name"], reason))
+        return 0
     files = render_all(platforms)
 
     if args.check:

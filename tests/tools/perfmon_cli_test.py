@@ -213,13 +213,124 @@ class DescribeTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("uncore_imc_free_running_0 uncore_imc_free_running_1 "
                       "uncore_imc_free_running_2 uncore_imc_free_running_3 "
-                      "also count without programming (events: dclk, read, "
-                      "write)", r.stdout)
+                      "also count without programming (events: dclk, "
+                      "rpq_cycles, wpq_cycles)", r.stdout)
         r = run("describe", "--platform", "zen4", "--sysfs", root,
                 "umc_cas_cmd.rd")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("none here", r.stdout)
         self.assertIn("amd_umc", r.stdout)
+
+
+GENERATOR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "tools", "gen_perfmon_platforms.py")
+
+
+def fixture(name):
+    return os.path.join(FIXTURES, name)
+
+
+def opens(platform, spec, tree):
+    """The describe text's "opens" lines for `spec` on a fixture tree."""
+    r = run("describe", "--platform", platform, "--sysfs", fixture(tree),
+            spec)
+    if r.returncode != 0:
+        raise AssertionError("%s %s: %s" % (platform, spec, r.stderr))
+    return [line for line in r.stdout.splitlines()
+            if line.startswith("opens")]
+
+
+class KernelFormatTest(unittest.TestCase):
+    """Issue 23 item 3: vendor data the kernel reads differently, checked
+    against sysfs trees made from the kernel's format attributes
+    (perfmon_fixtures/SOURCES.md)."""
+
+    def test_skylake_cha_filter_is_config1_high_half(self):
+        for platform in ("skylakex", "cascadelakex"):
+            lines = opens(platform, "UNC_CHA_TOR_INSERTS.IA_HIT_CRD", "skx2s")
+            self.assertEqual(len(lines), 1, lines)
+            self.assertIn("uncore_cha_0 ", lines[0])
+            self.assertIn(",config1=0x4023300000000,", lines[0])
+
+    def test_skylake_fixture_is_the_kernels(self):
+        fmt = os.path.join(fixture("skx2s"), "bus", "event_source",
+                           "devices", "uncore_cha_0", "format")
+        fields = sorted(os.listdir(fmt))
+        self.assertNotIn("filter_opc", fields)
+        self.assertEqual(fields, sorted([
+            "event", "umask", "edge", "tid_en", "inv", "thresh", "filter_tid",
+            "filter_state", "filter_rem", "filter_loc", "filter_nm",
+            "filter_all_op", "filter_not_nm", "filter_opc0", "filter_opc1",
+            "filter_nc", "filter_isoc"]))
+        with open(os.path.join(fmt, "filter_opc0")) as f:
+            self.assertEqual(f.read().strip(), "config1:41-50")
+
+    def test_haswell_pcu_occupancy_uses_occ_sel(self):
+        for n, state in ((1, "C0"), (2, "C3"), (3, "C6")):
+            lines = opens("haswellx",
+                          "UNC_P_POWER_STATE_OCCUPANCY.CORES_" + state,
+                          "hsx2s")
+            self.assertEqual(lines, ["opens      uncore_pcu (1 PMU), "
+                                     "config=0x%x,config1=0x0,config2=0x0" %
+                                     (0x80 | n << 14)])
+
+    def test_iio_metrics_open_on_granite_rapids(self):
+        for metric in ("iio_bandwidth_read", "iio_bandwidth_write",
+                       "io_msi"):
+            lines = opens("graniterapids", "metric/" + metric, "gnr1s")
+            self.assertTrue(lines, metric)
+            for line in lines:
+                self.assertNotIn("none here", line)
+                self.assertIn("uncore_iio_0 ", line)
+
+    def test_sapphire_rapids_hbm_pmu_is_hbm(self):
+        lines = opens("sapphirerapids", "UNC_MCHBM_CLOCKTICKS", "spr2s")
+        self.assertEqual(len(lines), 1)
+        self.assertIn("uncore_hbm_31 (32 PMUs)", lines[0])
+
+    def test_unopenable_events_are_refused_with_the_encoders_message(self):
+        r = run("describe", "--platform", "graniterapids", "--sysfs",
+                fixture("gnr1s"), "UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("none here", r.stdout)
+        self.assertIn("does not fit in field 'umask'", r.stdout)
+
+    def test_generator_counts_the_unopenable_events(self):
+        if not SPEC_DIR or not os.path.isdir(os.path.join(SPEC_DIR,
+                                                          "intel-perfmon")):
+            self.skipTest("no intel-perfmon folder under --spec-dir")
+        r = subprocess.run([sys.executable, GENERATOR, "--unopenable",
+                            "--spec-dir", SPEC_DIR], capture_output=True,
+                           text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        counts = {}
+        for line in r.stdout.splitlines():
+            counts[line.split()[0]] = counts.get(line.split()[0], 0) + 1
+        self.assertEqual(counts, {"icelakex": 2, "sapphirerapids": 7,
+                                  "emeraldrapids": 7, "graniterapids": 16,
+                                  "sierraforest": 16})
+
+    def test_zen5_dram_metrics_are_credited_to_the_sdk(self):
+        r = run("list", "--platforms", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        zen5 = [p for p in json.loads(r.stdout) if p["name"] == "amdzen5"][0]
+        self.assertIn("dram_read_data_local_or_remote", zen5["source"])
+        self.assertIn("the SDK's own, not perf's", zen5["source"])
+
+
+class GeneratorDefaultsTest(unittest.TestCase):
+    def test_default_output_paths_are_the_committed_files(self):
+        # Without --out / --out-dir each generator checks the file CMake
+        # builds (issue 23 item 3: gen_event_catalog.py's default was stale).
+        if not SPEC_DIR or not os.path.isdir(os.path.join(SPEC_DIR,
+                                                          "intel-perfmon")):
+            self.skipTest("no intel-perfmon folder under --spec-dir")
+        tools = os.path.dirname(GENERATOR)
+        for script in ("gen_event_catalog.py", "gen_perfmon_platforms.py"):
+            r = subprocess.run([sys.executable, os.path.join(tools, script),
+                                "--check", "--spec-dir", SPEC_DIR],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(r.returncode, 0, (script, r.stdout, r.stderr))
 
 
 class DoctorTest(unittest.TestCase):

@@ -50,6 +50,13 @@ struct Event {
   // the Xeon 7500 M-Box, whose selector is "inc_sel" (or "set_flag_sel",
   // with flag_mode=1 among `terms`); it has no `event` term at all.
   std::string_view event_term = "event";
+  // Empty when the kernel's format attributes for `pmu` can express the
+  // event; otherwise why they cannot ("the kernel has no uncore_m2hbm PMU",
+  // "umask=0x.. does not fit the kernel's umask field (...)"): such an
+  // event is listed but cannot be opened through perf.  The generator
+  // computes it from the kernel's formats (tools/gen_perfmon_platforms.py,
+  // KERNEL_PMUS).
+  std::string_view unopenable = {};
 };
 
 // A name that stands for several events summed, e.g. Granite Rapids'

@@ -110,7 +110,7 @@ const Platform& Amdzen5Platform() {
       "amdzen5",
       "zen5",
       "AMD Zen 5",
-      "Linux perf amdzen5 event list (facts restated)",
+      "Linux perf amdzen5 event list (facts restated); metrics dram_read_data_local_or_remote and dram_write_data_local_or_remote: the SDK's own, not perf's",
       kCpus,
       kEvents,
       std::span<const Composite>(),
