@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <map>
 #include <string>
 #include <string_view>
@@ -13,111 +12,14 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
+#include "sdk/common/wire.h"
 #include "uncore/region.h"
 #include "uncore/report_file.h"
 
 namespace uncore::mpi {
 namespace {
 
-// ---- bytes: length-prefixed, host byte order (one job, one architecture)
-
-class Writer {
- public:
-  void U64(uint64_t v) { Raw(&v, sizeof(v)); }
-  void I64(int64_t v) { Raw(&v, sizeof(v)); }
-  void F64(double v) { Raw(&v, sizeof(v)); }
-  void Bool(bool v) { U64(v ? 1 : 0); }
-  void Str(std::string_view s) {
-    U64(s.size());
-    out_.append(s.data(), s.size());
-  }
-  void Ints(const std::vector<int>& v) {
-    U64(v.size());
-    for (int x : v) I64(x);
-  }
-  void U64s(const std::vector<uint64_t>& v) {
-    U64(v.size());
-    for (uint64_t x : v) U64(x);
-  }
-  void Strs(const std::vector<std::string>& v) {
-    U64(v.size());
-    for (const std::string& s : v) Str(s);
-  }
-  std::string Take() { return std::move(out_); }
-
- private:
-  void Raw(const void* p, size_t n) {
-    out_.append(static_cast<const char*>(p), n);
-  }
-  std::string out_;
-};
-
-class Reader {
- public:
-  explicit Reader(std::string_view in) : in_(in) {}
-  bool ok() const { return ok_; }
-  bool done() const { return ok_ && in_.empty(); }
-  uint64_t U64() {
-    uint64_t v = 0;
-    Raw(&v, sizeof(v));
-    return v;
-  }
-  int64_t I64() {
-    int64_t v = 0;
-    Raw(&v, sizeof(v));
-    return v;
-  }
-  int Int() { return static_cast<int>(I64()); }
-  double F64() {
-    double v = 0;
-    Raw(&v, sizeof(v));
-    return v;
-  }
-  bool Bool() { return U64() != 0; }
-  std::string Str() {
-    const uint64_t n = Count(1);
-    std::string s(in_.substr(0, n));
-    in_.remove_prefix(n);
-    return s;
-  }
-  // A count of items of at least `min_bytes` each: never more than remain.
-  uint64_t Count(uint64_t min_bytes) {
-    const uint64_t n = U64();
-    if (!ok_ || n > in_.size() / std::max<uint64_t>(min_bytes, 1)) {
-      ok_ = false;
-      return 0;
-    }
-    return n;
-  }
-  std::vector<int> Ints() {
-    std::vector<int> v(Count(8));
-    for (int& x : v) x = Int();
-    return v;
-  }
-  std::vector<uint64_t> U64s() {
-    std::vector<uint64_t> v(Count(8));
-    for (uint64_t& x : v) x = U64();
-    return v;
-  }
-  std::vector<std::string> Strs() {
-    std::vector<std::string> v(Count(8));
-    for (std::string& s : v) s = Str();
-    return v;
-  }
-
- private:
-  void Raw(void* p, size_t n) {
-    if (!ok_ || in_.size() < n) {
-      ok_ = false;
-      std::memset(p, 0, n);
-      return;
-    }
-    std::memcpy(p, in_.data(), n);
-    in_.remove_prefix(n);
-  }
-  std::string_view in_;
-  bool ok_ = true;
-};
+// ---- bytes: sdk/common/wire.h (little-endian, length-prefixed)
 
 constexpr uint64_t kRecordMagic = 0x31434d504d434e55ULL;  // "UNCMPMC1"
 
@@ -251,7 +153,7 @@ std::string Columns(const std::vector<std::vector<std::string>>& rows) {
 }  // namespace
 
 std::string EncodeRank(const RankRecord& record) {
-  Writer w;
+  common::WireWriter w;
   w.U64(kRecordMagic);
   w.I64(record.rank);
   w.I64(record.node);
@@ -319,7 +221,7 @@ std::string EncodeRank(const RankRecord& record) {
 }
 
 absl::StatusOr<RankRecord> DecodeRank(std::string_view bytes) {
-  Reader r(bytes);
+  common::WireReader r(bytes);
   RankRecord record;
   if (r.U64() != kRecordMagic) {
     return absl::DataLossError("an MPI rank's results are not readable");

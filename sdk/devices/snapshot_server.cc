@@ -34,6 +34,7 @@
 #include "sdk/common/clock.h"
 #include "sdk/common/fd.h"
 #include "sdk/common/status_macros.h"
+#include "sdk/common/wire.h"
 
 namespace uncore::devices {
 
@@ -222,50 +223,6 @@ bool RemoveIfDead(const std::string& path, ProcessIdentity* owner) {
          UnlinkIfSame(path, st.st_dev, st.st_ino);
 }
 
-// A little-endian, length-prefixed encoding: both sides run on one node.
-class Writer {
- public:
-  void U64(uint64_t v) { Raw(&v, sizeof(v)); }
-  void I64(int64_t v) { Raw(&v, sizeof(v)); }
-  void F64(double v) { Raw(&v, sizeof(v)); }
-  void Str(std::string_view s) {
-    U64(s.size());
-    out_.append(s.data(), s.size());
-  }
-  std::string Take() { return std::move(out_); }
-
- private:
-  void Raw(const void* p, size_t n) {
-    out_.append(static_cast<const char*>(p), n);
-  }
-  std::string out_;
-};
-
-class Reader {
- public:
-  explicit Reader(std::string_view in) : in_(in) {}
-  bool U64(uint64_t* v) { return Raw(v, sizeof(*v)); }
-  bool I64(int64_t* v) { return Raw(v, sizeof(*v)); }
-  bool F64(double* v) { return Raw(v, sizeof(*v)); }
-  bool Str(std::string* s) {
-    uint64_t n = 0;
-    if (!U64(&n) || n > in_.size()) return false;
-    s->assign(in_.substr(0, n));
-    in_.remove_prefix(n);
-    return true;
-  }
-  bool done() const { return in_.empty(); }
-
- private:
-  bool Raw(void* p, size_t n) {
-    if (in_.size() < n) return false;
-    std::memcpy(p, in_.data(), n);
-    in_.remove_prefix(n);
-    return true;
-  }
-  std::string_view in_;
-};
-
 // Maps `path` (opened as `fd`) read-write; closes fd.
 absl::StatusOr<ServedSegment*> Map(int fd, size_t size,
                                    const std::string& path) {
@@ -281,8 +238,9 @@ absl::StatusOr<ServedSegment*> Map(int fd, size_t size,
 
 }  // namespace
 
+// The catalog's bytes: sdk/common/wire.h (little-endian, length-prefixed).
 std::string EncodeCatalog(const ServedCatalog& catalog) {
-  Writer w;
+  common::WireWriter w;
   w.Str(catalog.backend);
   w.U64(catalog.simulated ? 1 : 0);
   w.U64(catalog.events.size());
@@ -307,50 +265,39 @@ std::string EncodeCatalog(const ServedCatalog& catalog) {
 }
 
 absl::StatusOr<ServedCatalog> DecodeCatalog(std::string_view bytes) {
-  Reader r(bytes);
+  common::WireReader r(bytes);
   ServedCatalog c;
-  uint64_t simulated = 0;
-  uint64_t n = 0;
   auto corrupt = [] {
     return absl::DataLossError(
         "the shared counters segment's catalog is corrupt (a leader of "
         "another SDK version?)");
   };
-  if (!r.Str(&c.backend) || !r.U64(&simulated) || !r.U64(&n) ||
-      n > bytes.size()) {
-    return corrupt();
-  }
-  c.simulated = simulated != 0;
-  c.events.resize(n);
+  c.backend = r.Str();
+  c.simulated = r.Bool();
+  // An event is at least three counts and a double; a plan entry six
+  // integers and a count.
+  c.events.resize(r.Count(4 * 8));
   for (ServedCatalog::Event& e : c.events) {
-    if (!r.Str(&e.canonical) || !r.Str(&e.unit) || !r.Str(&e.encoding) ||
-        !r.F64(&e.scale)) {
-      return corrupt();
-    }
+    e.canonical = r.Str();
+    e.unit = r.Str();
+    e.encoding = r.Str();
+    e.scale = r.F64();
   }
-  if (!r.U64(&n) || n > bytes.size()) return corrupt();
+  const uint64_t n = r.Count(7 * 8);
   c.plan.resize(n);
   c.instance_names.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    int64_t event = 0;
-    int64_t socket = 0;
-    int64_t box = 0;
-    int64_t instance = 0;
-    int64_t counter = 0;
-    uint64_t width = 0;
-    if (!r.I64(&event) || !r.I64(&socket) || !r.I64(&box) ||
-        !r.I64(&instance) || !r.I64(&counter) || !r.U64(&width) ||
-        !r.Str(&c.instance_names[i]) || event < 0 ||
-        static_cast<uint64_t>(event) >= c.events.size()) {
+  for (size_t i = 0; i < n && r.ok(); ++i) {
+    CounterPlacement& p = c.plan[i];
+    p.event = r.Int();
+    p.socket = r.Int();
+    p.box = static_cast<ivytown::BoxType>(r.I64());
+    p.instance = r.Int();
+    p.counter = r.Int();
+    p.width = static_cast<uint8_t>(r.U64());
+    c.instance_names[i] = r.Str();
+    if (p.event < 0 || static_cast<uint64_t>(p.event) >= c.events.size()) {
       return corrupt();
     }
-    CounterPlacement& p = c.plan[i];
-    p.event = static_cast<int>(event);
-    p.socket = static_cast<int>(socket);
-    p.box = static_cast<ivytown::BoxType>(box);
-    p.instance = static_cast<int>(instance);
-    p.counter = static_cast<int>(counter);
-    p.width = static_cast<uint8_t>(width);
   }
   if (!r.done()) return corrupt();
   return c;

@@ -114,6 +114,28 @@ TEST(ServedCatalogTest, RoundTrips) {
   }
 }
 
+// The catalog is sdk/common/wire.h's format: little-endian counts, strings
+// as their bytes (UTF-8 stays UTF-8), and a count that cannot fit is
+// refused before anything is allocated.
+TEST(ServedCatalogTest, IsTheCommonWireFormat) {
+  CountingDevice device({0});
+  ServedCatalog c = CatalogFor(device, "ubox/UCLK");
+  c.backend = "caf\xc3\xa9 \xe2\x98\x95";
+  const std::string bytes = EncodeCatalog(c);
+  EXPECT_EQ(bytes.substr(0, 8), std::string("\x09\0\0\0\0\0\0\0", 8));
+  EXPECT_EQ(bytes.substr(8, 9), c.backend);
+  absl::StatusOr<ServedCatalog> back = DecodeCatalog(bytes);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->backend, c.backend);
+  // The event count (after the backend and the simulated flag) says more
+  // events than the bytes could hold.
+  std::string huge = bytes;
+  huge.replace(8 + 9 + 8, 8, std::string(8, '\xff'));
+  EXPECT_EQ(DecodeCatalog(huge).status().code(), absl::StatusCode::kDataLoss);
+  // A byte more is refused too.
+  EXPECT_FALSE(DecodeCatalog(bytes + '\0').ok());
+}
+
 TEST(ServedSegmentPathTest, RefusesOddNames) {
   EXPECT_EQ(*ServedSegmentPath("job.1-a_b"), "/uncore-job.1-a_b");
   EXPECT_FALSE(ServedSegmentPath("").ok());
