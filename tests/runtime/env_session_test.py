@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
 """A program with only UNCORE_REGION annotations, configured by UNCORE_*
 environment variables: the report appears at exit, in every format."""
-import argparse
 import csv
 import json
 import os
@@ -502,14 +501,5 @@ class OutputTest(TempDirTest):
         self.assertEqual(self.files(), ["out.json"])
 
 
-def main():
-    global PROGRAM
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--program", required=True)
-    args, rest = parser.parse_known_args()
-    PROGRAM = args.program
-    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
-
-
 if __name__ == "__main__":
-    main()
+    harness.unittest_main("program", globals())

@@ -73,3 +73,15 @@ def perf_can_count_tsc():
     """Whether perf's msr PMU (event tsc) is there to be opened as root."""
     return os.geteuid() == 0 and os.path.exists(
         "/sys/bus/event_source/devices/msr/events/tsc")
+
+
+def unittest_main(option, module_globals):
+    """The main() of a unittest driver: takes the required --OPTION into the
+    driver's global OPTION (upper case) and gives the rest to unittest."""
+    import argparse
+    import unittest
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--" + option, required=True)
+    args, rest = parser.parse_known_args()
+    module_globals[option.upper()] = getattr(args, option)
+    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)

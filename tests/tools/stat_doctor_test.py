@@ -1,6 +1,5 @@
 #!/usr/bin/env python3
 """End-to-end tests of `uncore stat` and `uncore doctor`."""
-import argparse
 import glob
 import json
 import os
@@ -666,14 +665,5 @@ class DoctorFixtureTest(unittest.TestCase):
                          "skip")
 
 
-def main():
-    global UNCORE
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--uncore", required=True)
-    args, rest = parser.parse_known_args()
-    UNCORE = args.uncore
-    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
-
-
 if __name__ == "__main__":
-    main()
+    harness.unittest_main("uncore", globals())
