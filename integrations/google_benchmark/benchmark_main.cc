@@ -508,7 +508,8 @@ int BenchmarkMain(int argc, char** argv) {
         "or UNCORE_METRICS is set?): unset those variables or drop the "
         "flag");
   }
-  absl::StatusOr<Request> request = MakeRequest(flags->events, flags->metrics);
+  absl::StatusOr<Request> request =
+      MakeRequest(flags->events, flags->metrics, GetOptions());
   if (!request.ok()) {
     return Fail("--uncore_events: " + common::StatusMessage(request.status()));
   }

@@ -17,7 +17,7 @@
 #include "fmt/format.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
-#include "sdk/spec/event_spec.h"
+#include "sdk/runtime/name_resolution.h"
 #include "uncore/events.h"
 #include "uncore/region.h"
 #include "uncore/results.h"
@@ -103,46 +103,64 @@ std::string KeyForCanonical(std::string_view canonical) {
   return key;
 }
 
-absl::StatusOr<CanonicalSpec> Canonicalize(std::string_view spec) {
-  UNCORE_ASSIGN_OR_RETURN(spec::Spec parsed, spec::ParseSpec(spec));
-  CanonicalSpec out;
-  out.is_metric = parsed.is_metric();
-  out.canonical = out.is_metric
-                      ? std::get<spec::MetricSpec>(parsed.value).Canonical()
-                      : std::get<spec::EventSpec>(parsed.value).Canonical();
-  return out;
+std::string ResolvedPlatform() {
+  if (const char* env = std::getenv("UNCORE_PLATFORM")) {
+    return std::string(common::StripWhitespace(env));
+  }
+  return "";
 }
 
 absl::StatusOr<Request> MakeRequest(
     const std::vector<std::string>& specs,
-    const std::vector<std::string>& metric_names) {
-  Request request;
-  auto add = [&](std::string_view text, bool metric_only) -> absl::Status {
-    const std::string_view stripped = common::StripWhitespace(text);
-    CanonicalSpec parsed;
-    if (metric_only) {
-      UNCORE_ASSIGN_OR_RETURN(spec::MetricSpec metric,
-                              spec::ParseMetricName(stripped));
-      parsed = {metric.Canonical(), /*is_metric=*/true};
-    } else {
-      UNCORE_ASSIGN_OR_RETURN(parsed, Canonicalize(stripped));
-    }
-    const std::string& canonical = parsed.canonical;
-    std::vector<std::string>& list =
-        parsed.is_metric ? request.metrics : request.events;
-    std::vector<std::string>& keys =
-        parsed.is_metric ? request.metric_keys : request.event_keys;
-    if (std::find(list.begin(), list.end(), canonical) == list.end()) {
-      list.push_back(canonical);
-      keys.push_back(KeyForCanonical(canonical));
-    }
-    return absl::OkStatus();
-  };
+    const std::vector<std::string>& metric_names, const Options& options) {
+  const std::string backend = ResolvedBackend(options);
+  // The names as the session will resolve them: the same platform, the
+  // same function.
+  UNCORE_ASSIGN_OR_RETURN(
+      const runtime::SessionMachine machine,
+      runtime::ReadSessionMachine(ResolvedPlatform(), backend,
+                                  /*on_hardware=*/true));
+  runtime::NameRequest names;
   for (const std::string& s : specs) {
-    UNCORE_RETURN_IF_ERROR(add(s, /*metric_only=*/false));
+    names.events.emplace_back(common::StripWhitespace(s));
   }
   for (const std::string& s : metric_names) {
-    UNCORE_RETURN_IF_ERROR(add(s, /*metric_only=*/true));
+    names.metrics.emplace_back(common::StripWhitespace(s));
+  }
+  names.backend = backend;
+  names.events_list = "";
+  names.metrics_list = "";
+  UNCORE_ASSIGN_OR_RETURN(
+      const runtime::ResolvedNames resolved,
+      runtime::ResolveNames(machine.platform, names, machine.pmus_or()));
+  Request request;
+  // The session numbers the events of its events list first, in order,
+  // then the metrics' events, and lists the metrics given as specs before
+  // the metric names: so the events go first, then the metrics in input
+  // order (specs before names), and Extract finds each at its place.
+  std::vector<std::string> metric_canonicals;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = 0; i < resolved.inputs.size(); ++i) {
+      const runtime::ResolvedInput& in = resolved.inputs[i];
+      const bool is_spec = i < names.events.size();
+      if (in.is_metric != (pass == 1)) continue;
+      if (!in.is_metric) {
+        if (std::find(request.events.begin(), request.events.end(),
+                      in.canonical) == request.events.end()) {
+          request.events.push_back(in.canonical);
+          request.event_keys.push_back(KeyForCanonical(in.canonical));
+        }
+        continue;
+      }
+      if (std::find(metric_canonicals.begin(), metric_canonicals.end(),
+                    in.canonical) != metric_canonicals.end()) {
+        continue;
+      }
+      metric_canonicals.push_back(in.canonical);
+      request.metrics.push_back(in.text);
+      request.metric_is_spec.push_back(is_spec);
+      request.metric_keys.push_back(KeyForCanonical(in.canonical));
+    }
   }
   return request;
 }
@@ -151,8 +169,12 @@ SessionOptions SessionOptionsFor(const Request& request,
                                  const Options& options) {
   SessionOptions o;
   o.events = request.events;
-  o.metrics = request.metrics;
+  for (size_t i = 0; i < request.metrics.size(); ++i) {
+    (request.metric_is_spec[i] ? o.events : o.metrics)
+        .push_back(request.metrics[i]);
+  }
   o.backend = ResolvedBackend(options);
+  o.platform = ResolvedPlatform();
   o.sockets = options.sockets;
   o.sim_demo_traffic = options.sim_demo_traffic;
   o.output.clear();  // no report: the counters go to Google Benchmark

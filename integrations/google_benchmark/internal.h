@@ -33,21 +33,24 @@ void SetFlagSession(Session* session);
 // The backend `options` asks for: its own, else UNCORE_BACKEND, else "auto".
 std::string ResolvedBackend(const Options& options);
 
-// "uncore." and `canonical` with '/' as '.' and no trailing '/'.
-// The canonical spelling of an event or metric spec, and which it is.
-struct CanonicalSpec {
-  std::string canonical;
-  bool is_metric = false;
-};
-absl::StatusOr<CanonicalSpec> Canonicalize(std::string_view spec);
+// The platform the sessions speak: UNCORE_PLATFORM, else "" (the session
+// decides).
+std::string ResolvedPlatform();
 
+// "uncore." and `canonical` with '/' as '.' and no trailing '/'.
 std::string KeyForCanonical(std::string_view canonical);
 
-// The specs of a measurement, deduplicated, with their counter names.
+// The specs of a measurement, deduplicated by their canonical spelling on
+// the session's platform, with their counter names.
 struct Request {
-  std::vector<std::string> events;  // canonical event specs
+  // Events: their canonical spelling (Results::events' `canonical`, which
+  // the session takes back as a spec).
+  std::vector<std::string> events;
   std::vector<std::string> event_keys;
-  std::vector<std::string> metrics;  // canonical metric specs
+  // Metrics (and composites) as given, and whether they go to the
+  // session's events list (a spec among `specs`) or its metrics list.
+  std::vector<std::string> metrics;
+  std::vector<bool> metric_is_spec;
   std::vector<std::string> metric_keys;
 
   bool empty() const { return events.empty() && metrics.empty(); }
@@ -55,10 +58,11 @@ struct Request {
 };
 
 // `specs`: events or metrics; `metric_names`: metrics only, "metric/" is
-// optional (as in UNCORE_METRICS).
+// optional (as in UNCORE_METRICS).  Resolved as the session `options`
+// describe resolves them (runtime::ResolveNames), on any platform.
 absl::StatusOr<Request> MakeRequest(
     const std::vector<std::string>& specs,
-    const std::vector<std::string>& metric_names);
+    const std::vector<std::string>& metric_names, const Options& options);
 
 // A session that counts `request` and writes no report.
 SessionOptions SessionOptionsFor(const Request& request,

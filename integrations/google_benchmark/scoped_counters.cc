@@ -58,9 +58,11 @@ Options GetOptions() {
 }
 
 absl::StatusOr<std::string> CounterName(std::string_view spec) {
-  absl::StatusOr<internal::CanonicalSpec> parsed = internal::Canonicalize(spec);
-  if (!parsed.ok()) return parsed.status();
-  return internal::KeyForCanonical(parsed->canonical);
+  UNCORE_ASSIGN_OR_RETURN(const Request request,
+                          MakeRequest({std::string(spec)}, {}, GetOptions()));
+  const std::vector<std::string> keys = request.keys();
+  if (keys.empty()) return absl::InvalidArgumentError("no spec given");
+  return keys.front();
 }
 
 struct ScopedCounters::Impl {
@@ -102,7 +104,7 @@ ScopedCounters::ScopedCounters(benchmark::State& state,
         "variables or stop that session to measure this benchmark");
     return;
   }
-  absl::StatusOr<Request> request = MakeRequest(specs, {});
+  absl::StatusOr<Request> request = MakeRequest(specs, {}, GetOptions());
   if (!request.ok()) {
     s.Fail(common::StatusMessage(request.status()));
     return;

@@ -24,6 +24,7 @@
 #include "sdk/runtime/backend_policy.h"
 #include "sdk/sim/demo_traffic.h"
 #include "sdk/sim/nehalemex_uncore.h"
+#include "sdk/sim/simulated_activity.h"
 #include "sdk/sim/simulated_uncore.h"
 
 namespace uncore::runtime {
@@ -138,6 +139,9 @@ class SimBackend : public Backend {
   }
   sim::SimulatedUncore* simulator() const override { return sim_.get(); }
   sim::DemoTrafficModel* demo_traffic() const override { return demo_.get(); }
+  sim::SimulatedActivity* simulated_activity() const override {
+    return demo_.get();
+  }
 
  private:
   std::unique_ptr<sim::SimulatedUncore> sim_;
@@ -153,7 +157,7 @@ class NehalemExBackend : public Backend {
   // The simulator, with its demo traffic (no thread: counts advance with
   // the clock whenever the engine reads them).
   NehalemExBackend(nehalemex::Variant variant, int sockets, bool demo)
-      : name_("sim"), simulated_(true) {
+      : name_("sim"), simulated_(true), demo_(demo) {
     sim::NehalemExUncore::Options o;
     o.demo = demo;
     sim_ = sim::NehalemExUncore::Create(variant, sockets, o);
@@ -181,10 +185,14 @@ class NehalemExBackend : public Backend {
     return device_->EntryName(entry);
   }
   absl::Status Stop() override { return device_->Release(); }
+  sim::SimulatedActivity* simulated_activity() const override {
+    return demo_ ? sim_.get() : nullptr;
+  }
 
  private:
   std::string name_;
   bool simulated_;
+  bool demo_ = false;  // the simulator's demo traffic
   std::unique_ptr<sim::NehalemExUncore> sim_;
   std::unique_ptr<registers::RegisterSpace> space_;
   std::unique_ptr<devices::NehalemExDevice> device_;

@@ -32,6 +32,7 @@
 namespace uncore::sim {
 class SimulatedUncore;
 class DemoTrafficModel;
+class SimulatedActivity;
 }  // namespace uncore::sim
 
 namespace uncore::runtime {
@@ -63,6 +64,11 @@ class Backend {
   virtual absl::Status Stop() = 0;
   virtual sim::SimulatedUncore* simulator() const { return nullptr; }
   virtual sim::DemoTrafficModel* demo_traffic() const { return nullptr; }
+  // The simulator a program tells its activity (sim/simulated_activity.h):
+  // every `sim` platform's with its demo traffic on, else nullptr.
+  virtual sim::SimulatedActivity* simulated_activity() const {
+    return nullptr;
+  }
 };
 
 struct BackendRequest {

@@ -52,7 +52,7 @@
 #include "fmt/format.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
-#include "sdk/runtime/session_testing.h"
+#include "sdk/runtime/session_internal.h"
 #include "uncore/session.h"
 #include "uncore/uncore_c.h"
 

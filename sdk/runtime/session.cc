@@ -37,11 +37,14 @@
 #include "sdk/report/timeline.h"
 #include "sdk/runtime/active_session.h"
 #include "sdk/runtime/backends.h"
+#include "sdk/runtime/name_resolution.h"
 #include "sdk/runtime/node_sharing.h"
 #include "sdk/runtime/process_registry.h"
+#include "sdk/runtime/session_internal.h"
 #include "sdk/runtime/session_platform.h"
 #include "sdk/runtime/session_testing.h"
 #include "sdk/sim/demo_traffic.h"
+#include "sdk/sim/simulated_activity.h"
 #include "sdk/spec/encoder.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/spec/metric_expression.h"
@@ -52,18 +55,6 @@
 
 namespace uncore {
 namespace {
-
-// Which list a name that cannot be counted came from: the option and the
-// variable that sets it, so that UNCORE_METRICS=NOPE says UNCORE_METRICS.
-constexpr std::string_view kEventsList = "events (UNCORE_EVENTS)";
-constexpr std::string_view kMetricsList = "metrics (UNCORE_METRICS)";
-
-absl::Status InList(const absl::Status& status, std::string_view list) {
-  if (status.ok()) return status;
-  return absl::Status(
-      status.code(),
-      fmt::format("{}: {}", list, common::StatusMessage(status)));
-}
 
 uint64_t UnixNowNs() {
   return static_cast<uint64_t>(
@@ -78,99 +69,10 @@ std::string HostName() {
   return name;
 }
 
-// The multiplier from a free-running alias's unit to bytes, or 0.
-double BytesPerUnit(std::string_view unit) {
-  if (unit == "MiB") return 1024.0 * 1024.0;
-  if (unit == "MB") return 1e6;
-  if (unit == "B" || unit == "bytes") return 1;
-  return 0;
-}
-
-// MEM_BW_READS / _WRITES / _TOTAL on the kernel's free-running memory
-// counters (uncore_imc_free_running_N: `read` and `write` aliases with a
-// scale and a unit), or nullopt when this machine has none.
-std::optional<spec::CompiledMetric> FreeRunningBandwidth(
-    std::string_view metric, const devices::perf::PmuCatalog& pmus,
-    std::string* used) {
-  const bool reads = metric == "MEM_BW_READS" || metric == "MEM_BW_TOTAL";
-  const bool writes = metric == "MEM_BW_WRITES" || metric == "MEM_BW_TOTAL";
-  if (!reads && !writes) return std::nullopt;
-  const std::vector<const devices::perf::Pmu*> free_running =
-      devices::perf::FreeRunningPmus(pmus, "uncore_imc");
-  if (free_running.empty()) return std::nullopt;
-  double bytes = 0;
-  for (const devices::perf::Pmu* pmu : free_running) {
-    for (std::string_view alias : {"read", "write"}) {
-      const devices::perf::EventAlias* a = pmu->FindAlias(alias);
-      const double b = a == nullptr ? 0 : BytesPerUnit(a->unit);
-      if (b == 0 || (bytes != 0 && b != bytes)) return std::nullopt;
-      bytes = b;
-    }
-  }
-  using Node = spec::CompiledMetric::Node;
-  spec::CompiledMetric m;
-  m.name = std::string(metric);
-  m.unit = "bytes";
-  m.per_second = true;
-  std::vector<std::string> parts;
-  for (std::string_view alias : {"read", "write"}) {
-    if ((alias == "read" && !reads) || (alias == "write" && !writes)) continue;
-    spec::EventSpec e;
-    e.kind = spec::EventSpec::Kind::kGenericPerf;
-    e.pmu = "uncore_imc_free_running";
-    e.text = fmt::format("uncore_imc_free_running/{}/", alias);
-    e.perf_terms.push_back({std::string(alias), std::nullopt});
-    Node n;
-    n.op = Node::Op::kEvent;
-    n.index = static_cast<int>(m.events.size());
-    m.nodes.push_back(n);
-    if (m.events.size() == 1) {
-      Node sum;
-      sum.op = Node::Op::kAdd;
-      sum.lhs = 0;
-      sum.rhs = 1;
-      m.nodes.push_back(sum);
-    }
-    parts.push_back(e.text);
-    m.events.push_back(std::move(e));
-  }
-  Node scale;
-  scale.op = Node::Op::kConstant;
-  scale.constant = bytes;
-  m.nodes.push_back(scale);
-  Node mul;
-  mul.op = Node::Op::kMul;
-  mul.lhs = static_cast<int>(m.nodes.size() - 2);
-  mul.rhs = static_cast<int>(m.nodes.size() - 1);
-  m.nodes.push_back(mul);
-  m.root = static_cast<int>(m.nodes.size() - 1);
-  m.expression = fmt::format("({}) * {}", common::Join(parts, " + "), bytes);
-  *used = fmt::format(
-      "{} counted by the kernel's free-running memory counters {}..{} ({}): "
-      "no general counter programmed (UNCORE_FREE_RUNNING=0 counts CAS "
-      "events instead)",
-      metric, free_running.front()->name, free_running.back()->name,
-      common::Join(parts, ", "));
-  return m;
-}
-
 // "0,2-3" -> {0, 2, 3}: the rules of common::ParseIdList, the same as
 // `uncore stat --sockets`.
 absl::StatusOr<std::vector<int>> ParseSocketList(std::string_view text) {
   return common::ParseIdList(text, common::kSocketIdLimit, "UNCORE_SOCKETS");
-}
-
-std::string EncodingText(const spec::EventSpec& e) {
-  if (e.kind == spec::EventSpec::Kind::kGenericPerf) return e.Canonical();
-  absl::StatusOr<spec::Encoding> enc = spec::EncodeEvent(e);
-  if (!enc.ok()) return "";
-  std::string text = fmt::format(
-      "{}=0x{:08x}", enc->fixed_counter ? "fixed_ctl" : "ctl", enc->control);
-  for (const spec::FilterValue& f : enc->filters) {
-    text +=
-        fmt::format(",{}=0x{:x}", enc->box->filters[f.filter].name, f.value);
-  }
-  return text;
 }
 
 // A metric reported per second of region time ("bytes" -> "bytes/s").
@@ -274,13 +176,8 @@ struct Session::Impl {
   SessionOptions options;
   std::vector<spec::EventSpec> events;
   std::vector<EventInfo> event_infos;
-  struct Metric {
-    spec::CompiledMetric compiled;
-    std::vector<int> event_index;  // per compiled.events: session event
-    // A generated platform's composite or metric: compiled again once the
-    // counters are planned (#num_packages, source_count).
-    std::optional<spec::Resolution> resolution;
-  };
+  // Compiled again once the counters are planned (CompileForPlan).
+  using Metric = runtime::ResolvedMetric;
   std::string platform;  // RunInfo::platform
   int reads_per_snapshot = 0;
   std::vector<Metric> metrics;
@@ -565,7 +462,6 @@ void SessionAccess::CompileForPlan(Session::Impl& s) {
 absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
     SessionOptions options, InjectedDevice injected,
     const MachineFiles& files) {
-  using Impl = Session::Impl;
   constexpr const char* kOneAtATime =
       "another uncore::Session is active: Stop it first (one session at a "
       "time; an UNCORE_EVENTS environment session counts too)";
@@ -585,166 +481,72 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
   }
   StartingGuard starting;
   UNCORE_ASSIGN_OR_RETURN(ProcessSessionClaim claim, ClaimProcessSession());
-  auto impl = std::make_unique<Impl>();
+  SessionMachine machine;
+  UNCORE_ASSIGN_OR_RETURN(
+      std::unique_ptr<Session::Impl> impl,
+      Resolve(options, injected.device != nullptr, files, &machine));
+  UNCORE_RETURN_IF_ERROR(PrepareOutputs(*impl, options));
+  UNCORE_ASSIGN_OR_RETURN(
+      OpenedBackend opened,
+      OpenSessionBackend(*impl, options, machine, std::move(injected), files));
+  UNCORE_ASSIGN_OR_RETURN(
+      std::unique_ptr<Session> session,
+      Assemble(std::move(impl), std::move(opened), std::move(options)));
+  // The process-wide registration passes to the session (before the
+  // session lock: fork handlers take the registry's lock, then this one).
+  claim.Keep(session.get());
+  {
+    std::lock_guard<std::mutex> lock(ActiveMutex());
+    // g_starting kept every other Start out since the check above.
+    g_active_session = session.get();
+    g_starting = false;
+    starting.Done();
+    regions::Activate(session->recorder_);
+  }
+  return session;
+}
+
+absl::StatusOr<std::unique_ptr<Session::Impl>> SessionAccess::Resolve(
+    const SessionOptions& options, bool injected, const MachineFiles& files,
+    SessionMachine* machine) {
+  auto impl = std::make_unique<Session::Impl>();
   impl->start_unix_ns = UnixNowNs();
   impl->start_steady_ns = common::MonotonicNowNs();
   impl->host = HostName();
-  const absl::StatusOr<machine::CpuIdentity> cpu =
-      machine::ReadCpuIdentity(files.cpuinfo);
-  impl->cpu = cpu.ok() ? cpu->ToString() : "unknown";
-  const std::string backend_name =
+  const std::string backend =
       common::ToLower(options.backend.empty() ? "auto" : options.backend);
-  // The kernel's PMUs, where a backend may count on them.  A session that
-  // reads another's counters (node sharing) looks too, so that it makes
-  // the same choices (platform, free-running counters) as the one serving.
-  std::optional<devices::perf::PmuCatalog> pmus;
-  if (injected.device == nullptr &&
-      (backend_name == "perf" || backend_name == "auto" ||
-       backend_name == "direct")) {
-    absl::StatusOr<devices::perf::PmuCatalog> found =
-        devices::perf::DiscoverPmus(files.sysfs_root);
-    if (found.ok()) pmus = *std::move(found);
-  }
   UNCORE_ASSIGN_OR_RETURN(
-      const SessionPlatform platform,
-      ChooseSessionPlatform(options.platform, backend_name,
-                            injected.device == nullptr, cpu,
-                            pmus.has_value() ? &*pmus : nullptr));
-  impl->platform = platform.name;
+      *machine,
+      ReadSessionMachine(options.platform, backend, !injected, files));
+  impl->cpu = machine->cpu.ok() ? machine->cpu->ToString() : "unknown";
+  impl->platform = machine->platform.name;
+  NameRequest request;
+  request.events = options.events;
+  request.metrics = options.metrics;
+  request.backend = backend;
+  request.use_free_running = options.use_free_running;
+  UNCORE_ASSIGN_OR_RETURN(
+      ResolvedNames names,
+      ResolveNames(machine->platform, request, machine->pmus_or()));
+  impl->events = std::move(names.events);
+  impl->event_infos = std::move(names.event_infos);
+  impl->metrics = std::move(names.metrics);
+  for (std::string& w : names.warnings) impl->warnings.push_back(std::move(w));
+  return impl;
+}
 
-  // Events and metrics, deduplicated by their canonical spelling.
-  auto add_event = [&](const spec::EventSpec& e, std::string_view text,
-                       bool from_metric) -> int {
-    // A generated platform's events by the names the vendor gives them.
-    const std::string canonical =
-        platform.generated != nullptr &&
-                e.kind == spec::EventSpec::Kind::kGenericPerf && !e.text.empty()
-            ? e.text
-            : e.Canonical();
-    for (size_t i = 0; i < impl->events.size(); ++i) {
-      if (impl->event_infos[i].canonical == canonical) {
-        return static_cast<int>(i);
-      }
-    }
-    impl->events.push_back(e);
-    EventInfo info;
-    info.spec = std::string(text);
-    info.canonical = canonical;
-    info.encoding = EncodingText(e);
-    info.from_metric = from_metric;
-    impl->event_infos.push_back(std::move(info));
-    return static_cast<int>(impl->events.size() - 1);
-  };
-  // The same metric twice (MEM_BW_TOTAL,MEM_BW_TOTAL, or in both lists) is
-  // counted and reported once; false when it was there already.
-  auto known_metric = [&](std::string_view name) {
-    for (const Impl::Metric& m : impl->metrics) {
-      if (m.compiled.name == name) return true;
-    }
-    return false;
-  };
-  auto add_metric = [&](spec::CompiledMetric compiled) {
-    if (known_metric(compiled.name)) return false;
-    Impl::Metric m;
-    for (const spec::EventSpec& e : compiled.events) {
-      // A generated platform's events by their vendor names.
-      const bool named = platform.generated != nullptr &&
-                         e.kind == spec::EventSpec::Kind::kGenericPerf &&
-                         !e.text.empty();
-      m.event_index.push_back(
-          add_event(e, named ? e.text : e.Canonical(), true));
-    }
-    m.compiled = std::move(compiled);
-    impl->metrics.push_back(std::move(m));
-    return true;
-  };
-  if (platform.generated != nullptr) {
-    // Names of a generated platform: events, composites (summed) and
-    // metrics, as perf events (docs/platforms.md "Sessions").
-    const perfmon::Platform& p = *platform.generated;
-    auto add_resolution = [&](spec::Resolution r) -> absl::Status {
-      if (r.kind == spec::Resolution::Kind::kEvent) {
-        const std::vector<spec::EventSpec> specs = spec::ToPerfEventSpecs(r);
-        const int i = add_event(specs.front(), r.input, false);
-        impl->event_infos[i].from_metric = false;
-        return absl::OkStatus();
-      }
-      std::string used;
-      std::optional<spec::CompiledMetric> free_running;
-      if (r.metric != nullptr && r.metric->sdk_defined &&
-          options.use_free_running && pmus.has_value() &&
-          backend_name != "direct") {
-        free_running = FreeRunningBandwidth(r.name, *pmus, &used);
-      }
-      if (free_running.has_value()) {
-        if (add_metric(*std::move(free_running))) {
-          impl->warnings.push_back(std::move(used));
-        }
-        return absl::OkStatus();
-      }
-      UNCORE_ASSIGN_OR_RETURN(spec::CompiledMetric m,
-                              spec::CompileResolution(r, {}));
-      if (add_metric(std::move(m))) {
-        impl->metrics.back().resolution = std::move(r);
-      }
-      return absl::OkStatus();
-    };
-    for (const std::string& text : options.events) {
-      absl::StatusOr<spec::Resolution> r = spec::ResolveOnPlatform(p, text);
-      if (!r.ok()) {
-        // Another PMU in the kernel's syntax (msr/tsc/, power/energy-pkg/,
-        // uncore_imc_0/cas_count_read/): perf resolves it from sysfs.
-        std::optional<spec::EventSpec> raw = spec::KernelSyntaxEvent(text);
-        if (!raw.has_value()) return InList(r.status(), kEventsList);
-        impl->event_infos[add_event(*raw, text, false)].from_metric = false;
-        continue;
-      }
-      UNCORE_RETURN_IF_ERROR(
-          InList(add_resolution(*std::move(r)), kEventsList));
-    }
-    for (const std::string& text : options.metrics) {
-      absl::StatusOr<spec::Resolution> r =
-          spec::ResolveMetricOnPlatform(p, text);
-      if (!r.ok()) return InList(r.status(), kMetricsList);
-      UNCORE_RETURN_IF_ERROR(
-          InList(add_resolution(*std::move(r)), kMetricsList));
-    }
-  } else {
-    for (const std::string& text : options.events) {
-      absl::StatusOr<spec::Spec> s = spec::ParseSpec(text);
-      if (!s.ok()) return InList(s.status(), kEventsList);
-      if (s->is_metric()) {
-        absl::StatusOr<spec::CompiledMetric> m =
-            spec::CompileMetric(std::get<spec::MetricSpec>(s->value));
-        if (!m.ok()) return InList(m.status(), kEventsList);
-        add_metric(*std::move(m));
-      } else {
-        const int i =
-            add_event(std::get<spec::EventSpec>(s->value), text, false);
-        impl->event_infos[i].from_metric = false;
-      }
-    }
-    for (const std::string& text : options.metrics) {
-      absl::StatusOr<spec::MetricSpec> metric = spec::ParseMetricName(text);
-      if (!metric.ok()) return InList(metric.status(), kMetricsList);
-      absl::StatusOr<spec::CompiledMetric> m = spec::CompileMetric(*metric);
-      if (!m.ok()) return InList(m.status(), kMetricsList);
-      add_metric(*std::move(m));
-    }
-  }
-
-  // Where the report goes: a mistake is an error now, not a lost report at
-  // the end.  Checked before the backend touches anything.
-  impl->output_context = report::CurrentOutputContext(impl->start_unix_ns);
-  impl->output_context.host = impl->host;
+absl::Status SessionAccess::PrepareOutputs(Session::Impl& s,
+                                           const SessionOptions& options) {
+  // A mistake is an error now, not a lost report at the end.
+  s.output_context = report::CurrentOutputContext(s.start_unix_ns);
+  s.output_context.host = s.host;
   if (!options.output.empty()) {
     UNCORE_ASSIGN_OR_RETURN(const std::vector<std::string> outputs,
                             SplitOutputs(options.output));
     for (const std::string& output : outputs) {
-      UNCORE_ASSIGN_OR_RETURN(
-          std::string path,
-          report::PrepareOutput(output, impl->output_context));
-      impl->output_paths.push_back(std::move(path));
+      UNCORE_ASSIGN_OR_RETURN(std::string path,
+                              report::PrepareOutput(output, s.output_context));
+      s.output_paths.push_back(std::move(path));
     }
   }
   if (!options.trace.empty()) {
@@ -754,13 +556,19 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
           "not a table on stderr");
     }
     UNCORE_ASSIGN_OR_RETURN(
-        impl->trace_path,
-        report::PrepareOutput(options.trace, impl->output_context));
+        s.trace_path, report::PrepareOutput(options.trace, s.output_context));
   }
+  return absl::OkStatus();
+}
 
-  // The backend.
-  runtime::BackendRequest request;
-  request.name = backend_name;
+absl::StatusOr<OpenedBackend> SessionAccess::OpenSessionBackend(
+    const Session::Impl& s, const SessionOptions& options,
+    const SessionMachine& machine, InjectedDevice injected,
+    const MachineFiles& files) {
+  const SessionPlatform& platform = machine.platform;
+  BackendRequest request;
+  request.name =
+      common::ToLower(options.backend.empty() ? "auto" : options.backend);
   request.sysfs_root = files.sysfs_root;
   request.platform = platform.name;
   request.cpuinfo = files.cpuinfo;
@@ -774,7 +582,7 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
     request.direct_refusal =
         fmt::format("platform {} counts through perf only", platform.name);
   }
-  request.program.events = impl->events;
+  request.program.events = s.events;
   request.program.sockets = options.sockets;
   request.program.force = options.force;
   request.program.allow_multiplexing = options.allow_multiplexing;
@@ -791,30 +599,32 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
         "SessionOptions: set share_counters_as or read_counters_from, not "
         "both (a session either programs the counters or reads them)");
   }
-  runtime::OpenedBackend opened;
+  OpenedBackend opened;
   if (!options.read_counters_from.empty()) {
     UNCORE_ASSIGN_OR_RETURN(
-        opened, runtime::OpenSharedBackend(options.read_counters_from,
-                                           request.program));
+        opened, OpenSharedBackend(options.read_counters_from, request.program));
   } else {
-    UNCORE_ASSIGN_OR_RETURN(opened, runtime::OpenBackend(std::move(request)));
+    UNCORE_ASSIGN_OR_RETURN(opened, OpenBackend(std::move(request)));
   }
   if (!options.share_counters_as.empty()) {
     std::vector<std::string> canonical;
-    for (const EventInfo& e : impl->event_infos) {
-      canonical.push_back(e.canonical);
-    }
-    UNCORE_ASSIGN_OR_RETURN(
-        opened.backend,
-        runtime::ServeBackend(std::move(opened.backend),
-                              options.share_counters_as, canonical));
+    for (const EventInfo& e : s.event_infos) canonical.push_back(e.canonical);
+    UNCORE_ASSIGN_OR_RETURN(opened.backend,
+                            ServeBackend(std::move(opened.backend),
+                                         options.share_counters_as, canonical));
   }
+  return opened;
+}
+
+absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Assemble(
+    std::unique_ptr<Session::Impl> impl, OpenedBackend opened,
+    SessionOptions options) {
   impl->backend = std::move(opened.backend);
   for (std::string& w : opened.warnings) impl->warnings.push_back(std::move(w));
   impl->options = std::move(options);
 
   std::unique_ptr<Session> session(new Session(std::move(impl)));
-  Impl& s = *session->impl_;
+  Session::Impl& s = *session->impl_;
   session->backend_ = s.backend->name();
   if (devices::Device* device = s.backend->device()) {
     s.plan = device->read_plan();
@@ -823,7 +633,7 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
       s.instance_names.push_back(s.backend->InstanceName(i, s.plan[i]));
     }
     for (size_t i = 0; i < s.event_infos.size(); ++i) {
-      const runtime::EventScale scale = s.backend->ScaleOf(static_cast<int>(i));
+      const EventScale scale = s.backend->ScaleOf(static_cast<int>(i));
       s.event_infos[i].scale = scale.scale;
       s.event_infos[i].unit = scale.unit;
       if (!scale.encoding.empty()) s.event_infos[i].encoding = scale.encoding;
@@ -834,7 +644,7 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
   if (session->backend_ != "off") {
     regions::RecorderOptions recorder_options;
     recorder_options.sample_every = std::max(1, s.options.sample_every);
-    UNCORE_RETURN_IF_ERROR(SessionAccess::OpenTrace(s));
+    UNCORE_RETURN_IF_ERROR(OpenTrace(s));
     recorder_options.trace = s.trace.get();
     s.recorder = std::make_unique<regions::Recorder>(s.backend->device(),
                                                      recorder_options);
@@ -848,17 +658,6 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Start(
     s.warnings.push_back(
         fmt::format("no trace is written to {}: backend off measures no region",
                     report::EscapeForTable(s.trace_path)));
-  }
-  // The process-wide registration passes to the session (before the
-  // session lock: fork handlers take the registry's lock, then this one).
-  claim.Keep(session.get());
-  {
-    std::lock_guard<std::mutex> lock(ActiveMutex());
-    // g_starting kept every other Start out since the check above.
-    g_active_session = session.get();
-    g_starting = false;
-    starting.Done();
-    regions::Activate(session->recorder_);
   }
   return session;
 }
@@ -977,17 +776,17 @@ bool Session::simulated() const {
   return impl_->backend != nullptr && impl_->backend->simulated();
 }
 
+// Every simulator the same way: the session never asks which platform.
 void Session::SetSimulatedActivity(double memory_bytes_per_second) {
-  sim::DemoTrafficModel* demo = runtime::DemoTrafficOf(*this);
-  if (demo == nullptr) return;
-  (void)demo->Advance();  // what came before, at the previous rate
-  const double rate = std::max(memory_bytes_per_second, 0.0);
-  demo->SetActivity(rate, rate / 64);
+  if (sim::SimulatedActivity* a = runtime::SimulatedActivityOf(*this)) {
+    (void)a->SetMemoryActivity(memory_bytes_per_second);
+  }
 }
 
 void Session::AdvanceSimulation() {
-  sim::DemoTrafficModel* demo = runtime::DemoTrafficOf(*this);
-  if (demo != nullptr) (void)demo->Advance();
+  if (sim::SimulatedActivity* a = runtime::SimulatedActivityOf(*this)) {
+    (void)a->AdvanceToNow();
+  }
 }
 
 namespace runtime {
@@ -1004,6 +803,19 @@ void SessionAccess::AddWarning(Session& session, std::string warning) {
 
 void AddSessionWarning(Session& session, std::string warning) {
   SessionAccess::AddWarning(session, std::move(warning));
+}
+
+void DiscardSessionOutputs(Session& session) {
+  SessionAccess::DiscardOutputs(session);
+}
+
+sim::SimulatedActivity* SessionAccess::Activity(const Session& session) {
+  const Session::Impl& s = *session.impl_;
+  return s.backend == nullptr ? nullptr : s.backend->simulated_activity();
+}
+
+sim::SimulatedActivity* SimulatedActivityOf(const Session& session) {
+  return SessionAccess::Activity(session);
 }
 
 sim::SimulatedUncore* SessionAccess::Simulator(const Session& session) {

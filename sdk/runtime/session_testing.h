@@ -1,9 +1,13 @@
-// Internal hooks on uncore::Session for tests, benchmarks and the SDK's own
-// integrations: count on a device made in code, and reach the simulator
+// Internal hooks on uncore::Session for tests and benchmarks: count on a
+// device made in code, start on a recorded machine, and reach the simulator
 // behind the `sim` backend.  Not installed; not part of the public API.
+// The SDK's own tools and integrations use session_internal.h (included
+// here) instead.
 //
 //   sim::SimulatedUncore* sim = runtime::SimulatorOf(*session);
 //   if (sim != nullptr) sim->Inject(...);
+//
+// Guarantees: as session_internal.h; nothing here is used by shipped code.
 #ifndef UNCORE_SDK_RUNTIME_SESSION_TESTING_H_
 #define UNCORE_SDK_RUNTIME_SESSION_TESTING_H_
 
@@ -13,10 +17,11 @@
 
 #include "absl/status/statusor.h"
 #include "sdk/devices/device.h"
-#include "sdk/report/timeline.h"
+#include "sdk/runtime/name_resolution.h"
+#include "sdk/runtime/session_internal.h"
 #include "sdk/sim/demo_traffic.h"
+#include "sdk/sim/simulated_activity.h"
 #include "sdk/sim/simulated_uncore.h"
-#include "sdk/spec/metric_expression.h"
 #include "uncore/session.h"
 
 namespace uncore::runtime {
@@ -32,56 +37,18 @@ struct InjectedDevice {
 absl::StatusOr<std::unique_ptr<Session>> StartSessionOnDevice(
     SessionOptions options, InjectedDevice device);
 
-// The simulator behind the `sim` backend, and its demo traffic model
-// (nullptr for other backends, and for the model when
+// The IvyTown simulator behind the `sim` backend, and its demo traffic
+// model (nullptr for other backends and platforms, and for the model when
 // SessionOptions::sim_demo_traffic is false): tests and benchmarks inject
-// traffic into it.
+// traffic into it.  Every platform's: SimulatedActivityOf
+// (session_internal.h).
 sim::SimulatedUncore* SimulatorOf(const Session& session);
 sim::DemoTrafficModel* DemoTrafficOf(const Session& session);
 
-// Adds a warning to the session's results (the environment session says
-// that a signal stopped it).  Not safe while another thread collects.
-void AddSessionWarning(Session& session, std::string warning);
-
-// Where a session reads the machine's description: perf's PMUs and the
-// CPUs' packages under `sysfs_root`, the CPU's identity (which decides the
-// platform) in `cpuinfo`.  Tests point them at recorded trees.
-struct MachineFiles {
-  std::string sysfs_root = "/sys";
-  std::string cpuinfo = "/proc/cpuinfo";
-};
-
-// A metric of the session as compiled, and the session event (index into
-// Results::events) behind each of its events.
-struct SessionMetric {
-  spec::CompiledMetric compiled;
-  std::vector<int> event_index;
-};
-// The session's metrics, in Results::metrics order (`uncore stat -I`
-// evaluates them over each interval).
-std::vector<SessionMetric> MetricsOf(const Session& session);
-
-// Session::Start on the machine `files` describe.
+// Session::Start on the machine `files` describe (MachineFiles:
+// name_resolution.h).
 absl::StatusOr<std::unique_ptr<Session>> StartSessionOnMachine(
     SessionOptions options, const MachineFiles& files);
-
-struct SessionAccess {
-  static absl::StatusOr<std::unique_ptr<Session>> Start(
-      SessionOptions options, InjectedDevice injected,
-      const MachineFiles& files = {});
-  static void CompileForPlan(Session::Impl& s);
-  // The trace collector a trace file or an HTML report needs (none: OK).
-  static absl::Status OpenTrace(Session::Impl& s);
-  // The timeline the collector kept, its calls mapped to `results`' regions.
-  static report::Timeline TimelineOf(Session::Impl& s, const Results& results);
-  static std::vector<SessionMetric> Metrics(const Session& session);
-  static sim::SimulatedUncore* Simulator(const Session& session);
-  static sim::DemoTrafficModel* DemoTraffic(const Session& session);
-  static void AddWarning(Session& session, std::string warning);
-  // Stop writes no report and no trace (`uncore stat` whose command could
-  // not run); call before Stop.
-  static void DiscardOutputs(Session& session);
-};
 
 }  // namespace uncore::runtime
 

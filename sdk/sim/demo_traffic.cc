@@ -93,6 +93,14 @@ void DemoTrafficModel::SetActivity(double memory_bytes_per_second,
   SetActivity(a);
 }
 
+absl::Status DemoTrafficModel::SetMemoryActivity(double bytes_per_second) {
+  // What came before, at the previous rate.
+  absl::Status advanced = Advance();
+  const double rate = std::max(bytes_per_second, 0.0);
+  SetActivity(rate, rate / 64);
+  return advanced;
+}
+
 void DemoTrafficModel::SetActivity(const Activity& activity) {
   std::lock_guard<std::mutex> lock(mu_);
   activity_ = activity;

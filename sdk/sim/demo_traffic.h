@@ -31,6 +31,8 @@
 //   PCU   FREQ_BAND0..3_CYCLES at the uncore frequency of the activity
 // Counts are exact integers: fractional remainders carry to the next call.
 //
+// It is IvyTown's SimulatedActivity (simulated_activity.h).
+//
 // Guarantees: never prints, exits or throws.  Thread-safe: Advance, AdvanceBy
 // and SetActivity may be called from any thread; Start/Stop from one.
 #ifndef UNCORE_SDK_SIM_DEMO_TRAFFIC_H_
@@ -46,11 +48,12 @@
 
 #include "absl/status/status.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/sim/simulated_activity.h"
 #include "sdk/sim/simulated_uncore.h"
 
 namespace uncore::sim {
 
-class DemoTrafficModel {
+class DemoTrafficModel : public SimulatedActivity {
  public:
   // Every report, table or metric computed from this model says so.
   static constexpr std::string_view kLabel = "SIMULATED";
@@ -75,7 +78,7 @@ class DemoTrafficModel {
   // `sim` must outlive the model.
   explicit DemoTrafficModel(SimulatedUncore* sim);
   DemoTrafficModel(SimulatedUncore* sim, ClockRates rates);
-  ~DemoTrafficModel();  // stops the background thread
+  ~DemoTrafficModel() override;  // stops the background thread
   DemoTrafficModel(const DemoTrafficModel&) = delete;
   DemoTrafficModel& operator=(const DemoTrafficModel&) = delete;
 
@@ -85,6 +88,11 @@ class DemoTrafficModel {
                    double llc_lookups_per_second);
   void SetActivity(const Activity& activity);
   Activity activity() const;
+
+  // SimulatedActivity: Advance(), then SetActivity(bytes_per_second,
+  // bytes_per_second / 64) (one LLC lookup per 64 bytes).
+  absl::Status SetMemoryActivity(double bytes_per_second) override;
+  absl::Status AdvanceToNow() override { return Advance(); }
   const ClockRates& rates() const { return rates_; }
 
   // Advances every socket by the wall-clock time since the previous call

@@ -1,5 +1,6 @@
 #include "sdk/sim/nehalemex_uncore.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -404,6 +405,27 @@ void NehalemExUncore::SetDemo(bool on, DemoRates rates) {
   }
   options_.demo = on;
   options_.rates = rates;
+}
+
+NehalemExUncore::DemoRates NehalemExUncore::demo_rates() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return options_.rates;
+}
+
+absl::Status NehalemExUncore::SetMemoryActivity(double bytes_per_second) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (Socket& s : sockets_) Advance(s);  // at the previous rates
+  const double rate = std::max(bytes_per_second, 0.0);
+  options_.demo = true;
+  options_.rates.read_bytes_per_s = rate * SimulatedActivity::kReadShare;
+  options_.rates.write_bytes_per_s = rate - options_.rates.read_bytes_per_s;
+  return absl::OkStatus();
+}
+
+absl::Status NehalemExUncore::AdvanceToNow() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (Socket& s : sockets_) Advance(s);
+  return absl::OkStatus();
 }
 
 uint64_t NehalemExUncore::Peek(int socket, uint32_t msr) const {

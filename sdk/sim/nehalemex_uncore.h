@@ -31,7 +31,9 @@
 //   invert and match/mask filters do not change the count.
 // - Demo mode (no threads): every read of a counter first advances every
 //   counting counter of the socket by the time elapsed since the last
-//   advance, at the per-event rates of DemoRates.
+//   advance, at the per-event rates of DemoRates.  As the 7500's
+//   SimulatedActivity (simulated_activity.h), SetMemoryActivity sets the
+//   memory rates a program reports for its phases.
 // CPUs: socket s owns CPUs [s * cpus_per_socket, (s + 1) * cpus_per_socket).
 //
 // Guarantees: thread-safe (one mutex); never prints; PCI accesses fail
@@ -52,10 +54,12 @@
 #include "absl/status/statusor.h"
 #include "sdk/platforms/nehalemex/box_descriptors.h"
 #include "sdk/registers/register_space.h"
+#include "sdk/sim/simulated_activity.h"
 
 namespace uncore::sim {
 
-class NehalemExUncore : public registers::RegisterSpace {
+class NehalemExUncore : public registers::RegisterSpace,
+                        public SimulatedActivity {
  public:
   using Variant = nehalemex::Variant;
   using BoxType = nehalemex::BoxType;
@@ -109,6 +113,15 @@ class NehalemExUncore : public registers::RegisterSpace {
 
   // Demo mode on or off (off: counters move only with AddEvents).
   void SetDemo(bool on, DemoRates rates);
+  DemoRates demo_rates() const;
+
+  // SimulatedActivity: demo mode on, the counts so far at the previous
+  // rates, then the memory rates of DemoRates from `bytes_per_second` (2/3
+  // read_bytes_per_s, 1/3 write_bytes_per_s; the uncore clock and
+  // other_events_per_s as they were).
+  absl::Status SetMemoryActivity(double bytes_per_second) override;
+  // Every socket's counts up to now (demo mode; a no-op otherwise).
+  absl::Status AdvanceToNow() override;
 
   Variant variant() const { return variant_; }
   int sockets() const { return static_cast<int>(sockets_.size()); }

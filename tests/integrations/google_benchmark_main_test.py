@@ -220,6 +220,21 @@ class BenchmarkMainTest(unittest.TestCase):
         r = run("--uncore_events=imc/CAS_CONT.RD")
         self.assertIn("CAS_COUNT", r.stderr)  # the closest valid name
 
+    def test_every_platforms_names(self):
+        # The Xeon 7500's names on its simulator (UNCORE_PLATFORM): the
+        # flags resolve through runtime::ResolveNames, not IvyTown's
+        # grammar ("unknown box 'wbox'").  Its events go by vendor names.
+        r = run("--uncore_events=wbox/UNCORE_CLOCK",
+                "--uncore_metrics=MEM_BW_TOTAL", "--uncore_backend=sim",
+                "--benchmark_min_time=0.01", "--benchmark_filter=BM_Reads/",
+                "--benchmark_format=json",
+                env={"UNCORE_PLATFORM": "nehalemex"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        b = benchmarks_of(r.stdout)["BM_Reads/iterations:100"]
+        self.assertIn("uncore.UNCORE_CLOCK", b)
+        self.assertIn("uncore.metric.MEM_BW_TOTAL", b)
+        self.assertEqual(b["label"], "uncore: SIMULATED")
+
     def test_unrecognized_benchmark_flag_still_fails(self):
         r = run(*FLAGS, "--no_such_flag")
         self.assertEqual(r.returncode, 1)

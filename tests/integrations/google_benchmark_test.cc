@@ -4,7 +4,9 @@
 // every iteration injects known traffic, so the published figures are
 // exact.
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -375,6 +377,48 @@ TEST_F(ScopedCountersTest, InvalidSpecIsAnError) {
   EXPECT_TRUE(runs[0].error_occurred);
   EXPECT_THAT(runs[0].error_message, HasSubstr("uncore: "));
   EXPECT_THAT(runs[0].error_message, HasSubstr("CAS_CONT"));
+}
+
+// Every platform's names (runtime::ResolveNames): the Xeon 7500's W-Box
+// clock and MEM_BW_TOTAL on its simulator, with UNCORE_PLATFORM=nehalemex
+// (IvyTown's grammar said "unknown box 'wbox'").  Its events go by their
+// vendor names; the demo traffic follows SetSimulatedActivity.
+TEST_F(ScopedCountersTest, TheXeon7500sNamesCountOnItsSimulator) {
+  SetOptions({.backend = "sim", .sockets = {}, .sim_demo_traffic = true});
+  ASSERT_EQ(setenv("UNCORE_PLATFORM", "nehalemex", 1), 0);
+  const absl::StatusOr<std::string> name = CounterName("wbox/UNCORE_CLOCK");
+  benchmark::RegisterBenchmark(
+      "BM_Xeon7500",
+      [](benchmark::State& state) {
+        ScopedCounters c(state, {"wbox/UNCORE_CLOCK", "metric/MEM_BW_TOTAL"});
+        if (c.session() != nullptr) c.session()->SetSimulatedActivity(6.4e9);
+        for (auto _ : state) {
+          const auto until =
+              std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
+          while (std::chrono::steady_clock::now() < until) {
+          }
+        }
+      })
+      ->Iterations(20)
+      ->UseRealTime();
+  const std::vector<BenchRun> runs = RunAll();
+  ASSERT_EQ(unsetenv("UNCORE_PLATFORM"), 0);
+  ASSERT_TRUE(name.ok()) << name.status();
+  EXPECT_EQ(*name, "uncore.UNCORE_CLOCK");
+  ASSERT_EQ(runs.size(), 1u);
+  const BenchRun& run = runs[0];
+  ASSERT_FALSE(run.error_occurred) << run.error_message;
+  EXPECT_EQ(run.report_label, "uncore: SIMULATED");
+  const benchmark::Counter* clock = Find(run, "uncore.UNCORE_CLOCK");
+  const benchmark::Counter* bw = Find(run, "uncore.metric.MEM_BW_TOTAL");
+  ASSERT_NE(clock, nullptr);
+  ASSERT_NE(bw, nullptr);
+  // The simulator's 2 GHz uncore clock: about 2e6 cycles per 1 ms
+  // iteration; 6.4 GB/s of memory traffic over Google Benchmark's time.
+  EXPECT_GT(clock->value, 1.5e6);
+  EXPECT_LT(clock->value, 4e6);
+  EXPECT_EQ(bw->flags, benchmark::Counter::kIsRate);
+  EXPECT_NEAR(bw->value, 6.4e9, 6.4e9 * 0.3);
 }
 
 TEST_F(ScopedCountersTest, BackendOffRunsTheBenchmarkAndSaysSo) {

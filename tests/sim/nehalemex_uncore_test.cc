@@ -6,6 +6,7 @@
 
 #include "gtest/gtest.h"
 #include "sdk/platforms/nehalemex/box_descriptors.h"
+#include "sdk/sim/simulated_activity.h"
 
 namespace uncore::sim {
 namespace {
@@ -211,6 +212,91 @@ TEST(NehalemExUncore, DemoModeAdvancesFromTheClock) {
   ASSERT_TRUE(sim->WriteMsr(0, kGlobalCtl.address, 0).ok());
   now += 10'000'000;
   EXPECT_EQ(Read(*sim, 0, kCbox.CounterAddress(0, 0)), 10'000u);
+}
+
+// The 7500's SimulatedActivity (sim/simulated_activity.h): a program's
+// bytes/s become the memory events MEM_BW_* read, one per 64-byte line (2/3
+// reads on the M-Boxes' bbox_cmds_read, 1/3 writes on bbox_cmds_write and
+// the B-Boxes' IMT_INSERTS_WR), counts before a change at the old rate, 0
+// for a compute phase while the uncore clock goes on.  Both variants.
+TEST(NehalemExUncore, SimulatedActivityDrivesTheMemoryEvents) {
+  for (const Variant variant : {Variant::kNehalemEx, Variant::kWestmereEx}) {
+    SCOPED_TRACE(nehalemex::VariantDisplayName(variant));
+    uint64_t now = 1'000'000'000;
+    NehalemExUncore::Options opt;
+    opt.clock = [&now] { return now; };  // demo off: nothing moves yet
+    auto sim = NehalemExUncore::Create(variant, 1, opt);
+    const nehalemex::MboxMemoryEvents mem = nehalemex::MemoryEventFvc(variant);
+    const uint32_t fvc_offset =
+        nehalemex::kMboxSubRegisters
+            [static_cast<int>(nehalemex::MboxSubRegister::kZdpCtlFvc)]
+                .offset;
+    // M0 counter 0: reads; M1 counter 0: writes (inc_sel 0xD, the FVC
+    // event field 0).
+    ASSERT_TRUE(
+        sim->WriteMsr(0, kMbox.GlobalCtlAddress(0) + fvc_offset, mem.read_fvc)
+            .ok());
+    ASSERT_TRUE(
+        sim->WriteMsr(0, kMbox.GlobalCtlAddress(1) + fvc_offset, mem.write_fvc)
+            .ok());
+    for (int m : {0, 1}) {
+      ASSERT_TRUE(
+          sim->WriteMsr(0, kMbox.ControlAddress(m, 0), (0xD << 9) | 1).ok());
+      ASSERT_TRUE(sim->WriteMsr(0, kMbox.GlobalCtlAddress(m), 0x1).ok());
+    }
+    // B0 counter 1: IMT_INSERTS_WR (ev_sel 0x0C in bits 5:1).
+    ASSERT_TRUE(
+        sim->WriteMsr(0, nehalemex::kBbox.ControlAddress(0, 1), (0x0C << 1) | 1)
+            .ok());
+    ASSERT_TRUE(
+        sim->WriteMsr(0, nehalemex::kBbox.GlobalCtlAddress(0), 0x2).ok());
+    // The W-Box fixed counter (the uncore clock).
+    ASSERT_TRUE(sim->WriteMsr(0, kWFixed.control, 1).ok());
+    ASSERT_TRUE(
+        sim->WriteMsr(0, nehalemex::kWbox.GlobalCtlAddress(0), 1ull << 31)
+            .ok());
+    ASSERT_TRUE(sim->WriteMsr(0, kGlobalCtl.address, kEnAll).ok());
+
+    const uint32_t reads = kMbox.CounterAddress(0, 0);
+    const uint32_t writes = kMbox.CounterAddress(1, 0);
+    const uint32_t imt_wr = nehalemex::kBbox.CounterAddress(0, 1);
+    now += 10'000'000;
+    EXPECT_EQ(Read(*sim, 0, reads), 0u);  // no activity told yet
+
+    // 6.4 GB/s: 1e8 lines/s, 2/3 reads and 1/3 writes, split over the two
+    // M-Boxes and the B-Boxes.
+    SimulatedActivity& activity = *sim;  // what the session drives
+    ASSERT_TRUE(activity.SetMemoryActivity(6.4e9).ok());
+    now += 30'000'000;  // 30 ms
+    const double lines = 1e8 * 0.03;
+    const int mboxes = kMbox.NumInstances(variant);
+    const int bboxes = nehalemex::kBbox.NumInstances(variant);
+    EXPECT_NEAR(static_cast<double>(Read(*sim, 0, reads)),
+                lines * 2 / 3 / mboxes, 1);
+    EXPECT_NEAR(static_cast<double>(Read(*sim, 0, writes)), lines / 3 / mboxes,
+                1);
+    EXPECT_NEAR(static_cast<double>(Read(*sim, 0, imt_wr)), lines / 3 / bboxes,
+                1);
+    const uint64_t clock_before = Read(*sim, 0, kWFixed.counter);
+
+    // A compute phase: the 10 ms before the change count at 6.4 GB/s, the
+    // 20 ms after it nothing; the uncore clock goes on.
+    now += 10'000'000;
+    ASSERT_TRUE(sim->SetMemoryActivity(0).ok());
+    now += 20'000'000;
+    ASSERT_TRUE(sim->AdvanceToNow().ok());
+    EXPECT_NEAR(static_cast<double>(Read(*sim, 0, reads)),
+                1e8 * 0.04 * 2 / 3 / mboxes, 1);
+    EXPECT_NEAR(static_cast<double>(Read(*sim, 0, imt_wr)),
+                1e8 * 0.04 / 3 / bboxes, 1);
+    EXPECT_NEAR(
+        static_cast<double>(Read(*sim, 0, kWFixed.counter) - clock_before),
+        opt.rates.uncore_clock_hz * 0.03, 1);
+    EXPECT_EQ(sim->demo_rates().read_bytes_per_s, 0);
+    // Negative is 0.
+    ASSERT_TRUE(sim->SetMemoryActivity(-5).ok());
+    EXPECT_EQ(sim->demo_rates().write_bytes_per_s, 0);
+  }
 }
 
 TEST(NehalemExUncore, FixedCounterAndUbox) {

@@ -46,16 +46,12 @@
 #include "sdk/common/clock.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
-#include "sdk/devices/perf/pmu_discovery.h"
 #include "sdk/report/output.h"
 #include "sdk/report/report.h"
 #include "sdk/report/text_table.h"
-#include "sdk/runtime/session_platform.h"
-#include "sdk/runtime/session_testing.h"
-#include "sdk/spec/encoder.h"
-#include "sdk/spec/event_spec.h"
+#include "sdk/runtime/name_resolution.h"
+#include "sdk/runtime/session_internal.h"
 #include "sdk/spec/metric_expression.h"
-#include "sdk/spec/platform_catalog.h"
 #include "tools/cli/commands.h"
 #include "uncore/region.h"
 #include "uncore/results.h"
@@ -74,56 +70,24 @@ int UsageError(std::FILE* err, std::string_view message) {
   return kExitUsage;
 }
 
-// Resolves every name on the platform the session will choose (the same
-// rules: runtime/session_platform.h), so that a misspelt name is a usage
-// error before anything runs.  An error message on failure.
+// Resolves every name as the session will (runtime/name_resolution.h: the
+// same platform, the same rules), so that a misspelt name is a usage error
+// before anything runs.  An error message on failure.
 std::optional<std::string> ValidateSpecs(const StatOptions& o) {
-  absl::StatusOr<devices::perf::PmuCatalog> pmus =
-      devices::perf::DiscoverPmus();
-  absl::StatusOr<runtime::SessionPlatform> platform =
-      runtime::ChooseSessionPlatform(o.platform, o.backend,
-                                     /*on_hardware=*/true,
-                                     machine::ReadCpuIdentity(),
-                                     pmus.ok() ? &*pmus : nullptr);
-  if (!platform.ok()) return common::StatusMessage(platform.status());
-  if (platform->generated != nullptr) {
-    const perfmon::Platform& p = *platform->generated;
-    for (const std::string& text : o.events) {
-      absl::StatusOr<spec::Resolution> r = spec::ResolveOnPlatform(p, text);
-      // Another PMU in the kernel's syntax, as the session takes it: perf
-      // checks its terms when it opens.
-      if (!r.ok() && !spec::KernelSyntaxEvent(text).has_value()) {
-        return common::StatusMessage(r.status());
-      }
-    }
-    for (const std::string& text : o.metrics) {
-      absl::StatusOr<spec::Resolution> r =
-          spec::ResolveMetricOnPlatform(p, text);
-      if (!r.ok()) return common::StatusMessage(r.status());
-    }
-    return std::nullopt;
-  }
-  for (const std::string& text : o.events) {
-    absl::StatusOr<spec::Spec> s = spec::ParseSpec(text);
-    if (!s.ok()) return common::StatusMessage(s.status());
-    if (s->is_metric()) {
-      absl::StatusOr<spec::CompiledMetric> m =
-          spec::CompileMetric(std::get<spec::MetricSpec>(s->value));
-      if (!m.ok()) return common::StatusMessage(m.status());
-      continue;
-    }
-    const spec::EventSpec& e = std::get<spec::EventSpec>(s->value);
-    if (e.kind != spec::EventSpec::Kind::kGenericPerf) {
-      absl::StatusOr<spec::Encoding> enc = spec::EncodeEvent(e);
-      if (!enc.ok()) return common::StatusMessage(enc.status());
-    }
-  }
-  for (const std::string& text : o.metrics) {
-    absl::StatusOr<spec::MetricSpec> metric = spec::ParseMetricName(text);
-    if (!metric.ok()) return common::StatusMessage(metric.status());
-    absl::StatusOr<spec::CompiledMetric> m = spec::CompileMetric(*metric);
-    if (!m.ok()) return common::StatusMessage(m.status());
-  }
+  const std::string backend =
+      common::ToLower(o.backend.empty() ? "auto" : o.backend);
+  absl::StatusOr<runtime::SessionMachine> machine =
+      runtime::ReadSessionMachine(o.platform, backend, /*on_hardware=*/true);
+  if (!machine.ok()) return common::StatusMessage(machine.status());
+  runtime::NameRequest request;
+  request.events = o.events;
+  request.metrics = o.metrics;
+  request.backend = backend;
+  request.events_list = "-e";
+  request.metrics_list = "-M";
+  absl::StatusOr<runtime::ResolvedNames> names =
+      runtime::ResolveNames(machine->platform, request, machine->pmus_or());
+  if (!names.ok()) return common::StatusMessage(names.status());
   return std::nullopt;
 }
 
@@ -505,7 +469,7 @@ int RunStat(const StatOptions& stat_options, std::FILE* /*out*/,
 
   // Stop writes the files (and the trace) and says whether they were;
   // none when the command did not run.
-  if (exec_error != 0) runtime::SessionAccess::DiscardOutputs(*session);
+  if (exec_error != 0) runtime::DiscardSessionOutputs(*session);
   const absl::Status stopped = session->Stop();
   if (exec_error != 0) {
     fmt::print(err, "uncore stat: cannot run '{}': {}\n", o.command[0],

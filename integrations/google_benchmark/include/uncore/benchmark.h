@@ -44,7 +44,10 @@ class Session;
 namespace uncore::bench {
 
 // Process-wide choices for the sessions ScopedCounters and the
-// --uncore_events flag (uncore/benchmark_main.h) start.
+// --uncore_events flag (uncore/benchmark_main.h) start.  Their names are
+// those of the platform UNCORE_PLATFORM names ("nehalemex", "skylakex",
+// ...; docs/platforms.md), else the session's choice (the CPU's platform
+// on hardware, IvyTown on `sim`): every platform's names are taken.
 struct Options {
   // "auto", "perf", "direct", "sim" or "off"; "" means the UNCORE_BACKEND
   // environment variable, else "auto".  --uncore_backend sets it.
@@ -58,9 +61,11 @@ struct Options {
 void SetOptions(Options options);
 Options GetOptions();
 
-// The state.counters name of an event or metric spec
-// ("imc/CAS_COUNT.RD" -> "uncore.imc.CAS_COUNT.RD", "metric/MEM_BW_TOTAL"
-// -> "uncore.metric.imc.MEM_BW_TOTAL"), or the spec's parse error.
+// The state.counters name of an event or metric spec on the sessions'
+// platform (Options): "imc/CAS_COUNT.RD" -> "uncore.imc.CAS_COUNT.RD",
+// "metric/MEM_BW_TOTAL" -> "uncore.metric.imc.MEM_BW_TOTAL" on IvyTown;
+// "wbox/UNCORE_CLOCK" -> "uncore.UNCORE_CLOCK" on the Xeon 7500, whose
+// events go by their vendor names); or why the spec names nothing there.
 absl::StatusOr<std::string> CounterName(std::string_view spec);
 
 // Measures the uncore from construction to Stop() and publishes the
