@@ -42,32 +42,81 @@ const RegionResult* FindRegion(const Results& r, const std::string& path) {
 
 // ---- formatting helpers
 
+// Length (1-4) of the valid UTF-8 sequence at s[i], or 0 (overlong forms,
+// surrogates and code points above U+10FFFF are invalid).
+size_t ValidUtf8Length(std::string_view s, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = byte(i);
+  size_t len = 0;
+  uint32_t min = 0;
+  uint32_t cp = 0;
+  if (c < 0x80) return 1;
+  if ((c & 0xE0) == 0xC0) {
+    len = 2, min = 0x80, cp = c & 0x1F;
+  } else if ((c & 0xF0) == 0xE0) {
+    len = 3, min = 0x800, cp = c & 0x0F;
+  } else if ((c & 0xF8) == 0xF0) {
+    len = 4, min = 0x10000, cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + len > s.size()) return 0;
+  for (size_t k = 1; k < len; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (byte(i + k) & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return len;
+}
+
+// A JSON string by the SDK's rules (sdk/common/json.h, which this library,
+// on the public API only, cannot link): '"' '\\' \b \f \n \r \t
+// escaped, other controls and DEL as \u00XX, valid UTF-8 copied as is (a
+// region "café ☕" stays those bytes), any other byte as \u00XX (read as
+// Latin-1).
 std::string JsonString(std::string_view s) {
   std::string out = "\"";
-  for (unsigned char c : s) {
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const char* escape = nullptr;
     switch (c) {
       case '"':
-        out += "\\\"";
+        escape = "\\\"";
         break;
       case '\\':
-        out += "\\\\";
+        escape = "\\\\";
+        break;
+      case '\b':
+        escape = "\\b";
+        break;
+      case '\f':
+        escape = "\\f";
         break;
       case '\n':
-        out += "\\n";
+        escape = "\\n";
         break;
       case '\r':
-        out += "\\r";
+        escape = "\\r";
         break;
       case '\t':
-        out += "\\t";
+        escape = "\\t";
         break;
       default:
-        if (c < 0x20 || c >= 0x7f) {
-          out += fmt::format("\\u{:04x}", c);
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
+        break;
     }
+    if (escape != nullptr) {
+      out += escape;
+      ++i;
+      continue;
+    }
+    const size_t len = c < 0x20 || c == 0x7f ? 0 : ValidUtf8Length(s, i);
+    if (len == 0) {
+      out += fmt::format("\\u{:04x}", c);
+      ++i;
+      continue;
+    }
+    out.append(s.substr(i, len));
+    i += len;
   }
   out += "\"";
   return out;

@@ -251,6 +251,25 @@ TEST(MergeTest, JsonCsvAndTable) {
   EXPECT_EQ(FormatMerged(m, "-"), table);
 }
 
+// UTF-8 names keep their bytes in every format; a byte that is not UTF-8
+// is written as \u00XX in JSON (the SDK's rule, sdk/common/json.h).
+TEST(MergeTest, Utf8NamesKeepTheirBytes) {
+  const std::string name = "caf\xc3\xa9 \xe2\x98\x95";  // "café ☕"
+  std::vector<RankRecord> ranks = Job();
+  ranks[0].results.regions[0].name = name;
+  ranks[0].results.regions[0].path = name;
+  ranks[0].results.events[0].unit = "\xff\x01";
+  const MergedReport m = Merge(ranks);
+  const std::string json = FormatMergedJson(m);
+  EXPECT_THAT(json, ::testing::HasSubstr("\"path\": \"" + name + "\""));
+  EXPECT_THAT(json, ::testing::Not(::testing::HasSubstr("\\u00c3")));
+  EXPECT_THAT(json, ::testing::HasSubstr("\"unit\": \"\\u00ff\\u0001\""));
+  const nlohmann::json j = nlohmann::json::parse(json);
+  EXPECT_EQ(j["regions"][0]["path"], name);
+  EXPECT_THAT(FormatMergedCsv(m), ::testing::HasSubstr(name + "," + name));
+  EXPECT_THAT(FormatMergedTable(m), ::testing::HasSubstr(name));
+}
+
 TEST(MergeTest, NothingMeasured) {
   std::vector<RankRecord> ranks(2);
   ranks[1].rank = 1;

@@ -8,7 +8,9 @@
 // of CLOCK_MONOTONIC), the perf_event file descriptors open in every
 // rank's process while the sessions run (from /proc/PID/fd), and its pid.
 // --end exit: every rank calls exit(0) instead of MPI_Finalize; --end kill:
-// every rank kills itself (SIGKILL) instead.
+// every rank kills itself (SIGKILL) instead.  --region NAME: every rank also
+// opens a region named NAME once (2 ms), a name given at run time (UTF-8
+// names such as "café ☕" for the merged report's bytes).
 #include <dirent.h>
 #include <mpi.h>
 #include <signal.h>
@@ -73,10 +75,12 @@ int PerfFds(int pid) {
 int main(int argc, char** argv) {
   int region_ms = 300;
   std::string end = "finalize";
+  std::string extra_region;
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--region-ms") == 0)
       region_ms = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--end") == 0) end = argv[i + 1];
+    if (std::strcmp(argv[i], "--region") == 0) extra_region = argv[i + 1];
   }
   MPI_Init(&argc, &argv);
 #ifdef UNCORE_TEST_EXPLICIT_INIT
@@ -107,6 +111,11 @@ int main(int argc, char** argv) {
   for (int i = 0; i <= rank; ++i) {
     UNCORE_REGION("step");
     SleepMs(2);
+  }
+  if (!extra_region.empty()) {
+    uncore::RegionBegin(extra_region);
+    SleepMs(2);
+    uncore::RegionEnd(extra_region);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) {

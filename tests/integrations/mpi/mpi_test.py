@@ -185,6 +185,41 @@ def main():
                   ",event,ubox/UCLK,inclusive,total,,," in r
                   for r in rows), "sim -np 1: CSV total row of work")
 
+    # A region named in UTF-8 keeps its bytes in the merged report: JSON as
+    # UTF-8 (not \\u escapes of each byte), the CSV and the table too.
+    name = "caf\u00e9 \u2615"  # "café ☕"
+    raw = name.encode("utf-8")
+    for ext in ("json", "csv", "txt"):
+        out = os.path.join(tmp, "utf8." + ext)
+        p = mpirun(args, 3, args.program,
+                   {"UNCORE_EVENTS": "ubox/UCLK", "UNCORE_BACKEND": "sim",
+                    "UNCORE_OUTPUT": out},
+                   program_args=["--region-ms", "20", "--region", name])
+        check(p.returncode == 0, f"UTF-8 region -np 3 {ext}: mpirun succeeds")
+        if p.returncode != 0 or not os.path.exists(out):
+            check(False, f"UTF-8 region -np 3 {ext}: report written")
+            continue
+        with open(out, "rb") as f:
+            data = f.read()
+        check(raw in data and b"\\u00c3" not in data and
+              b"\\u00e9" not in data and b"\\u2615" not in data,
+              f"UTF-8 region -np 3 {ext}: the name's bytes as written "
+              f"({data.count(raw)} times)")
+        text = data.decode("utf-8")
+        if ext == "json":
+            r = region(json.loads(text), name)
+            check(r is not None and r["name"] == name and r["calls"] == 3
+                  and r["ranks"] == 3,
+                  f"UTF-8 region -np 3 json: region {name!r}, 3 calls")
+        elif ext == "csv":
+            check(any(l.startswith(f"{name},{name},,0,3,") and
+                      ",event,ubox/UCLK,inclusive,total,,," in l
+                      for l in text.splitlines()),
+                  "UTF-8 region -np 3 csv: its total row")
+        else:
+            check(any(l.lstrip().startswith(name) for l in text.splitlines()),
+                  "UTF-8 region -np 3 table: a row starts with the name")
+
     # Ranks bound to cores: the lowest bound rank of the socket leads.
     if (os.cpu_count() or 1) >= 2:
         out = os.path.join(tmp, "bound.json")
