@@ -263,6 +263,8 @@ KERNEL_ATTRS = {
 KERNEL_ATTRS.update({
     "amd_uncore_df_format_attr (family 17h)": {
         "event": "config:0-7,32-35", "umask": "config:8-15"},
+    "amd_uncore_df_format_attr (family 19h)": {
+        "event": "config:0-7,32-35,59-60", "umask": "config:8-15"},
     "amd_uncore_df_format_attr (PerfMonV2)": {
         "event": "config:0-7,32-37", "umask": "config:8-15,24-27"},
     "amd_uncore_l3_format_attr": {"event": "config:0-7",
@@ -316,6 +318,7 @@ _GNR = {
 }
 _ZEN2 = {"amd_df": "amd_uncore_df_format_attr (family 17h)",
          "amd_l3": "amd_uncore_l3_format_attr"}
+_ZEN3 = dict(_ZEN2, amd_df="amd_uncore_df_format_attr (family 19h)")
 _ZEN4 = {"amd_df": "amd_uncore_df_format_attr (PerfMonV2)",
          "amd_l3": "amd_uncore_l3_format_attr",
          "amd_umc": "amd_uncore_umc_format_attr"}
@@ -341,7 +344,7 @@ KERNEL_PMUS = {
     },
     "sapphirerapids": _SPR, "emeraldrapids": _SPR,
     "graniterapids": _GNR, "sierraforest": _GNR,
-    "amdzen2": _ZEN2, "amdzen3": _ZEN2, "amdzen4": _ZEN4, "amdzen5": _ZEN4,
+    "amdzen2": _ZEN2, "amdzen3": _ZEN3, "amdzen4": _ZEN4, "amdzen5": _ZEN4,
 }
 
 
