@@ -310,6 +310,31 @@ class KernelFormatTest(unittest.TestCase):
                                   "emeraldrapids": 7, "graniterapids": 16,
                                   "sierraforest": 16})
 
+    def test_list_marks_every_unopenable_event(self):
+        want = {"haswellx": 0, "broadwellx": 0, "skylakex": 0,
+                "cascadelakex": 0, "icelakex": 2, "sapphirerapids": 7,
+                "emeraldrapids": 7, "graniterapids": 16, "sierraforest": 16}
+        for platform, count in want.items():
+            r = run("list", "--platform", platform, "--json")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            refused = [e for e in json.loads(r.stdout)["events"]
+                       if not e["opens"]]
+            self.assertEqual(len(refused), count, platform)
+            for e in refused:
+                self.assertTrue(e["unopenable"], e["name"])
+            r = run("list", "--platform", platform)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            marked = [line for line in r.stdout.splitlines()
+                      if "(cannot be opened: " in line]
+            self.assertEqual(len(marked), count, platform)
+            if count:
+                self.assertIn("%d of them no kernel format can open" % count,
+                              r.stdout)
+        r = run("list", "--platform", "icelakex", "m2m")
+        self.assertIn("UNC_M2M_IMC_READS.TO_PMM", r.stdout)
+        self.assertIn("(cannot be opened: umask=0x720 does not fit the "
+                      "kernel's umask field (config:8-15, 8 bits))", r.stdout)
+
     def test_zen5_dram_metrics_are_credited_to_the_sdk(self):
         r = run("list", "--platforms", "--json")
         self.assertEqual(r.returncode, 0, r.stderr)

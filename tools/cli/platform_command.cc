@@ -144,6 +144,16 @@ void WriteEventJson(const Event& e, common::JsonWriter* json) {
   json->String(KindName(e.kind));
   json->Key("deprecated");
   json->Bool(e.deprecated);
+  // Whether the kernel's format for the PMU can express the event at all
+  // (the generator's check against the kernel's format attributes).
+  json->Key("opens");
+  json->Bool(e.unopenable.empty());
+  json->Key("unopenable");
+  if (e.unopenable.empty()) {
+    json->Null();
+  } else {
+    json->String(e.unopenable);
+  }
   json->EndObject();
 }
 
@@ -367,6 +377,7 @@ int RunListPlatform(const ListOptions& options, std::FILE* out,
     return kExitOk;
   }
   size_t shown = 0;
+  size_t unopenable = 0;
   if (options.metrics) {
     for (const Metric& m : p->metrics) {
       if (!pattern.empty() && !common::ContainsIgnoreCase(m.name, pattern)) {
@@ -387,10 +398,14 @@ int RunListPlatform(const ListOptions& options, std::FILE* out,
                  box.events.size() == 1 ? "" : "s");
       for (const Event* e : box.events) {
         ++shown;
-        fmt::print(out, "  {:<50} {:<44} {}/{}/{}\n",
-                   fmt::format("{}/{}", box.box, spec::ShortName(e->name)),
-                   e->name, e->pmu, spec::PerfTerms(*e),
-                   e->deprecated ? "  (deprecated)" : "");
+        if (!e->unopenable.empty()) ++unopenable;
+        fmt::print(
+            out, "  {:<50} {:<44} {}/{}/{}{}\n",
+            fmt::format("{}/{}", box.box, spec::ShortName(e->name)), e->name,
+            e->pmu, spec::PerfTerms(*e), e->deprecated ? "  (deprecated)" : "",
+            e->unopenable.empty()
+                ? std::string()
+                : fmt::format("  (cannot be opened: {})", e->unopenable));
       }
     }
     for (const Composite& c : p->composites) {
@@ -409,6 +424,12 @@ int RunListPlatform(const ListOptions& options, std::FILE* out,
   fmt::print(out, "\n{} {} on {} ({}); source: {}\n", shown,
              options.metrics ? "metrics" : "entries", p->name, p->title,
              p->source);
+  if (unopenable > 0) {
+    fmt::print(out,
+               "{} of them no kernel format can open (marked \"cannot be "
+               "opened\"): listed as the vendor names them\n",
+               unopenable);
+  }
   return kExitOk;
 }
 
