@@ -160,12 +160,15 @@ class Session {
   bool measuring() const { return recorder_ != nullptr; }
   // Whether every count is made up by the simulator (backend `sim`).
   bool simulated() const;
-  // Backend `sim` with its demo traffic model (SessionOptions::
-  // sim_demo_traffic): brings the simulated counts up to now at the
-  // previous rate, then makes up memory traffic of `memory_bytes_per_second`
-  // per socket (2/3 reads, 1/3 writes, one LLC lookup per 64 bytes) from
-  // now on.  Lets a demo show what hardware would report for its phases.
-  // Does nothing on every other backend.
+  // Backend `sim` with its demo traffic (SessionOptions::
+  // sim_demo_traffic), on every simulated platform (ivytown, nehalemex,
+  // westmereex): brings the simulated counts up to now at the previous
+  // rate, then makes up memory traffic of `memory_bytes_per_second` per
+  // socket (2/3 reads, 1/3 writes, in the platform's memory events: the
+  // iMC's CAS counts and one LLC lookup per 64 bytes on IvyTown, the M-Box
+  // and B-Box events MEM_BW_* read on the Xeon 7500 / E7) from now on.
+  // Lets a demo show what hardware would report for its phases.  Does
+  // nothing on every other backend.
   void SetSimulatedActivity(double memory_bytes_per_second);
   // Backend `sim` with demo traffic: brings the simulated counts up to now
   // (every snapshot does too, to the nanosecond: a region sees the traffic
