@@ -27,6 +27,7 @@
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
 #include "sdk/devices/perf/kernel_ivbep.h"
+#include "sdk/devices/perf/perfmon_plan.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/spec/encoder.h"
 
@@ -167,18 +168,13 @@ absl::StatusOr<std::vector<PerfCounter>> PlanPerfCounters(
     c.spec = spec.text;
     if (spec.kind == spec::EventSpec::Kind::kGenericPerf) {
       // `uncore_imc/...` means every uncore_imc_N, as with perf.
+      // In numeric order (uncore_imc_2 before uncore_imc_10): instance i
+      // of the report is uncore_imc_i.
       std::vector<const Pmu*> targets;
       if (const Pmu* exact = pmus.Find(spec.pmu)) {
         targets.push_back(exact);
       } else {
-        for (const std::string& n : pmus.NamesStartingWith(spec.pmu + "_")) {
-          const std::string_view name = n;
-          const std::string_view suffix = name.substr(spec.pmu.size() + 1);
-          if (!suffix.empty() && suffix.find_first_not_of("0123456789") ==
-                                     std::string_view::npos) {
-            targets.push_back(pmus.Find(n));
-          }
-        }
+        targets = PmuInstances(pmus, spec.pmu, std::nullopt);
       }
       if (targets.empty()) {
         std::vector<std::string> all;

@@ -16,6 +16,8 @@
 #include "sdk/common/status_macros.h"
 #include "sdk/common/sysfs.h"
 #include "sdk/common/text.h"
+#include "sdk/devices/device.h"
+#include "sdk/devices/perf/perf_device.h"
 
 namespace uncore::devices::perf {
 namespace {
@@ -49,27 +51,6 @@ absl::StatusOr<uint64_t> ParseValue(std::string_view text) {
   return *v;
 }
 
-absl::StatusOr<PerfConfig> EncodeOn(const Pmu& pmu, std::string_view terms) {
-  std::vector<std::pair<std::string, std::optional<uint64_t>>> fields;
-  for (std::string_view term : common::Split(terms, ',', /*skip_empty=*/true)) {
-    const size_t eq = term.find('=');
-    std::string key(term.substr(0, eq));
-    std::optional<uint64_t> value;
-    if (eq != std::string_view::npos) {
-      absl::StatusOr<uint64_t> v = ParseValue(term.substr(eq + 1));
-      if (!v.ok()) {
-        return absl::InvalidArgumentError(fmt::format(
-            "{}/{}/: {}", pmu.name, terms, common::StatusMessage(v.status())));
-      }
-      value = *v;
-    }
-    fields.emplace_back(std::move(key), value);
-  }
-  absl::StatusOr<Pmu::Encoded> enc = pmu.Encode(fields);
-  if (!enc.ok()) return enc.status();
-  return enc->config;
-}
-
 }  // namespace
 
 std::vector<const Pmu*> PmuInstances(const PmuCatalog& catalog,
@@ -99,11 +80,16 @@ std::vector<const Pmu*> FreeRunningPmus(const PmuCatalog& catalog,
 absl::StatusOr<PerfmonPlan> PlanPerfmon(
     const std::vector<spec::Resolution>& resolutions, const PmuCatalog& catalog,
     std::string_view platform_name) {
-  PerfmonPlan plan;
+  // The events as a session programs them (spec::ToPerfEventSpecs), planned
+  // by the planner PerfDevice::Program runs: what `describe` shows is what
+  // a session opens.  Only the messages for a PMU that is not here and a
+  // term that is not a number are this function's own.
+  ProgramRequest request;
+  std::vector<size_t> resolution_of;
+  std::vector<std::string> name_of;
   for (size_t i = 0; i < resolutions.size(); ++i) {
     for (const spec::ResolvedEvent& e : resolutions[i].events) {
-      std::vector<const Pmu*> pmus = PmuInstances(catalog, e.pmu, e.instance);
-      if (pmus.empty()) {
+      if (PmuInstances(catalog, e.pmu, e.instance).empty()) {
         std::string which = e.instance.has_value()
                                 ? fmt::format("{}_{}", e.pmu, *e.instance)
                                 : fmt::format("{} or {}_N", e.pmu, e.pmu);
@@ -118,18 +104,43 @@ absl::StatusOr<PerfmonPlan> PlanPerfmon(
                 ? std::string()
                 : fmt::format(" (it has {})", common::Join(near, ", "))));
       }
-      for (const Pmu* pmu : pmus) {
-        absl::StatusOr<PerfConfig> config = EncodeOn(*pmu, e.terms);
-        if (!config.ok()) return config.status();
-        plan.counters.push_back(PlannedCounter{
-            i, e.event != nullptr ? std::string(e.event->name) : e.terms, pmu,
-            *config});
-        if (std::find(plan.pmus.begin(), plan.pmus.end(), pmu->name) ==
-            plan.pmus.end()) {
-          plan.pmus.push_back(pmu->name);
-          plan.group_reads += std::max<int>(1, pmu->cpus.size());
+      for (std::string_view term :
+           common::Split(e.terms, ',', /*skip_empty=*/true)) {
+        const size_t eq = term.find('=');
+        if (eq == std::string_view::npos) continue;
+        absl::StatusOr<uint64_t> v = ParseValue(term.substr(eq + 1));
+        if (!v.ok()) {
+          return absl::InvalidArgumentError(fmt::format(
+              "{}/{}/: {}", e.pmu, e.terms, common::StatusMessage(v.status())));
         }
       }
+      resolution_of.push_back(i);
+      name_of.push_back(e.event != nullptr ? std::string(e.event->name)
+                                           : e.terms);
+    }
+    for (spec::EventSpec& s : spec::ToPerfEventSpecs(resolutions[i])) {
+      request.events.push_back(std::move(s));
+    }
+  }
+  UNCORE_ASSIGN_OR_RETURN(const std::vector<PerfCounter> counters,
+                          PlanPerfCounters(request, catalog));
+  PerfmonPlan plan;
+  for (const PerfCounter& c : counters) {
+    // One row per event and PMU instance (the planner opens it once per
+    // socket the instance serves).
+    const bool seen = std::any_of(
+        plan.counters.begin(), plan.counters.end(),
+        [&](const PlannedCounter& p) {
+          return p.pmu == c.pmu && p.event == static_cast<size_t>(c.event);
+        });
+    if (seen) continue;
+    plan.counters.push_back(PlannedCounter{resolution_of[c.event],
+                                           name_of[c.event], c.pmu, c.config,
+                                           static_cast<size_t>(c.event)});
+    if (std::find(plan.pmus.begin(), plan.pmus.end(), c.pmu->name) ==
+        plan.pmus.end()) {
+      plan.pmus.push_back(c.pmu->name);
+      plan.group_reads += std::max<int>(1, c.pmu->cpus.size());
     }
   }
   return plan;

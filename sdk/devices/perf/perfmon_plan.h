@@ -37,6 +37,7 @@ struct PlannedCounter {
   std::string event_name;  // vendor name, or the raw terms
   const Pmu* pmu = nullptr;
   PerfConfig config;
+  size_t event = 0;  // index of the event over every resolution's events
 };
 
 struct PerfmonPlan {
@@ -60,9 +61,11 @@ std::vector<const Pmu*> PmuInstances(const PmuCatalog& catalog,
 std::vector<const Pmu*> FreeRunningPmus(const PmuCatalog& catalog,
                                         std::string_view pmu);
 
-// The plan for every event of every resolution; NotFound when a PMU is
-// absent (the message says which platform it belongs to), InvalidArgument
-// when a term does not fit the PMU's formats.
+// The plan for every event of every resolution, made by the planner the
+// perf backend runs (PlanPerfCounters over spec::ToPerfEventSpecs: what a
+// session would open); NotFound when a PMU is absent (the message says
+// which platform it belongs to), InvalidArgument when a term does not fit
+// the PMU's formats.
 absl::StatusOr<PerfmonPlan> PlanPerfmon(
     const std::vector<spec::Resolution>& resolutions, const PmuCatalog& catalog,
     std::string_view platform_name = "");
