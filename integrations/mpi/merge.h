@@ -40,6 +40,10 @@ struct RankRecord {
   Results results;
 };
 
+// A record's bytes, in sdk/common/wire.h's format (little-endian,
+// length-prefixed).  DecodeRank returns DataLoss for bytes that are not a
+// record: cut short, a byte too many, a count that cannot fit, a region
+// depth no region can have.
 std::string EncodeRank(const RankRecord& record);
 absl::StatusOr<RankRecord> DecodeRank(std::string_view bytes);
 

@@ -78,6 +78,9 @@ struct ServedCatalog {
   std::vector<std::string> instance_names;  // per plan entry
 };
 
+// The catalog's bytes, in sdk/common/wire.h's format (little-endian,
+// length-prefixed).  DecodeCatalog returns DataLoss for bytes cut short, a
+// byte too many, a count that cannot fit, or an entry naming no event.
 std::string EncodeCatalog(const ServedCatalog& catalog);
 absl::StatusOr<ServedCatalog> DecodeCatalog(std::string_view bytes);
 
