@@ -138,7 +138,6 @@ class SimBackend : public Backend {
     return device_->Release();
   }
   sim::SimulatedUncore* simulator() const override { return sim_.get(); }
-  sim::DemoTrafficModel* demo_traffic() const override { return demo_.get(); }
   sim::SimulatedActivity* simulated_activity() const override {
     return demo_.get();
   }

@@ -31,7 +31,6 @@
 
 namespace uncore::sim {
 class SimulatedUncore;
-class DemoTrafficModel;
 class SimulatedActivity;
 }  // namespace uncore::sim
 
@@ -63,12 +62,9 @@ class Backend {
   // Releases the device (registers restored).  Safe to call twice.
   virtual absl::Status Stop() = 0;
   virtual sim::SimulatedUncore* simulator() const { return nullptr; }
-  virtual sim::DemoTrafficModel* demo_traffic() const { return nullptr; }
   // The simulator a program tells its activity (sim/simulated_activity.h):
   // every `sim` platform's with its demo traffic on, else nullptr.
-  virtual sim::SimulatedActivity* simulated_activity() const {
-    return nullptr;
-  }
+  virtual sim::SimulatedActivity* simulated_activity() const { return nullptr; }
 };
 
 struct BackendRequest {

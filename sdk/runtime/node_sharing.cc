@@ -43,8 +43,8 @@ class ServingBackend : public Backend {
   sim::SimulatedUncore* simulator() const override {
     return inner_->simulator();
   }
-  sim::DemoTrafficModel* demo_traffic() const override {
-    return inner_->demo_traffic();
+  sim::SimulatedActivity* simulated_activity() const override {
+    return inner_->simulated_activity();
   }
 
  private:

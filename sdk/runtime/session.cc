@@ -823,11 +823,6 @@ sim::SimulatedUncore* SessionAccess::Simulator(const Session& session) {
   return s.backend == nullptr ? nullptr : s.backend->simulator();
 }
 
-sim::DemoTrafficModel* SessionAccess::DemoTraffic(const Session& session) {
-  const Session::Impl& s = *session.impl_;
-  return s.backend == nullptr ? nullptr : s.backend->demo_traffic();
-}
-
 std::vector<SessionMetric> SessionAccess::Metrics(const Session& session) {
   std::vector<SessionMetric> out;
   for (const Session::Impl::Metric& m : session.impl_->metrics) {
@@ -842,10 +837,6 @@ std::vector<SessionMetric> MetricsOf(const Session& session) {
 
 sim::SimulatedUncore* SimulatorOf(const Session& session) {
   return SessionAccess::Simulator(session);
-}
-
-sim::DemoTrafficModel* DemoTrafficOf(const Session& session) {
-  return SessionAccess::DemoTraffic(session);
 }
 
 }  // namespace runtime

@@ -30,7 +30,6 @@
 
 namespace uncore::sim {
 class SimulatedUncore;
-class DemoTrafficModel;
 class SimulatedActivity;
 }  // namespace uncore::sim
 
@@ -73,7 +72,6 @@ struct SessionAccess {
   static report::Timeline TimelineOf(Session::Impl& s, const Results& results);
   static std::vector<SessionMetric> Metrics(const Session& session);
   static sim::SimulatedUncore* Simulator(const Session& session);
-  static sim::DemoTrafficModel* DemoTraffic(const Session& session);
   static sim::SimulatedActivity* Activity(const Session& session);
   static void AddWarning(Session& session, std::string warning);
   static void DiscardOutputs(Session& session);

@@ -19,7 +19,6 @@
 #include "sdk/devices/device.h"
 #include "sdk/runtime/name_resolution.h"
 #include "sdk/runtime/session_internal.h"
-#include "sdk/sim/demo_traffic.h"
 #include "sdk/sim/simulated_activity.h"
 #include "sdk/sim/simulated_uncore.h"
 #include "uncore/session.h"
@@ -37,13 +36,11 @@ struct InjectedDevice {
 absl::StatusOr<std::unique_ptr<Session>> StartSessionOnDevice(
     SessionOptions options, InjectedDevice device);
 
-// The IvyTown simulator behind the `sim` backend, and its demo traffic
-// model (nullptr for other backends and platforms, and for the model when
-// SessionOptions::sim_demo_traffic is false): tests and benchmarks inject
-// traffic into it.  Every platform's: SimulatedActivityOf
+// The IvyTown simulator behind the `sim` backend (nullptr for other
+// backends and platforms): tests and benchmarks inject traffic into it.
+// The activity a program declares, on every simulator: SimulatedActivityOf
 // (session_internal.h).
 sim::SimulatedUncore* SimulatorOf(const Session& session);
-sim::DemoTrafficModel* DemoTrafficOf(const Session& session);
 
 // Session::Start on the machine `files` describe (MachineFiles:
 // name_resolution.h).

@@ -136,6 +136,30 @@ TEST(SimulatedActivityTest, EverySimulatorFollowsTheProgram) {
   }
 }
 
+// A session that serves its counters to other processes (node sharing)
+// still takes the program's activity.
+TEST(SimulatedActivityTest, ASharingSessionFollowsTheProgram) {
+  SessionOptions o;
+  o.platform = "nehalemex";
+  o.backend = "sim";
+  o.metrics = {"MEM_BW_TOTAL"};
+  o.output = "";
+  o.share_counters_as = "activity-test-" + std::to_string(getpid());
+  absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(o);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_NE(SimulatedActivityOf(**s), nullptr);
+  (*s)->SetSimulatedActivity(0);
+  {
+    UNCORE_REGION("compute");
+    usleep(20'000);
+  }
+  const Results r = (*s)->Collect();
+  ASSERT_TRUE((*s)->Stop().ok());
+  ASSERT_EQ(r.regions.size(), 1u);
+  ASSERT_EQ(r.regions[0].metrics.size(), 1u);
+  EXPECT_LT(r.regions[0].metrics[0].value, 1e6);
+}
+
 // Without demo traffic nothing moves by itself: no activity to drive.
 TEST(SimulatedActivityTest, NoneWithoutDemoTraffic) {
   SessionOptions o;
