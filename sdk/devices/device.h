@@ -28,7 +28,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/spec/event_spec.h"
 
 namespace uncore::devices {
@@ -39,7 +38,11 @@ inline constexpr int kFixedCounter = -1;
 struct CounterPlacement {
   int event = 0;  // index into ProgramRequest::events
   int socket = 0;
-  ivytown::BoxType box = ivytown::BoxType::kUbox;
+  // The counting unit the entry is read from, as a report names it: a box
+  // instance of the platform's register model ("CBo3", "iMC0 channel 1",
+  // "uncore_sbox_1"), or the kernel PMU perf reads ("uncore_imc_3").  Set
+  // by the device's planner; the generic layers never interpret it.
+  std::string unit;
   int instance = 0;
   int counter = 0;  // general counter index, or kFixedCounter
   uint8_t width = 48;

@@ -255,7 +255,7 @@ std::string EncodeCatalog(const ServedCatalog& catalog) {
     const CounterPlacement& p = catalog.plan[i];
     w.I64(p.event);
     w.I64(p.socket);
-    w.I64(static_cast<int64_t>(p.box));
+    w.Str(p.unit);
     w.I64(p.instance);
     w.I64(p.counter);
     w.U64(p.width);
@@ -290,7 +290,7 @@ absl::StatusOr<ServedCatalog> DecodeCatalog(std::string_view bytes) {
     CounterPlacement& p = c.plan[i];
     p.event = r.Int();
     p.socket = r.Int();
-    p.box = static_cast<ivytown::BoxType>(r.I64());
+    p.unit = r.Str();
     p.instance = r.Int();
     p.counter = r.Int();
     p.width = static_cast<uint8_t>(r.U64());

@@ -25,6 +25,7 @@
 #include "sdk/common/sysfs.h"
 #include "sdk/common/text.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/identity.h"
 
 namespace uncore::machine {
 
@@ -297,7 +298,13 @@ std::string CpuIdentity::ToString() const {
 }
 
 bool CpuIdentity::is_ivytown() const {
-  return vendor == "GenuineIntel" && family == 6 && model == 0x3e;
+  for (const perfmon::CpuMatch& c : ivytown::Identity().cpus) {
+    if (vendor == c.vendor && family == c.family && model >= c.model_lo &&
+        model <= c.model_hi) {
+      return true;
+    }
+  }
+  return false;
 }
 
 absl::StatusOr<CpuIdentity> ReadCpuIdentity(std::string_view cpuinfo_path) {

@@ -19,6 +19,7 @@
 #include "sdk/machine/allowlist_guard.h"
 #include "sdk/machine/topology.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/identity.h"
 #include "sdk/platforms/nehalemex/box_descriptors.h"
 #include "sdk/registers/linux_register_space.h"
 #include "sdk/runtime/backend_policy.h"
@@ -26,6 +27,7 @@
 #include "sdk/sim/nehalemex_uncore.h"
 #include "sdk/sim/simulated_activity.h"
 #include "sdk/sim/simulated_uncore.h"
+#include "sdk/spec/platform_catalog.h"
 
 namespace uncore::runtime {
 namespace {
@@ -179,10 +181,6 @@ class NehalemExBackend : public Backend {
   std::string_view name() const override { return name_; }
   bool simulated() const override { return simulated_; }
   devices::Device* device() const override { return device_.get(); }
-  std::string InstanceName(size_t entry,
-                           const devices::CounterPlacement&) const override {
-    return device_->EntryName(entry);
-  }
   absl::Status Stop() override { return device_->Release(); }
   sim::SimulatedActivity* simulated_activity() const override {
     return demo_ ? sim_.get() : nullptr;
@@ -206,11 +204,6 @@ class PerfBackend : public Backend {
   ~PerfBackend() override { Stop().IgnoreError(); }
   std::string_view name() const override { return "perf"; }
   devices::Device* device() const override { return device_.get(); }
-  std::string InstanceName(size_t entry,
-                           const devices::CounterPlacement&) const override {
-    const auto& counters = device_->counters();
-    return entry < counters.size() ? counters[entry].pmu->name : "?";
-  }
   EventScale ScaleOf(int event) const override {
     EventScale out;
     for (const devices::perf::PerfCounter& c : device_->counters()) {
@@ -325,26 +318,17 @@ constexpr std::string_view kEnAllWindow =
     "freeze), the counters are read, en_all is set again";
 
 constexpr RegisterPlatform kRegisterPlatforms[] = {
-    {.name = "ivytown",
-     .aliases = "ivbep",
-     .title = "Xeon E5 v2 / E7 v2 (IvyTown)",
-     .cpus = "06_3E",
+    {.identity = ivytown::Identity,
      .snapshot_window =
          "U_MSR_PMON_GLOBAL_CTL.frz_all freezes every box of the socket, the "
          "counters are read, unfrz_all resumes them",
      .simulate = SimulateIvyTown,
      .open_direct = OpenIvyTownDirect},
-    {.name = "nehalemex",
-     .aliases = "nhmex nehalem-ex xeon7500",
-     .title = "Xeon 7500 (Nehalem-EX)",
-     .cpus = "06_2E",
+    {.identity = perfmon::NehalemexPlatform,
      .snapshot_window = kEnAllWindow,
      .simulate = SimulateXeon7500<nehalemex::Variant::kNehalemEx>,
      .open_direct = OpenXeon7500Direct<nehalemex::Variant::kNehalemEx>},
-    {.name = "westmereex",
-     .aliases = "wsmex westmere-ex xeone7",
-     .title = "Xeon E7 (Westmere-EX)",
-     .cpus = "06_2F",
+    {.identity = perfmon::WestmereexPlatform,
      .snapshot_window = kEnAllWindow,
      .simulate = SimulateXeon7500<nehalemex::Variant::kWestmereEx>,
      .open_direct = OpenXeon7500Direct<nehalemex::Variant::kWestmereEx>},
@@ -381,13 +365,9 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenDirectFor(
 
 }  // namespace
 
-std::string Backend::InstanceName(size_t,
+std::string Backend::InstanceName(size_t entry,
                                   const devices::CounterPlacement& p) const {
-  const ivytown::BoxDescriptor& box = ivytown::Box(p.box);
-  if (p.instance >= 0 && p.instance < box.num_instances()) {
-    return std::string(box.instances[p.instance].name);
-  }
-  return fmt::format("{}{}", box.name, p.instance);
+  return p.unit.empty() ? fmt::format("entry {}", entry) : p.unit;
 }
 
 EventScale Backend::ScaleOf(int) const { return {}; }
@@ -401,7 +381,8 @@ std::span<const RegisterPlatform> RegisterPlatforms() {
 std::string RegisterPlatformNames() {
   std::string names;
   for (const RegisterPlatform& r : kRegisterPlatforms) {
-    names += names.empty() ? std::string(r.name) : fmt::format(", {}", r.name);
+    names +=
+        names.empty() ? std::string(r.name()) : fmt::format(", {}", r.name());
   }
   return names;
 }
@@ -410,10 +391,7 @@ const RegisterPlatform* FindRegisterPlatform(std::string_view name) {
   name = common::StripWhitespace(name);
   if (name.empty()) return &kRegisterPlatforms[0];
   for (const RegisterPlatform& p : kRegisterPlatforms) {
-    if (common::EqualsIgnoreCase(name, p.name)) return &p;
-    for (std::string_view alias : common::Split(p.aliases, ' ')) {
-      if (common::EqualsIgnoreCase(name, alias)) return &p;
-    }
+    if (spec::PlatformAnswersTo(p.identity(), name)) return &p;
   }
   return nullptr;
 }

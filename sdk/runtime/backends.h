@@ -28,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "sdk/devices/device.h"
+#include "sdk/platforms/perfmon/perfmon_tables.h"
 
 namespace uncore::sim {
 class SimulatedUncore;
@@ -101,10 +102,11 @@ absl::StatusOr<OpenedBackend> OpenBackend(BackendRequest request);
 // platform's planner; OpenBackend chooses by name, never by a branch per
 // platform.
 struct RegisterPlatform {
-  std::string_view name;     // perf's event-table directory: "nehalemex"
-  std::string_view aliases;  // separated by one space: "nhmex xeon7500"
-  std::string_view title;    // "Xeon 7500 (Nehalem-EX)"
-  std::string_view cpus;     // "06_2E": vendor GenuineIntel, family_model
+  // Who the platform is (name, aliases, title, CPUs), once: the record its
+  // perf tables have (perfmon::NehalemexPlatform()), or IvyTown's
+  // ivytown::Identity().  Names match through spec::PlatformAnswersTo.
+  const perfmon::Platform& (*identity)();
+  std::string_view name() const { return identity().name; }
   // What a snapshot does with the socket's global control.
   std::string_view snapshot_window;
   // The simulated machine (SimSockets of the request), programmed.

@@ -9,6 +9,7 @@
 #include "fmt/format.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
+#include "sdk/platforms/ivytown/identity.h"
 #include "sdk/runtime/backends.h"
 #include "sdk/spec/platform_catalog.h"
 
@@ -16,8 +17,7 @@ namespace uncore::runtime {
 namespace {
 
 bool IsIvyTownName(std::string_view name) {
-  return common::EqualsIgnoreCase(name, kIvyTownPlatform) ||
-         common::EqualsIgnoreCase(name, "ivbep");
+  return spec::PlatformAnswersTo(ivytown::Identity(), name);
 }
 
 SessionPlatform Named(std::string_view name) {

@@ -326,13 +326,16 @@ Resolution SingleEvent(const Event& e, std::optional<int> instance,
 
 }  // namespace
 
-const perfmon::Platform* FindPlatform(std::string_view name) {
+bool PlatformAnswersTo(const perfmon::Platform& platform,
+                       std::string_view name) {
   name = common::StripWhitespace(name);
+  return common::EqualsIgnoreCase(platform.name, name) ||
+         NameInList(name, platform.aliases);
+}
+
+const perfmon::Platform* FindPlatform(std::string_view name) {
   for (const Platform* p : perfmon::AllPlatforms()) {
-    if (common::EqualsIgnoreCase(p->name, name) ||
-        NameInList(name, p->aliases)) {
-      return p;
-    }
+    if (PlatformAnswersTo(*p, name)) return p;
   }
   return nullptr;
 }

@@ -33,6 +33,10 @@
 
 namespace uncore::spec {
 
+// Whether `name` (surrounding spaces ignored, any case) is the platform's
+// name or one of its aliases: the one name match of every platform table.
+bool PlatformAnswersTo(const perfmon::Platform& platform,
+                       std::string_view name);
 // The platform named `name` (its name or an alias, any case), or nullptr.
 const perfmon::Platform* FindPlatform(std::string_view name);
 // As FindPlatform, with an error that lists the platforms.

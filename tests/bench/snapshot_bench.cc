@@ -10,6 +10,8 @@
 
 #include "benchmark/benchmark.h"
 #include "sdk/devices/direct/direct_device.h"
+#include "sdk/devices/direct/program_plan.h"
+#include "sdk/devices/engine/register_program.h"
 #include "sdk/machine/topology.h"
 #include "sdk/platforms/ivytown/box_descriptors.h"
 #include "sdk/sim/simulated_uncore.h"
@@ -79,15 +81,18 @@ void BM_RawAccessBaseline(benchmark::State& state) {
     registers::PciAddress fn;
     uint32_t address;
   };
+  // The counters the device reads, from the planner it runs.
+  absl::StatusOr<devices::engine::RegisterProgram> program =
+      devices::direct::BuildRegisterProgram(Request(mixed), {}, sim.topology());
+  if (!program.ok() || program->sockets.empty()) {
+    state.SkipWithError("BuildRegisterProgram failed");
+    return;
+  }
   std::vector<Read> reads;
-  for (const devices::CounterPlacement& p : dev.read_plan()) {
-    const ivytown::BoxDescriptor& box = ivytown::Box(p.box);
-    const uint32_t a = box.CounterAddress(p.instance, p.counter);
-    if (box.space == ivytown::AccessSpace::kMsr) {
-      reads.push_back({false, {}, a});
-    } else {
-      reads.push_back({true, *socket.FindPci(p.box, p.instance)->pmon, a});
-    }
+  for (const devices::engine::CounterRead& r : program->sockets[0].reads) {
+    const bool pci = r.reg.space != AccessSpace::kMsr;
+    reads.push_back(
+        {pci, pci ? r.reg.pci : registers::PciAddress{}, r.reg.address});
   }
   const uint64_t accesses0 = sim.access_count();
   uint64_t sum = 0;

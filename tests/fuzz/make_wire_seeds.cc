@@ -9,12 +9,12 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "integrations/mpi/merge.h"
 #include "sdk/devices/device.h"
 #include "sdk/devices/snapshot_server.h"
-#include "sdk/platforms/ivytown/box_descriptors.h"
 #include "uncore/results.h"
 
 namespace {
@@ -22,7 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 using uncore::devices::CounterPlacement;
 using uncore::devices::ServedCatalog;
-using uncore::ivytown::BoxType;
 
 bool Write(const fs::path& dir, const std::string& name,
            const std::string& bytes) {
@@ -33,12 +32,12 @@ bool Write(const fs::path& dir, const std::string& name,
   return static_cast<bool>(out);
 }
 
-CounterPlacement Place(int event, int socket, BoxType box, int instance,
+CounterPlacement Place(int event, int socket, std::string unit, int instance,
                        int counter, uint8_t width) {
   CounterPlacement p;
   p.event = event;
   p.socket = socket;
-  p.box = box;
+  p.unit = std::move(unit);
   p.instance = instance;
   p.counter = counter;
   p.width = width;
@@ -58,8 +57,9 @@ std::vector<ServedCatalog> Catalogs() {
     for (int socket = 0; socket < 2; ++socket) {
       for (int channel = 0; channel < 2; ++channel) {
         for (int event = 0; event < 2; ++event) {
-          c.plan.push_back(
-              Place(event, socket, BoxType::kImc, channel, event, 48));
+          c.plan.push_back(Place(event, socket,
+                                 "iMC0 channel " + std::to_string(channel),
+                                 channel, event, 48));
           c.instance_names.push_back("iMC" + std::to_string(channel));
         }
       }
@@ -74,9 +74,9 @@ std::vector<ServedCatalog> Catalogs() {
         {"ubox/UCLK", "cycles", "config=0xff,config1=0x0,config2=0x0", 1.0},
         {"uncore_imc/cas_count_read/", "MiB",
          "config=0x304,config1=0x0,config2=0x0", 6.103515625e-5}};
-    c.plan = {Place(0, 0, BoxType::kUbox, 0, -1, 48),
-              Place(1, 0, BoxType::kImc, 0, 0, 48),
-              Place(1, 0, BoxType::kImc, 1, 0, 48)};
+    c.plan = {Place(0, 0, "U-Box", 0, -1, 48),
+              Place(1, 0, "iMC0 channel 0", 0, 0, 48),
+              Place(1, 0, "iMC0 channel 1", 1, 0, 48)};
     c.instance_names = {"U-Box", "uncore_imc_0", "uncore_imc_1"};
     out.push_back(c);
   }
@@ -87,7 +87,7 @@ std::vector<ServedCatalog> Catalogs() {
     c.events = {{"cbo/LLC_LOOKUP.DATA_READ:filter_state=0x1f", "",
                  "ctl=0x00400334,filter0=0x7c0000", 1.0}};
     for (int cbo = 0; cbo < 12; ++cbo) {
-      c.plan.push_back(Place(0, 1, BoxType::kCbo, cbo, 0, 44));
+      c.plan.push_back(Place(0, 1, "CBo" + std::to_string(cbo), cbo, 0, 44));
       c.instance_names.push_back("CBo" + std::to_string(cbo));
     }
     out.push_back(c);

@@ -53,7 +53,7 @@ bool Same(const ServedCatalog& a, const ServedCatalog& b) {
   for (size_t i = 0; i < a.plan.size(); ++i) {
     const CounterPlacement& x = a.plan[i];
     const CounterPlacement& y = b.plan[i];
-    if (x.event != y.event || x.socket != y.socket || x.box != y.box ||
+    if (x.event != y.event || x.socket != y.socket || x.unit != y.unit ||
         x.instance != y.instance || x.counter != y.counter ||
         x.width != y.width) {
       return false;
@@ -88,8 +88,7 @@ ServedCatalog MakeCatalog(FuzzedDataProvider& in) {
     CounterPlacement p;
     p.event = in.ConsumeIntegralInRange<int>(0, static_cast<int>(events) - 1);
     p.socket = in.ConsumeIntegral<int>();
-    p.box = static_cast<uncore::ivytown::BoxType>(
-        in.ConsumeIntegralInRange<int>(0, uncore::ivytown::kNumBoxTypes - 1));
+    p.unit = in.ConsumeRandomLengthString(16);
     p.instance = in.ConsumeIntegral<int>();
     p.counter = in.ConsumeIntegral<int>();
     p.width = in.ConsumeIntegral<uint8_t>();

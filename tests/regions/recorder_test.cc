@@ -45,7 +45,7 @@ class CountingDevice : public devices::Device {
     for (size_t e = 0; e < request.events.size() && e < 2; ++e) {
       devices::CounterPlacement p;
       p.event = static_cast<int>(e);
-      p.box = ivytown::BoxType::kCbo;
+      p.unit = "CBo" + std::to_string(e);
       p.instance = static_cast<int>(e);
       plan_.push_back(p);
     }

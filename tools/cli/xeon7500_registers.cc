@@ -21,6 +21,8 @@
 #include "sdk/platforms/nehalemex/box_descriptors.h"
 #include "sdk/registers/recording_register_space.h"
 #include "sdk/report/text_table.h"
+#include "sdk/runtime/backends.h"
+#include "sdk/runtime/name_resolution.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/spec/platform_catalog.h"
 #include "tools/cli/commands.h"
@@ -201,17 +203,12 @@ std::string Model(Variant v) {
 // the kernel's syntax for an nhmex PMU (`uncore_sbox_1/event=0x0,match=.../`).
 absl::StatusOr<std::vector<spec::EventSpec>> NhmexEvents(
     Variant v, std::string_view text) {
-  const perfmon::Platform* platform =
-      spec::FindPlatform(nehalemex::PlatformName(v));
+  const runtime::RegisterPlatform* platform =
+      runtime::FindRegisterPlatform(nehalemex::PlatformName(v));
   if (platform == nullptr) {
-    return absl::InternalError("the Xeon 7500 event tables are missing");
+    return absl::InternalError("the Xeon 7500 register platform is missing");
   }
-  absl::StatusOr<spec::Resolution> r = spec::ResolveOnPlatform(*platform, text);
-  if (r.ok()) return spec::ToPerfEventSpecs(*r);
-  if (std::optional<spec::EventSpec> e = spec::KernelSyntaxEvent(text)) {
-    return std::vector<spec::EventSpec>{*e};
-  }
-  return r.status();
+  return runtime::EventsOfName(platform->identity(), text);
 }
 
 int ProgramWrites(Variant v, std::string_view spec_text, bool json_output,
@@ -252,8 +249,13 @@ int ProgramWrites(Variant v, std::string_view spec_text, bool json_output,
 // --registers`.
 int RunDescribeXeon7500(const DescribeOptions& options, std::FILE* out,
                         std::FILE* err) {
+  const runtime::RegisterPlatform* platform =
+      options.platform.empty()
+          ? nullptr
+          : runtime::FindRegisterPlatform(options.platform);
   const std::optional<Variant> v =
-      nehalemex::FromPlatformName(options.platform);
+      platform == nullptr ? std::nullopt
+                          : nehalemex::VariantNamed(platform->name());
   // Without --registers the platform's event tables answer (the platform
   // routing in main.cc).
   if (!v || !options.registers) return -1;

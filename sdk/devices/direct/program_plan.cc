@@ -465,13 +465,13 @@ absl::StatusOr<ProgramPlan> BuildProgramPlan(
           }
           for (size_t c = 0; c < inst.counters.size(); ++c) {
             if (inst.counters[c].event != static_cast<int>(e)) continue;
-            plan.read_plan.push_back(
-                CounterPlacement{.event = static_cast<int>(e),
-                                 .socket = inst.socket,
-                                 .box = inst.box->type,
-                                 .instance = inst.instance,
-                                 .counter = inst.counters[c].counter,
-                                 .width = inst.counters[c].width});
+            plan.read_plan.push_back(CounterPlacement{
+                .event = static_cast<int>(e),
+                .socket = inst.socket,
+                .unit = std::string(inst.box->instances[inst.instance].name),
+                .instance = inst.instance,
+                .counter = inst.counters[c].counter,
+                .width = inst.counters[c].width});
             plan.read_source.emplace_back(static_cast<int>(g),
                                           static_cast<int>(c));
           }

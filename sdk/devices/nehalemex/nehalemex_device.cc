@@ -283,7 +283,7 @@ class Placement {
     UNCORE_RETURN_IF_ERROR(AddExtras(e, p, counter));
     read_plan->push_back({.event = e.index,
                           .socket = socket,
-                          .box = ivytown::BoxType::kUbox,
+                          .unit = nehalemex::KernelPmuName(box, instance),
                           .instance = instance,
                           .counter = e.fixed ? kFixedCounter : counter,
                           .width = nehalemex::kCounterWidth});

@@ -446,7 +446,7 @@ absl::Status PerfDevice::Program(const ProgramRequest& request) {
     CounterPlacement p;
     p.event = c.event;
     p.socket = c.socket;
-    p.box = c.box;
+    p.unit = c.pmu->name;
     p.instance = c.instance;
     p.counter = 0;
     p.width = 64;

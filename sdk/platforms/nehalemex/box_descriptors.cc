@@ -281,25 +281,11 @@ std::vector<RegisterInfo> MakeInfo(const RawList& l) {
   return out;
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
-
 }  // namespace
 
-std::optional<Variant> FromPlatformName(std::string_view name) {
-  const std::string n = Lower(name);
-  if (n == "nehalemex" || n == "nhmex" || n == "nehalem-ex" ||
-      n == "xeon7500") {
-    return Variant::kNehalemEx;
-  }
-  if (n == "westmereex" || n == "wsmex" || n == "westmere-ex" ||
-      n == "xeone7") {
-    return Variant::kWestmereEx;
+std::optional<Variant> VariantNamed(std::string_view name) {
+  for (Variant v : {Variant::kNehalemEx, Variant::kWestmereEx}) {
+    if (name == PlatformName(v)) return v;
   }
   return std::nullopt;
 }

@@ -48,9 +48,10 @@ inline constexpr int kCpuFamily = 6;
 inline constexpr int kModelNehalemEx = 0x2E;
 inline constexpr int kModelWestmereEx = 0x2F;
 
-// "nehalemex" (also "nhmex", "nehalem-ex", "xeon7500") or "westmereex"
-// (also "wsmex", "westmere-ex", "xeone7"); case-insensitive.
-std::optional<Variant> FromPlatformName(std::string_view name);
+// The variant whose platform is named `name`: "nehalemex" or "westmereex",
+// the canonical names only (aliases are the platform's identity record's:
+// runtime::FindRegisterPlatform resolves them).
+std::optional<Variant> VariantNamed(std::string_view name);
 // "nehalemex" / "westmereex".
 std::string_view PlatformName(Variant v);
 // "Xeon 7500 (Nehalem-EX)" / "Xeon E7 (Westmere-EX)".

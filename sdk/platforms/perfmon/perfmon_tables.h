@@ -109,6 +109,11 @@ struct Platform {
 // westmereex), then AMD.
 std::span<const Platform* const> AllPlatforms();
 
+// The Xeon 7500 and E7 tables by themselves: their identity is also the
+// register platforms' (runtime::RegisterPlatforms()).
+const Platform& NehalemexPlatform();
+const Platform& WestmereexPlatform();
+
 }  // namespace uncore::perfmon
 
 #endif  // UNCORE_SDK_PLATFORMS_PERFMON_PERFMON_TABLES_H_

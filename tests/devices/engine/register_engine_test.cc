@@ -128,7 +128,7 @@ RegisterProgram ToyProgram() {
   for (int e = 0; e < 3; ++e) {
     p.read_plan.push_back({.event = e,
                            .socket = 0,
-                           .box = ivytown::BoxType::kUbox,
+                           .unit = "U-Box",
                            .instance = 0,
                            .counter = e,
                            .width = 16});

@@ -152,9 +152,11 @@ TEST(NehalemExDescriptors, AddressesUniqueAndSorted) {
 }
 
 TEST(NehalemExDescriptors, PlatformNames) {
-  EXPECT_EQ(FromPlatformName("nehalemex"), Variant::kNehalemEx);
-  EXPECT_EQ(FromPlatformName("WestmereEX"), Variant::kWestmereEx);
-  EXPECT_EQ(FromPlatformName("ivytown"), std::nullopt);
+  EXPECT_EQ(VariantNamed("nehalemex"), Variant::kNehalemEx);
+  EXPECT_EQ(VariantNamed("westmereex"), Variant::kWestmereEx);
+  // Aliases are the identity record's, resolved before (backends_test).
+  EXPECT_EQ(VariantNamed("xeon7500"), std::nullopt);
+  EXPECT_EQ(VariantNamed("ivytown"), std::nullopt);
   EXPECT_EQ(VariantFromModel(6, 0x2E), Variant::kNehalemEx);
   EXPECT_EQ(VariantFromModel(6, 0x2F), Variant::kWestmereEx);
   EXPECT_EQ(VariantFromModel(6, 0x3E), std::nullopt);

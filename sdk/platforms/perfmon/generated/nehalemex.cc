@@ -527,7 +527,7 @@ constexpr Metric kMetrics[] = {
 const Platform& NehalemexPlatform() {
   static constexpr Platform kPlatform = {
       "nehalemex",
-      "xeon7500 nhmex",
+      "xeon7500 nhmex nehalem-ex",
       "Xeon 7500 (Nehalem-EX)",
       "tools/perfmon_hand/xeon7500.json (LIKWID, Linux uncore_nhmex, Intel Xeon 7500 uncore guide; facts restated)",
       kCpus,

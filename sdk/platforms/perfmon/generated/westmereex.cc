@@ -578,7 +578,7 @@ constexpr Metric kMetrics[] = {
 const Platform& WestmereexPlatform() {
   static constexpr Platform kPlatform = {
       "westmereex",
-      "wsmex",
+      "wsmex westmere-ex xeone7",
       "Xeon E7 (Westmere-EX)",
       "tools/perfmon_hand/xeon7500.json (LIKWID, Linux uncore_nhmex, Intel Xeon 7500 uncore guide; facts restated)",
       kCpus,
