@@ -112,7 +112,19 @@ UNIT_TO_PMU = {
 }
 
 
-def unit_to_pmu(unit):
+# Per platform, where the kernel names a unit's PMU otherwise: Granite
+# Rapids' and Sierra Forest's MDF is the discovered type the kernel names
+# `mdf_sbo` (gnr_uncore_mdf_sbo in uncore_snbep.c's gnr_uncores).
+PLATFORM_UNIT_TO_PMU = {
+    "graniterapids": {"MDF": "uncore_mdf_sbo"},
+    "sierraforest": {"MDF": "uncore_mdf_sbo"},
+}
+
+
+def unit_to_pmu(unit, platform=""):
+    special = PLATFORM_UNIT_TO_PMU.get(platform, {})
+    if unit in special:
+        return special[unit]
     return UNIT_TO_PMU.get(unit, "uncore_" + unit.lower())
 
 
@@ -261,9 +273,9 @@ KERNEL_ATTRS = {
 # event and umask widths depend on the family, and only the fields the
 # tables use are listed: the kernel's L3 arrays hold more).
 KERNEL_ATTRS.update({
-    "amd_uncore_df_format_attr (family 17h)": {
-        "event": "config:0-7,32-35", "umask": "config:8-15"},
-    "amd_uncore_df_format_attr (family 19h)": {
+    # Every family 17h and 19h CPU without PerfMonV2 (Zen 2 and Zen 3)
+    # gets format_attr_event14.
+    "amd_uncore_df_format_attr (family 17h/19h)": {
         "event": "config:0-7,32-35,59-60", "umask": "config:8-15"},
     "amd_uncore_df_format_attr (PerfMonV2)": {
         "event": "config:0-7,32-37", "umask": "config:8-15,24-27"},
@@ -306,19 +318,21 @@ _SPR = {
     "uncore_cxlcm": _SPR_RAW, "uncore_cxldp": _SPR_RAW,
     "uncore_hbm": _SPR_RAW,
 }
+# gnr_uncores in uncore_snbep.c names cha, iio, irp, pcu, ubox, imc,
+# b2cmi, b2cxl and mdf_sbo; it ignores UPI and B2UPI
+# (gnr_uncore_units_ignore) and leaves the other discovered types unnamed
+# (uncore_type_<id>_<n>), so B2HOT, CXLCM, CXLDP and CHACMS events have no
+# PMU of their name.
 _GNR = {
     "uncore_cha": "spr_uncore_cha_formats_attr",
     "uncore_iio": "snr_uncore_iio_formats_attr",
     "uncore_irp": _SPR_RAW, "uncore_pcu": _GENERIC, "uncore_ubox": _GENERIC,
-    "uncore_imc": _SPR_RAW, "uncore_upi": _SPR_RAW, "uncore_b2cmi": _SPR_RAW,
-    "uncore_b2cxl": _SPR_RAW, "uncore_b2upi": _SPR_RAW,
-    "uncore_b2hot": _GENERIC, "uncore_cxlcm": _SPR_RAW,
-    "uncore_cxldp": _SPR_RAW, "uncore_mdf": _GENERIC,
-    "uncore_chacms": _GENERIC,
+    "uncore_imc": _SPR_RAW, "uncore_b2cmi": _SPR_RAW, "uncore_b2cxl": _SPR_RAW,
+    "uncore_mdf_sbo": _GENERIC,
 }
-_ZEN2 = {"amd_df": "amd_uncore_df_format_attr (family 17h)",
+_ZEN2 = {"amd_df": "amd_uncore_df_format_attr (family 17h/19h)",
          "amd_l3": "amd_uncore_l3_format_attr"}
-_ZEN3 = dict(_ZEN2, amd_df="amd_uncore_df_format_attr (family 19h)")
+_ZEN3 = _ZEN2
 _ZEN4 = {"amd_df": "amd_uncore_df_format_attr (PerfMonV2)",
          "amd_l3": "amd_uncore_l3_format_attr",
          "amd_umc": "amd_uncore_umc_format_attr"}
@@ -383,6 +397,19 @@ def kernel_problem(platform, e):
         terms.append((key, int(value, 0) if value else 1))
     for key, value in terms:
         if key in ("config", "config1", "config2"):
+            # Raw words: every bit set must be one of the word's fields (the
+            # kernel masks other bits off without a word).
+            known = set()
+            for text in fields.values():
+                word, bits = _field_bits(text)
+                if word == key:
+                    known.update(bits)
+            stray = [b for b in range(64) if value >> b & 1 and b not in known]
+            if stray:
+                return "%s=0x%x sets bits %s that no field of the kernel's " \
+                    "%s format (%s) has" % (key, value,
+                                           ",".join(map(str, stray)),
+                                           e["pmu"], array)
             continue
         if key not in fields:
             return "the kernel's %s format (%s) has no %s field" % (
@@ -592,7 +619,7 @@ def intel_event(e, platform=""):
                             " | FCMask << 24" % (platform, name, umask))
         umask &= 0xff
     terms = []
-    pmu = unit_to_pmu(unit)
+    pmu = unit_to_pmu(unit, platform)
     fmt = kernel_formats(platform, pmu)
     if (fmt and umask and "umask" not in fmt[1] and "occ_sel" in fmt[1] and
             not umask & ~0xc0):
@@ -605,6 +632,11 @@ def intel_event(e, platform=""):
         v = intval(e.get(key))
         if v and key == "FILTER_VALUE" and unit == "CHA" and (
                 platform in CHA_FILTER_IN_HIGH_HALF):
+            # Intel's Filter1 register is the kernel's config1 bits 32-63;
+            # any other filter would belong elsewhere.
+            if not e.get("Filter", "").startswith("Filter1"):
+                raise SpecError("%s: %s: FILTER_VALUE of filter %r, not "
+                                "Filter1" % (platform, name, e.get("Filter")))
             v <<= 32
         if v:
             terms.append("%s=%s" % (term, perf_hex(v)))
