@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
+#include "sdk/common/utf8.h"
 #include "sdk/common/wire.h"
 #include "uncore/region.h"
 #include "uncore/report_file.h"
@@ -42,83 +43,11 @@ const RegionResult* FindRegion(const Results& r, const std::string& path) {
 
 // ---- formatting helpers
 
-// Length (1-4) of the valid UTF-8 sequence at s[i], or 0 (overlong forms,
-// surrogates and code points above U+10FFFF are invalid).
-size_t ValidUtf8Length(std::string_view s, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = byte(i);
-  size_t len = 0;
-  uint32_t min = 0;
-  uint32_t cp = 0;
-  if (c < 0x80) return 1;
-  if ((c & 0xE0) == 0xC0) {
-    len = 2, min = 0x80, cp = c & 0x1F;
-  } else if ((c & 0xF0) == 0xE0) {
-    len = 3, min = 0x800, cp = c & 0x0F;
-  } else if ((c & 0xF8) == 0xF0) {
-    len = 4, min = 0x10000, cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + len > s.size()) return 0;
-  for (size_t k = 1; k < len; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (byte(i + k) & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return len;
-}
-
-// A JSON string by the SDK's rules (sdk/common/json.h, which this library,
-// on the public API only, cannot link): '"' '\\' \b \f \n \r \t
-// escaped, other controls and DEL as \u00XX, valid UTF-8 copied as is (a
-// region "café ☕" stays those bytes), any other byte as \u00XX (read as
-// Latin-1).
+// A JSON string by the SDK's rules (sdk/common/utf8.h, header-only so that
+// this library, on the public API only, escapes as the reports do).
 std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    const char* escape = nullptr;
-    switch (c) {
-      case '"':
-        escape = "\\\"";
-        break;
-      case '\\':
-        escape = "\\\\";
-        break;
-      case '\b':
-        escape = "\\b";
-        break;
-      case '\f':
-        escape = "\\f";
-        break;
-      case '\n':
-        escape = "\\n";
-        break;
-      case '\r':
-        escape = "\\r";
-        break;
-      case '\t':
-        escape = "\\t";
-        break;
-      default:
-        break;
-    }
-    if (escape != nullptr) {
-      out += escape;
-      ++i;
-      continue;
-    }
-    const size_t len = c < 0x20 || c == 0x7f ? 0 : ValidUtf8Length(s, i);
-    if (len == 0) {
-      out += fmt::format("\\u{:04x}", c);
-      ++i;
-      continue;
-    }
-    out.append(s.substr(i, len));
-    i += len;
-  }
-  out += "\"";
+  std::string out;
+  common::AppendJsonString(s, &out);
   return out;
 }
 
@@ -296,7 +225,10 @@ absl::StatusOr<RankRecord> DecodeRank(std::string_view bytes) {
   res.run.frozen_ns = r.U64();
   res.run.errors = r.Strs();
   res.run.warnings = r.Strs();
-  res.events.resize(r.Count(8));
+  // Each count is checked against its items' least encoded size (strings
+  // and vectors 8, numbers 8), so corrupt input cannot allocate beyond a
+  // small multiple of its own size.
+  res.events.resize(r.Count(4 * 8 + 8 + 8));
   for (EventInfo& e : res.events) {
     e.spec = r.Str();
     e.canonical = r.Str();
@@ -305,14 +237,14 @@ absl::StatusOr<RankRecord> DecodeRank(std::string_view bytes) {
     e.scale = r.F64();
     e.from_metric = r.Bool();
   }
-  res.metrics.resize(r.Count(8));
+  res.metrics.resize(r.Count(3 * 8 + 8));
   for (MetricInfo& m : res.metrics) {
     m.name = r.Str();
     m.expression = r.Str();
     m.unit = r.Str();
     m.per_second = r.Bool();
   }
-  res.regions.resize(r.Count(8));
+  res.regions.resize(r.Count(2 * 8 + 8 + 8 * 8 + 2 * 8));
   for (RegionResult& region : res.regions) {
     region.name = r.Str();
     region.path = r.Str();
@@ -330,13 +262,13 @@ absl::StatusOr<RankRecord> DecodeRank(std::string_view bytes) {
     region.max_ns = r.U64();
     region.overhead_ns = r.U64();
     region.sampled_calls = r.U64();
-    region.inclusive.resize(r.Count(8));
+    region.inclusive.resize(r.Count(3 * 8));
     for (EventCounts& c : region.inclusive) {
       c.total = r.U64();
       c.per_socket = r.U64s();
       c.estimated = r.Bool();
     }
-    region.metrics.resize(r.Count(8));
+    region.metrics.resize(r.Count(2 * 8));
     for (MetricValue& m : region.metrics) {
       m.value = r.F64();
       m.valid = r.Bool();

@@ -29,6 +29,8 @@
 #include <utility>
 #include <vector>
 
+#include "sdk/common/utf8.h"
+
 namespace uncore::common {
 
 class JsonWriter {
@@ -63,12 +65,7 @@ class JsonWriter {
   bool pretty_;
 };
 
-// Appends `value` to `out` as a quoted, escaped JSON string.
-void AppendJsonString(std::string_view value, std::string* out);
-
-// Length (1-4) of the valid UTF-8 sequence starting at text[i], or 0 when the
-// byte there does not start one.  Requires i < text.size().
-size_t ValidUtf8Length(std::string_view text, size_t i);
+// AppendJsonString and ValidUtf8Length: sdk/common/utf8.h.
 
 }  // namespace uncore::common
 

@@ -27,8 +27,9 @@
 // first failed read makes ok() false for good and every later read returns
 // 0 / empty, so a decoder may read everything and check once.  A count is
 // refused (ok() false, 0 returned) when its items, at `min_bytes` each,
-// could not fit in what remains, so corrupt input never allocates more
-// than the input's size.  Int() refuses (ok() false) a value outside int.
+// could not fit in what remains, so corrupt input allocates at most the
+// items' in-memory size over `min_bytes` times its own size (pass each
+// item's least encoded size).  Int() refuses (ok() false) a value outside int.
 // Never throws on corrupt input, never prints.  Not thread-safe per
 // object.
 #ifndef UNCORE_SDK_COMMON_WIRE_H_

@@ -293,9 +293,11 @@ absl::StatusOr<ServedCatalog> DecodeCatalog(std::string_view bytes) {
     p.unit = r.Str();
     p.instance = r.Int();
     p.counter = r.Int();
-    p.width = static_cast<uint8_t>(r.U64());
+    const uint64_t width = r.U64();
+    p.width = static_cast<uint8_t>(width);
     c.instance_names[i] = r.Str();
-    if (p.event < 0 || static_cast<uint64_t>(p.event) >= c.events.size()) {
+    if (p.event < 0 || static_cast<uint64_t>(p.event) >= c.events.size() ||
+        (r.ok() && (width == 0 || width > 64))) {
       return corrupt();
     }
   }

@@ -80,7 +80,8 @@ struct ServedCatalog {
 
 // The catalog's bytes, in sdk/common/wire.h's format (little-endian,
 // length-prefixed).  DecodeCatalog returns DataLoss for bytes cut short, a
-// byte too many, a count that cannot fit, or an entry naming no event.
+// byte too many, a count that cannot fit, an entry naming no event, or a
+// counter width outside 1-64.
 std::string EncodeCatalog(const ServedCatalog& catalog);
 absl::StatusOr<ServedCatalog> DecodeCatalog(std::string_view bytes);
 

@@ -86,8 +86,10 @@ DemoTrafficModel::~DemoTrafficModel() { Stop(); }
 void DemoTrafficModel::SetActivity(double memory_bytes_per_second,
                                    double llc_lookups_per_second) {
   Activity a = activity();
-  a.memory_read_bytes_per_second = memory_bytes_per_second * 2.0 / 3.0;
-  a.memory_write_bytes_per_second = memory_bytes_per_second / 3.0;
+  a.memory_read_bytes_per_second =
+      memory_bytes_per_second * SimulatedActivity::kReadShare;
+  a.memory_write_bytes_per_second =
+      memory_bytes_per_second * (1 - SimulatedActivity::kReadShare);
   a.llc_lookups_per_second = llc_lookups_per_second;
   a.qpi_data_bytes_per_second = memory_bytes_per_second * kQpiShareOfMemory;
   SetActivity(a);

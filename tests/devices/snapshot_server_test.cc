@@ -134,6 +134,17 @@ TEST(ServedCatalogTest, IsTheCommonWireFormat) {
   EXPECT_EQ(DecodeCatalog(huge).status().code(), absl::StatusCode::kDataLoss);
   // A byte more is refused too.
   EXPECT_FALSE(DecodeCatalog(bytes + '\0').ok());
+  // A counter width no counter has: 0, or above 64.
+  for (uint8_t width : {uint8_t{0}, uint8_t{65}}) {
+    ServedCatalog odd = c;
+    odd.plan[0].width = width;
+    EXPECT_EQ(DecodeCatalog(EncodeCatalog(odd)).status().code(),
+              absl::StatusCode::kDataLoss)
+        << int{width};
+  }
+  ServedCatalog full = c;
+  full.plan[0].width = 64;
+  EXPECT_TRUE(DecodeCatalog(EncodeCatalog(full)).ok());
 }
 
 TEST(ServedSegmentPathTest, RefusesOddNames) {

@@ -66,6 +66,7 @@ void CheckDecoded(const ServedCatalog& c) {
   FUZZ_CHECK(c.instance_names.size() == c.plan.size());
   for (const CounterPlacement& p : c.plan) {
     FUZZ_CHECK(p.event >= 0 && static_cast<size_t>(p.event) < c.events.size());
+    FUZZ_CHECK(p.width >= 1 && p.width <= 64);
   }
 }
 
@@ -91,7 +92,7 @@ ServedCatalog MakeCatalog(FuzzedDataProvider& in) {
     p.unit = in.ConsumeRandomLengthString(16);
     p.instance = in.ConsumeIntegral<int>();
     p.counter = in.ConsumeIntegral<int>();
-    p.width = in.ConsumeIntegral<uint8_t>();
+    p.width = in.ConsumeIntegralInRange<uint8_t>(1, 64);
     c.plan.push_back(p);
     c.instance_names.push_back(in.ConsumeRandomLengthString(16));
   }

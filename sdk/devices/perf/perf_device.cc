@@ -168,8 +168,9 @@ absl::StatusOr<std::vector<PerfCounter>> PlanPerfCounters(
     c.spec = spec.text;
     if (spec.kind == spec::EventSpec::Kind::kGenericPerf) {
       // `uncore_imc/...` means every uncore_imc_N, as with perf.
-      // In numeric order (uncore_imc_2 before uncore_imc_10): instance i
-      // of the report is uncore_imc_i.
+      // In numeric order (uncore_imc_2 before uncore_imc_10); a counter's
+      // instance is its PMU's place in that order, and reports name it by
+      // its PMU (CounterPlacement::unit).
       std::vector<const Pmu*> targets;
       if (const Pmu* exact = pmus.Find(spec.pmu)) {
         targets.push_back(exact);
