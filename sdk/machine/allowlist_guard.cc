@@ -345,6 +345,12 @@ absl::Status AllowListGuard::CheckMsrWrite(int cpu, uint32_t msr,
         "register {} for socket {}; only those can be written",
         value, MsrWhere(cpu, msr), source_, socket_of_cpu_.at(cpu)));
   }
+  if (reg->writable_mask == 0) {
+    return absl::PermissionDeniedError(fmt::format(
+        "allow-list guard refused writing 0x{:x} to {} on CPU {}: the "
+        "register is read-only (a write faults on some generations)",
+        value, reg->Describe(), cpu));
+  }
   if ((value & ~reg->writable_mask) != 0) {
     return absl::PermissionDeniedError(fmt::format(
         "allow-list guard refused writing 0x{:x} to {} on CPU {}: bits 0x{:x} "
@@ -366,6 +372,12 @@ absl::Status AllowListGuard::CheckPciWrite(const PciAddress& fn,
         "register {} in a PCI function of the topology; only those can be "
         "written",
         value, PciWhere(fn, offset), source_));
+  }
+  if (reg->writable_mask == 0) {
+    return absl::PermissionDeniedError(fmt::format(
+        "allow-list guard refused writing 0x{:x} to {}: the register is "
+        "read-only",
+        value, reg->Describe()));
   }
   if ((value & ~reg->writable_mask) != 0) {
     return absl::PermissionDeniedError(fmt::format(

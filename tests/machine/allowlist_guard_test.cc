@@ -467,7 +467,18 @@ TEST(AllowListGuardTest, AHandMadeListIsAllItLetsThrough) {
                             .role = RegisterRole::kOther,
                             .writable_mask = 0xFF,
                             .name = "TEST_CTL"});
+  list.registers.push_back({.space = AccessSpace::kMsr,
+                            .socket = 1,
+                            .function = {},
+                            .address = 0x701,
+                            .role = RegisterRole::kOther,
+                            .writable_mask = 0,
+                            .name = "TEST_STATUS"});
   AllowListGuard guard(&space, list);
+  // A read-only register takes no write, not even of 0.
+  const absl::Status read_only = guard.WriteMsr(2, 0x701, 0);
+  EXPECT_EQ(read_only.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(read_only.message(), HasSubstr("read-only"));
   EXPECT_TRUE(guard.WriteMsr(2, 0x700, 0x12).ok());
   // Socket 0 does not have it; bit 8 is not writable; CPU 3 is on no
   // socket; no PCI register is listed.
@@ -485,7 +496,7 @@ TEST(AllowListGuardTest, AHandMadeListIsAllItLetsThrough) {
   EXPECT_EQ(guard.ReadMsr(1, 0x700, &v).code(),
             absl::StatusCode::kPermissionDenied);
   EXPECT_EQ(space.CountWrites(), 1);
-  ASSERT_EQ(guard.AllowedRegisters().size(), 1u);
+  ASSERT_EQ(guard.AllowedRegisters().size(), 2u);
 }
 
 TEST(AllowListGuardTest, TheTopologyShorthandIsIvyTownsList) {
@@ -516,7 +527,9 @@ TEST(AllowListGuardTest, TheXeon7500ListIsEveryModelRegisterOnEverySocket) {
     AllowListGuard guard(&space, list);
     for (const nehalemex::RegisterInfo& r : model) {
       for (int cpu : {0, 1}) {
-        EXPECT_TRUE(guard.CheckMsrWrite(cpu, r.address, r.writable).ok())
+        // A read-only register (a status) takes no write at all.
+        EXPECT_EQ(guard.CheckMsrWrite(cpu, r.address, r.writable).ok(),
+                  r.writable != 0)
             << r.name;
         EXPECT_TRUE(guard.CheckMsrRead(cpu, r.address).ok()) << r.name;
         if (r.writable != ~uint64_t{0}) {
