@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generates sdk/platforms/ivytown/event_catalog_data.cc from the two event sources.
+"""Generates sdk/platforms/ivytown/model/event_catalog_data.cc from the two event sources.
 
 Sources (in --spec-dir, by default ../shared/spec beside the repository):
   manual-events.json              the manual's event list (primary source)
@@ -16,8 +16,8 @@ within an event, by unit-mask value:
     (notes/field-names.md) and put on the event when every unit mask needs
     them, else on the unit masks that do.
 The policy tables below (extra aliases, exclusions, corrections) record every
-decision that is not a plain merge; sdk/platforms/ivytown/catalog_allowlist.json gives
-the reason for each difference, and tests/platforms/ivytown/catalog_crosscheck.py
+decision that is not a plain merge; sdk/platforms/ivytown/model/catalog_allowlist.json gives
+the reason for each difference, and tests/platforms/ivytown/model/catalog_crosscheck.py
 checks the compiled catalog against both sources independently.
 
 Usage:
@@ -38,7 +38,7 @@ import sys
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_SPEC_DIR = os.path.join(REPO_ROOT, "..", "shared", "spec")
-DEFAULT_OUT = os.path.join(REPO_ROOT, "sdk", "platforms", "ivytown",
+DEFAULT_OUT = os.path.join(REPO_ROOT, "sdk", "platforms", "ivytown", "model",
                            "event_catalog_data.cc")
 MANUAL_FILE = "manual-events.json"
 PERFMON_FILE = os.path.join("intel-perfmon", "ivytown_uncore.json")
@@ -473,8 +473,8 @@ def render(events):
     w("#include <span>")
     w("#include <string_view>")
     w("")
-    w('#include "sdk/platforms/ivytown/box_descriptors.h"')
-    w('#include "sdk/platforms/ivytown/event_catalog.h"')
+    w('#include "sdk/platforms/ivytown/model/box_descriptors.h"')
+    w('#include "sdk/platforms/ivytown/model/event_catalog.h"')
     w("")
     w("namespace uncore::ivytown {")
     w("namespace {")

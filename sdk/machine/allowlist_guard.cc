@@ -13,8 +13,8 @@
 
 #include "absl/status/status.h"
 #include "fmt/format.h"
-#include "sdk/platforms/ivytown/box_descriptors.h"
-#include "sdk/platforms/nehalemex/box_descriptors.h"
+#include "sdk/platforms/ivytown/model/box_descriptors.h"
+#include "sdk/platforms/nehalemex/model/box_descriptors.h"
 
 namespace uncore::machine {
 

@@ -2,7 +2,7 @@
 // registers of a platform's allow-list (data: an AllowList), on the CPUs and
 // PCI functions the list gives each socket.  It wraps the Linux register
 // space, so every access of a direct backend passes through it: IvyTown's
-// (devices/direct/open_direct_device.cc) and the Xeon 7500 / E7's
+// (platforms/ivytown/device/open_direct_device.cc) and the Xeon 7500 / E7's
 // (runtime/backends.cc) use this one guard with their platform's list
 // (docs/architecture.md).
 //
@@ -59,8 +59,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "sdk/machine/topology.h"
-#include "sdk/platforms/access_space.h"
-#include "sdk/platforms/nehalemex/box_descriptors.h"
+#include "sdk/platforms/common/access_space.h"
+#include "sdk/platforms/nehalemex/model/box_descriptors.h"
 #include "sdk/registers/register_space.h"
 
 namespace uncore::machine {

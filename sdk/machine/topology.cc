@@ -24,8 +24,8 @@
 #include "sdk/common/fd.h"
 #include "sdk/common/sysfs.h"
 #include "sdk/common/text.h"
-#include "sdk/platforms/ivytown/box_descriptors.h"
-#include "sdk/platforms/ivytown/identity.h"
+#include "sdk/platforms/ivytown/model/box_descriptors.h"
+#include "sdk/platforms/ivytown/model/identity.h"
 
 namespace uncore::machine {
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/model/box_descriptors.h"
 #include "sdk/registers/register_space.h"
 
 namespace uncore::machine {
@@ -84,7 +84,7 @@ registers::PciAddress SimulatedPciAddress(int socket, uint8_t device,
                                           uint8_t function);
 
 // A machine with `sockets` IvyTown sockets, every box instance present, PCI
-// bus 0x7f for socket 0, 0xff for socket 1, ... (what SimulatedUncore
+// bus 0x7f for socket 0, 0xff for socket 1, ... (what IvyTownUncore
 // answers to).
 Topology SimulatedTopology(int sockets, int cpus_per_socket = 2);
 

@@ -9,7 +9,7 @@
 //       space->WritePci({0, 0x7f, 16, 4}, 0xD8, 0x00400304));
 //
 // Implementations: LinuxRegisterSpace (/dev/cpu/N/msr and PCI config files)
-// and RecordingRegisterSpace (tests) here; above this layer, SimulatedUncore
+// and RecordingRegisterSpace (tests) here; above this layer, IvyTownUncore
 // (sdk/sim) and AllowListGuard (sdk/machine: refuses registers the box
 // descriptors do not name).
 //

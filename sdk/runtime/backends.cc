@@ -12,21 +12,21 @@
 #include "fmt/format.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
-#include "sdk/devices/direct/direct_device.h"
-#include "sdk/devices/direct/open_direct_device.h"
-#include "sdk/devices/nehalemex/nehalemex_device.h"
+#include "sdk/platforms/ivytown/device/ivytown_device.h"
+#include "sdk/platforms/ivytown/device/open_direct_device.h"
+#include "sdk/platforms/nehalemex/device/nehalemex_device.h"
 #include "sdk/devices/perf/perf_device.h"
 #include "sdk/machine/allowlist_guard.h"
 #include "sdk/machine/topology.h"
-#include "sdk/platforms/ivytown/box_descriptors.h"
-#include "sdk/platforms/ivytown/identity.h"
-#include "sdk/platforms/nehalemex/box_descriptors.h"
+#include "sdk/platforms/ivytown/model/box_descriptors.h"
+#include "sdk/platforms/ivytown/model/identity.h"
+#include "sdk/platforms/nehalemex/model/box_descriptors.h"
 #include "sdk/registers/linux_register_space.h"
 #include "sdk/runtime/backend_policy.h"
-#include "sdk/sim/demo_traffic.h"
-#include "sdk/sim/nehalemex_uncore.h"
+#include "sdk/platforms/ivytown/sim/demo_traffic.h"
+#include "sdk/platforms/nehalemex/sim/nehalemex_uncore.h"
 #include "sdk/sim/simulated_activity.h"
-#include "sdk/sim/simulated_uncore.h"
+#include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
 #include "sdk/spec/platform_catalog.h"
 
 namespace uncore::runtime {
@@ -100,14 +100,14 @@ class DemoAdvancingDevice : public devices::Device {
 class SimBackend : public Backend {
  public:
   SimBackend(int sockets, bool demo_traffic)
-      : sim_(std::make_unique<sim::SimulatedUncore>(sockets)) {
+      : sim_(std::make_unique<sim::IvyTownUncore>(sockets)) {
     if (demo_traffic) {
       demo_ = std::make_unique<sim::DemoTrafficModel>(sim_.get());
       // A memory-bound phase on every socket: 10 GB/s, 500 M LLC lookups/s.
       demo_->SetActivity(10e9, 500e6);
     }
-    devices::DirectDevice::Options o;
-    device_ = std::make_unique<devices::DirectDevice>(sim_.get(),
+    devices::IvyTownDevice::Options o;
+    device_ = std::make_unique<devices::IvyTownDevice>(sim_.get(),
                                                       sim_->topology(), o);
     if (demo_ != nullptr) {
       advancing_ =
@@ -139,15 +139,15 @@ class SimBackend : public Backend {
     if (demo_ != nullptr) demo_->Stop();
     return device_->Release();
   }
-  sim::SimulatedUncore* simulator() const override { return sim_.get(); }
+  sim::IvyTownUncore* simulator() const override { return sim_.get(); }
   sim::SimulatedActivity* simulated_activity() const override {
     return demo_.get();
   }
 
  private:
-  std::unique_ptr<sim::SimulatedUncore> sim_;
+  std::unique_ptr<sim::IvyTownUncore> sim_;
   std::unique_ptr<sim::DemoTrafficModel> demo_;
-  std::unique_ptr<devices::DirectDevice> device_;
+  std::unique_ptr<devices::IvyTownDevice> device_;
   std::unique_ptr<DemoAdvancingDevice> advancing_;
 };
 
@@ -270,7 +270,7 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenNehalemExDirect(
 
 absl::StatusOr<std::unique_ptr<Backend>> OpenIvyTownDirect(
     const BackendRequest& request) {
-  UNCORE_ASSIGN_OR_RETURN(std::unique_ptr<devices::DirectDevice> device,
+  UNCORE_ASSIGN_OR_RETURN(std::unique_ptr<devices::IvyTownDevice> device,
                           devices::OpenDirectDevice());
   UNCORE_RETURN_IF_ERROR(device->Program(request.program));
   return std::unique_ptr<Backend>(

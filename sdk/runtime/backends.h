@@ -31,7 +31,7 @@
 #include "sdk/platforms/perfmon/perfmon_tables.h"
 
 namespace uncore::sim {
-class SimulatedUncore;
+class IvyTownUncore;
 class SimulatedActivity;
 }  // namespace uncore::sim
 
@@ -62,7 +62,7 @@ class Backend {
   virtual std::vector<std::string> Warnings() const { return {}; }
   // Releases the device (registers restored).  Safe to call twice.
   virtual absl::Status Stop() = 0;
-  virtual sim::SimulatedUncore* simulator() const { return nullptr; }
+  virtual sim::IvyTownUncore* simulator() const { return nullptr; }
   // The simulator a program tells its activity (sim/simulated_activity.h):
   // every `sim` platform's with its demo traffic on, else nullptr.
   virtual sim::SimulatedActivity* simulated_activity() const { return nullptr; }

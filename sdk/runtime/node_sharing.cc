@@ -40,7 +40,7 @@ class ServingBackend : public Backend {
     if (server_ != nullptr) server_->Stop(kServeStopWait);
     return inner_->Stop();
   }
-  sim::SimulatedUncore* simulator() const override {
+  sim::IvyTownUncore* simulator() const override {
     return inner_->simulator();
   }
   sim::SimulatedActivity* simulated_activity() const override {

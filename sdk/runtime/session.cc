@@ -30,7 +30,7 @@
 #include "sdk/devices/perf/perfmon_plan.h"
 #include "sdk/devices/perf/pmu_discovery.h"
 #include "sdk/machine/topology.h"
-#include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/model/box_descriptors.h"
 #include "sdk/regions/recorder.h"
 #include "sdk/report/output.h"
 #include "sdk/report/report.h"
@@ -43,7 +43,7 @@
 #include "sdk/runtime/session_internal.h"
 #include "sdk/runtime/session_platform.h"
 #include "sdk/runtime/session_testing.h"
-#include "sdk/sim/demo_traffic.h"
+#include "sdk/platforms/ivytown/sim/demo_traffic.h"
 #include "sdk/sim/simulated_activity.h"
 #include "sdk/spec/encoder.h"
 #include "sdk/spec/event_spec.h"
@@ -818,7 +818,7 @@ sim::SimulatedActivity* SimulatedActivityOf(const Session& session) {
   return SessionAccess::Activity(session);
 }
 
-sim::SimulatedUncore* SessionAccess::Simulator(const Session& session) {
+sim::IvyTownUncore* SessionAccess::Simulator(const Session& session) {
   const Session::Impl& s = *session.impl_;
   return s.backend == nullptr ? nullptr : s.backend->simulator();
 }
@@ -835,7 +835,7 @@ std::vector<SessionMetric> MetricsOf(const Session& session) {
   return SessionAccess::Metrics(session);
 }
 
-sim::SimulatedUncore* SimulatorOf(const Session& session) {
+sim::IvyTownUncore* SimulatorOf(const Session& session) {
   return SessionAccess::Simulator(session);
 }
 

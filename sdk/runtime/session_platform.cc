@@ -9,7 +9,7 @@
 #include "fmt/format.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
-#include "sdk/platforms/ivytown/identity.h"
+#include "sdk/platforms/ivytown/model/identity.h"
 #include "sdk/runtime/backends.h"
 #include "sdk/spec/platform_catalog.h"
 

@@ -4,7 +4,7 @@
 // The SDK's own tools and integrations use session_internal.h (included
 // here) instead.
 //
-//   sim::SimulatedUncore* sim = runtime::SimulatorOf(*session);
+//   sim::IvyTownUncore* sim = runtime::SimulatorOf(*session);
 //   if (sim != nullptr) sim->Inject(...);
 //
 // Guarantees: as session_internal.h; nothing here is used by shipped code.
@@ -20,7 +20,7 @@
 #include "sdk/runtime/name_resolution.h"
 #include "sdk/runtime/session_internal.h"
 #include "sdk/sim/simulated_activity.h"
-#include "sdk/sim/simulated_uncore.h"
+#include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
 #include "uncore/session.h"
 
 namespace uncore::runtime {
@@ -40,7 +40,7 @@ absl::StatusOr<std::unique_ptr<Session>> StartSessionOnDevice(
 // backends and platforms): tests and benchmarks inject traffic into it.
 // The activity a program declares, on every simulator: SimulatedActivityOf
 // (session_internal.h).
-sim::SimulatedUncore* SimulatorOf(const Session& session);
+sim::IvyTownUncore* SimulatorOf(const Session& session);
 
 // Session::Start on the machine `files` describe (MachineFiles:
 // name_resolution.h).

@@ -3,7 +3,7 @@
 // what the hardware would report for each of its phases).  Every simulator
 // of the `sim` backend implements it, each in its own memory events:
 //
-//   - IvyTown (DemoTrafficModel over SimulatedUncore): iMC CAS_COUNT.RD /
+//   - IvyTown (DemoTrafficModel over IvyTownUncore): iMC CAS_COUNT.RD /
 //     .WR, HA REQUESTS, CBo LLC lookups (one per 64 bytes), QPI data flits.
 //   - Xeon 7500 / E7 (NehalemExUncore): the M-Box bbox_cmds_read / _write
 //     FVC events and the B-Box IMT_INSERTS_RD / _WR / _ALL, one per 64-byte

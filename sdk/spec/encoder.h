@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/model/box_descriptors.h"
 #include "sdk/spec/event_spec.h"
 
 namespace uncore::spec {

@@ -45,9 +45,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "sdk/platforms/ivytown/box_descriptors.h"
-#include "sdk/platforms/ivytown/event_catalog.h"
-#include "sdk/platforms/ivytown/metrics.h"
+#include "sdk/platforms/ivytown/model/box_descriptors.h"
+#include "sdk/platforms/ivytown/model/event_catalog.h"
+#include "sdk/platforms/ivytown/model/metrics.h"
 
 namespace uncore::spec {
 

@@ -1,5 +1,5 @@
 // Metric expressions: compile a derived metric (or any expression in the metric
-// language of sdk/platforms/ivytown/metrics.h) into the events it needs and a
+// language of sdk/platforms/ivytown/model/metrics.h) into the events it needs and a
 // small evaluator.
 //
 //   auto spec = ParseSpec("metric/MEM_BW_TOTAL");
@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "sdk/platforms/ivytown/metrics.h"
+#include "sdk/platforms/ivytown/model/metrics.h"
 #include "sdk/spec/event_spec.h"
 
 namespace uncore::spec {

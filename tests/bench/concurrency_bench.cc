@@ -48,12 +48,12 @@
 #include "fmt/format.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/devices/device.h"
-#include "sdk/devices/direct/direct_device.h"
+#include "sdk/platforms/ivytown/device/ivytown_device.h"
 #include "sdk/devices/perf/perf_device.h"
 #include "sdk/devices/shared_snapshots.h"
 #include "sdk/regions/recorder.h"
 #include "sdk/registers/register_space.h"
-#include "sdk/sim/simulated_uncore.h"
+#include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
 #include "sdk/spec/event_spec.h"
 #include "tests/testing/fake_device.h"
 #include "uncore/region.h"
@@ -139,7 +139,7 @@ enum class Target { kSim, kSlowSim, kPerfTsc };
 // A programmed device and an active recorder on it, made by thread 0 of a
 // BM_Pairs run before the loop and torn down by it after.
 struct PairsFixture {
-  std::unique_ptr<sim::SimulatedUncore> sim;
+  std::unique_ptr<sim::IvyTownUncore> sim;
   std::unique_ptr<SlowSpace> slow;
   std::unique_ptr<devices::Device> device;
   std::unique_ptr<regions::Recorder> recorder;
@@ -180,16 +180,16 @@ absl::Status OpenDevice(Target target, PairsFixture& f) {
     f.device = *std::move(perf);
     return absl::OkStatus();
   }
-  f.sim = std::make_unique<sim::SimulatedUncore>(1);
+  f.sim = std::make_unique<sim::IvyTownUncore>(1);
   registers::RegisterSpace* space = f.sim.get();
   if (target == Target::kSlowSim) {
     f.slow = std::make_unique<SlowSpace>(space, g_slow_access_ns);
     space = f.slow.get();
   }
   // As the sim backend has it, with the background extender thread.
-  devices::DirectDevice::Options options;
+  devices::IvyTownDevice::Options options;
   options.background_extender = true;
-  auto direct = std::make_unique<devices::DirectDevice>(
+  auto direct = std::make_unique<devices::IvyTownDevice>(
       space, f.sim->topology(), options);
   absl::StatusOr<devices::ProgramRequest> request = RequestOf(kEightCounters);
   if (!request.ok()) return request.status();

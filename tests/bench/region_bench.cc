@@ -41,10 +41,10 @@
 
 #include "benchmark/benchmark.h"
 #include "sdk/devices/device.h"
-#include "sdk/devices/direct/direct_device.h"
+#include "sdk/platforms/ivytown/device/ivytown_device.h"
 #include "sdk/devices/perf/pmu_discovery.h"
 #include "sdk/runtime/session_testing.h"
-#include "sdk/sim/simulated_uncore.h"
+#include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/trace/trace_collector.h"
 #include "tests/testing/fake_device.h"
@@ -146,12 +146,12 @@ void BM_RegionBackendOff(benchmark::State& state) {
 BENCHMARK(BM_RegionBackendOff);
 
 void BM_TwoSnapshotsSim8(benchmark::State& state) {
-  sim::SimulatedUncore sim(1);
+  sim::IvyTownUncore sim(1);
   // As the sim backend has it: with the background extender thread (a
   // second thread makes every uncontended mutex of the simulator dearer).
-  devices::DirectDevice::Options options;
+  devices::IvyTownDevice::Options options;
   options.background_extender = true;
-  devices::DirectDevice device(&sim, sim.topology(), options);
+  devices::IvyTownDevice device(&sim, sim.topology(), options);
   devices::ProgramRequest request;
   for (const std::string& s : kEightCounters) {
     request.events.push_back(*spec::ParseEventSpec(s));

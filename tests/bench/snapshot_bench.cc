@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "sdk/devices/direct/direct_device.h"
-#include "sdk/devices/direct/program_plan.h"
+#include "sdk/platforms/ivytown/device/ivytown_device.h"
+#include "sdk/platforms/ivytown/device/program_plan.h"
 #include "sdk/devices/engine/register_program.h"
 #include "sdk/machine/topology.h"
-#include "sdk/platforms/ivytown/box_descriptors.h"
-#include "sdk/sim/simulated_uncore.h"
+#include "sdk/platforms/ivytown/model/box_descriptors.h"
+#include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
 #include "sdk/spec/event_spec.h"
 
 namespace uncore {
@@ -38,10 +38,10 @@ devices::ProgramRequest Request(bool mixed) {
 
 void BM_DirectSnapshot(benchmark::State& state) {
   const bool mixed = state.range(0) != 0;
-  sim::SimulatedUncore sim(1);
-  devices::DirectDevice::Options o;
+  sim::IvyTownUncore sim(1);
+  devices::IvyTownDevice::Options o;
   o.background_extender = false;
-  devices::DirectDevice dev(&sim, sim.topology(), o);
+  devices::IvyTownDevice dev(&sim, sim.topology(), o);
   if (!dev.Program(Request(mixed)).ok()) {
     state.SkipWithError("Program failed");
     return;
@@ -67,10 +67,10 @@ BENCHMARK(BM_DirectSnapshot)->Arg(0)->Arg(1);
 // simulator, without the device (no lock, no extension, no batching).
 void BM_RawAccessBaseline(benchmark::State& state) {
   const bool mixed = state.range(0) != 0;
-  sim::SimulatedUncore sim(1);
-  devices::DirectDevice::Options o;
+  sim::IvyTownUncore sim(1);
+  devices::IvyTownDevice::Options o;
   o.background_extender = false;
-  devices::DirectDevice dev(&sim, sim.topology(), o);
+  devices::IvyTownDevice dev(&sim, sim.topology(), o);
   if (!dev.Program(Request(mixed)).ok()) {
     state.SkipWithError("Program failed");
     return;
@@ -124,13 +124,13 @@ BENCHMARK(BM_RawAccessBaseline)->Arg(0)->Arg(1);
 
 // Contention: snapshots from several threads share one socket's window.
 void BM_DirectSnapshotThreads(benchmark::State& state) {
-  static sim::SimulatedUncore* sim = nullptr;
-  static devices::DirectDevice* dev = nullptr;
+  static sim::IvyTownUncore* sim = nullptr;
+  static devices::IvyTownDevice* dev = nullptr;
   if (state.thread_index() == 0) {
-    sim = new sim::SimulatedUncore(1);
-    devices::DirectDevice::Options o;
+    sim = new sim::IvyTownUncore(1);
+    devices::IvyTownDevice::Options o;
     o.background_extender = false;
-    dev = new devices::DirectDevice(sim, sim->topology(), o);
+    dev = new devices::IvyTownDevice(sim, sim->topology(), o);
     if (!dev->Program(Request(false)).ok()) state.SkipWithError("Program");
   }
   devices::Snapshot snap(8);

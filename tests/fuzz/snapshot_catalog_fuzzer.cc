@@ -22,7 +22,7 @@
 #include "absl/status/statusor.h"
 #include "sdk/devices/device.h"
 #include "sdk/devices/snapshot_server.h"
-#include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/model/box_descriptors.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace {

@@ -20,7 +20,7 @@
 
 #include "benchmark/benchmark.h"
 #include "sdk/runtime/session_testing.h"
-#include "sdk/sim/simulated_uncore.h"
+#include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
 #include "uncore/benchmark.h"
 #include "uncore/benchmark_main.h"
 #include "uncore/session.h"
@@ -36,10 +36,10 @@ namespace {
 
 void InjectReads(uint64_t n) {
   uncore::Session* session = uncore::Session::Active();
-  uncore::sim::SimulatedUncore* simulator =
+  uncore::sim::IvyTownUncore* simulator =
       session == nullptr ? nullptr : uncore::runtime::SimulatorOf(*session);
   if (simulator == nullptr) return;
-  const uncore::sim::SimulatedUncore::Traffic reads{
+  const uncore::sim::IvyTownUncore::Traffic reads{
       .box = uncore::ivytown::BoxType::kImc,
       .instance = 0,
       .code = 0x04,

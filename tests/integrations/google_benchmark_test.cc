@@ -18,7 +18,7 @@
 #include "gtest/gtest.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/runtime/session_testing.h"
-#include "sdk/sim/simulated_uncore.h"
+#include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
 #include "uncore/benchmark.h"
 #include "uncore/session.h"
 
@@ -32,20 +32,20 @@ constexpr char kReads[] = "uncore.imc.CAS_COUNT.RD";
 constexpr char kWrites[] = "uncore.imc.CAS_COUNT.WR";
 constexpr char kBandwidth[] = "uncore.metric.imc.MEM_BW_TOTAL";
 
-sim::SimulatedUncore::Traffic Imc(uint8_t code, uint8_t umask) {
+sim::IvyTownUncore::Traffic Imc(uint8_t code, uint8_t umask) {
   return {.box = ivytown::BoxType::kImc,
           .instance = 0,
           .code = code,
           .umask = umask};
 }
-const sim::SimulatedUncore::Traffic kCasRead = Imc(0x04, 0x03);
-const sim::SimulatedUncore::Traffic kCasWrite = Imc(0x04, 0x0C);
-const sim::SimulatedUncore::Traffic kPageMiss = Imc(0x02, 0x01);
+const sim::IvyTownUncore::Traffic kCasRead = Imc(0x04, 0x03);
+const sim::IvyTownUncore::Traffic kCasWrite = Imc(0x04, 0x0C);
+const sim::IvyTownUncore::Traffic kPageMiss = Imc(0x02, 0x01);
 
 // `n` occurrences of `traffic` on socket 0, in whatever session is active.
-void Inject(const sim::SimulatedUncore::Traffic& traffic, uint64_t n) {
+void Inject(const sim::IvyTownUncore::Traffic& traffic, uint64_t n) {
   Session* session = Session::Active();
-  sim::SimulatedUncore* simulator =
+  sim::IvyTownUncore* simulator =
       session == nullptr ? nullptr : runtime::SimulatorOf(*session);
   if (simulator == nullptr) {
     ADD_FAILURE() << "no simulated session is active";

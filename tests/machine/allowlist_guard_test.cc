@@ -20,15 +20,15 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sdk/common/status_macros.h"
-#include "sdk/devices/direct/direct_device.h"
-#include "sdk/devices/nehalemex/nehalemex_device.h"
+#include "sdk/platforms/ivytown/device/ivytown_device.h"
+#include "sdk/platforms/nehalemex/device/nehalemex_device.h"
 #include "sdk/machine/topology.h"
-#include "sdk/platforms/ivytown/box_descriptors.h"
-#include "sdk/platforms/ivytown/event_catalog.h"
-#include "sdk/platforms/nehalemex/box_descriptors.h"
+#include "sdk/platforms/ivytown/model/box_descriptors.h"
+#include "sdk/platforms/ivytown/model/event_catalog.h"
+#include "sdk/platforms/nehalemex/model/box_descriptors.h"
 #include "sdk/registers/recording_register_space.h"
-#include "sdk/sim/nehalemex_uncore.h"
-#include "sdk/sim/simulated_uncore.h"
+#include "sdk/platforms/nehalemex/sim/nehalemex_uncore.h"
+#include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/spec/platform_catalog.h"
 #include "tests/testing/catalog_specs.h"
@@ -119,11 +119,11 @@ class GuardedDevice {
                                  const devices::ProgramOptions& options,
                                  std::string* context) {
     space_.Clear();
-    devices::DirectDevice::Options o;
+    devices::IvyTownDevice::Options o;
     o.background_extender = false;
     absl::Status status;
     {
-      devices::DirectDevice dev(&guard_, topology_, o);
+      devices::IvyTownDevice dev(&guard_, topology_, o);
       status = dev.Program(request, options);
       if (status.ok()) {
         devices::Snapshot snap(dev.read_plan().size());
@@ -274,20 +274,20 @@ TEST(AllowListGuardTest, ListCoversEveryBoxInstanceOfEverySocket) {
 }
 
 TEST(AllowListGuardTest, TheProductionStackCountsOnTheSimulator) {
-  sim::SimulatedUncore sim(1);
+  sim::IvyTownUncore sim(1);
   AllowListGuard guard(&sim, sim.topology());
-  devices::DirectDevice::Options o;
+  devices::IvyTownDevice::Options o;
   o.background_extender = false;
-  devices::DirectDevice dev(&guard, sim.topology(), o);
+  devices::IvyTownDevice dev(&guard, sim.topology(), o);
   devices::ProgramRequest req;
   req.events.push_back(*spec::ParseEventSpec("imc[0]/CAS_COUNT.RD"));
   req.events.push_back(*spec::ParseEventSpec("cbo[2]/LLC_VICTIMS.M_STATE"));
   ASSERT_TRUE(dev.Program(req).ok());
   devices::Snapshot a(dev.read_plan().size()), b(dev.read_plan().size());
   ASSERT_TRUE(dev.TakeSnapshot(&a).ok());
-  sim::SimulatedUncore::Traffic imc{
+  sim::IvyTownUncore::Traffic imc{
       .box = BoxType::kImc, .instance = 0, .code = 0x04, .umask = 0x03};
-  sim::SimulatedUncore::Traffic cbo{
+  sim::IvyTownUncore::Traffic cbo{
       .box = BoxType::kCbo, .instance = 2, .code = 0x37, .umask = 0x01};
   ASSERT_TRUE(sim.Inject(0, imc, 3, 1000).ok());
   ASSERT_TRUE(sim.Inject(0, cbo, 1, 77).ok());

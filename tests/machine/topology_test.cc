@@ -16,7 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sdk/common/status_macros.h"
-#include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/model/box_descriptors.h"
 #include "sdk/registers/register_space.h"
 
 namespace uncore::machine {

@@ -26,7 +26,7 @@
 #include "sdk/common/status_macros.h"
 #include "sdk/regions/recorder.h"
 #include "sdk/runtime/session_testing.h"
-#include "sdk/sim/simulated_uncore.h"
+#include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
 #include "tests/testing/fake_device.h"
 #include "tests/testing/sanitized.h"
 #include "uncore/region.h"
@@ -74,7 +74,7 @@ std::unique_ptr<Session> StartPerfTsc() {
   return s.ok() ? *std::move(s) : nullptr;
 }
 
-sim::SimulatedUncore::Traffic CasReads(int channel) {
+sim::IvyTownUncore::Traffic CasReads(int channel) {
   return {.box = ivytown::BoxType::kImc,
           .instance = channel,
           .code = 0x04,
@@ -316,7 +316,7 @@ TEST(LifetimeTest, SixteenThreadsSharingSnapshotsKeepExactCounts) {
 TEST(LifetimeTest, SixteenThreadsOnTheSimulatorMissNoCountedEvent) {
   std::unique_ptr<Session> session = StartSim({"imc/CAS_COUNT.RD"});
   ASSERT_NE(session, nullptr);
-  sim::SimulatedUncore* sim = runtime::SimulatorOf(*session);
+  sim::IvyTownUncore* sim = runtime::SimulatorOf(*session);
   ASSERT_NE(sim, nullptr);
   constexpr int kThreads = 16;
   constexpr int kCalls = kSanitized ? 200 : 2000;
@@ -607,7 +607,7 @@ TEST(LifetimeTest, ARegionInAHandlerThatInterruptsTheSdkIsRefusedAndCounted) {
 TEST(RegionSemanticsTest, ExclusiveCountsStayExactWhileAParentIsOpen) {
   std::unique_ptr<Session> session = StartSim({"imc/CAS_COUNT.RD"});
   ASSERT_NE(session, nullptr);
-  sim::SimulatedUncore* sim = runtime::SimulatorOf(*session);
+  sim::IvyTownUncore* sim = runtime::SimulatorOf(*session);
   ASSERT_NE(sim, nullptr);
   for (int step = 0; step < 3; ++step) {
     RegionBegin("step");
@@ -711,7 +711,7 @@ TEST(RegionSemanticsTest, SamplingEstimatesSteadyTrafficExactly) {
   std::unique_ptr<Session> session =
       StartSim({"imc/CAS_COUNT.RD"}, /*sample_every=*/kEvery);
   ASSERT_NE(session, nullptr);
-  sim::SimulatedUncore* sim = runtime::SimulatorOf(*session);
+  sim::IvyTownUncore* sim = runtime::SimulatorOf(*session);
   ASSERT_NE(sim, nullptr);
   constexpr int kCalls = 1000;
   for (int i = 0; i < kCalls; ++i) {

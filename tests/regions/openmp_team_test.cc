@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/runtime/session_testing.h"
-#include "sdk/sim/simulated_uncore.h"
+#include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
 #include "tests/testing/sanitized.h"
 #include "uncore/region.h"
 #include "uncore/session.h"
@@ -43,9 +43,9 @@ TEST(OpenMpTeamTest, EveryThreadOpensThePhaseAndTheSocketIsCountedOnce) {
   o.sim_demo_traffic = false;
   absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(std::move(o));
   ASSERT_TRUE(s.ok()) << common::StatusMessage(s.status());
-  sim::SimulatedUncore* sim = runtime::SimulatorOf(**s);
+  sim::IvyTownUncore* sim = runtime::SimulatorOf(**s);
   ASSERT_NE(sim, nullptr);
-  const sim::SimulatedUncore::Traffic reads{.box = ivytown::BoxType::kImc,
+  const sim::IvyTownUncore::Traffic reads{.box = ivytown::BoxType::kImc,
                                             .instance = 0,
                                             .code = 0x04,
                                             .umask = 0x03};

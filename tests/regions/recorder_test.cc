@@ -19,7 +19,7 @@
 #include "sdk/common/status_macros.h"
 #include "sdk/devices/device.h"
 #include "sdk/runtime/session_testing.h"
-#include "sdk/sim/simulated_uncore.h"
+#include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
 #include "uncore/region.h"
 #include "uncore/session.h"
 #include "uncore/uncore_c.h"
@@ -104,7 +104,7 @@ std::unique_ptr<Session> StartSim(std::vector<std::string> events) {
   return s.ok() ? *std::move(s) : nullptr;
 }
 
-sim::SimulatedUncore::Traffic CasReads(int channel) {
+sim::IvyTownUncore::Traffic CasReads(int channel) {
   return {.box = ivytown::BoxType::kImc,
           .instance = channel,
           .code = 0x04,
@@ -115,9 +115,9 @@ TEST(RegionTest, ExactCountsPerRegionOnTheSimulator) {
   std::unique_ptr<Session> session =
       StartSim({"imc/CAS_COUNT.RD", "cbo[2]/LLC_VICTIMS.M_STATE"});
   ASSERT_NE(session, nullptr);
-  sim::SimulatedUncore* sim = runtime::SimulatorOf(*session);
+  sim::IvyTownUncore* sim = runtime::SimulatorOf(*session);
   ASSERT_NE(sim, nullptr);
-  const sim::SimulatedUncore::Traffic victims{.box = ivytown::BoxType::kCbo,
+  const sim::IvyTownUncore::Traffic victims{.box = ivytown::BoxType::kCbo,
                                               .instance = 2,
                                               .code = 0x37,
                                               .umask = 0x01};
@@ -154,7 +154,7 @@ TEST(RegionTest, ExactCountsPerRegionOnTheSimulator) {
 TEST(RegionTest, NestedRegionsAreInclusiveAndExclusive) {
   std::unique_ptr<Session> session = StartSim({"imc[0]/CAS_COUNT.RD"});
   ASSERT_NE(session, nullptr);
-  sim::SimulatedUncore* sim = runtime::SimulatorOf(*session);
+  sim::IvyTownUncore* sim = runtime::SimulatorOf(*session);
   {
     UNCORE_REGION("outer");
     ASSERT_TRUE(sim->Inject(0, CasReads(0), 1, 10).ok());
@@ -350,7 +350,7 @@ TEST(RegionTest, ErrorsBeyondTheLimitAreCountedApart) {
 TEST(RegionTest, TwoRegionsOnOneLineCompileAndNest) {
   std::unique_ptr<Session> session = StartSim({"imc[0]/CAS_COUNT.RD"});
   ASSERT_NE(session, nullptr);
-  sim::SimulatedUncore* sim = runtime::SimulatorOf(*session);
+  sim::IvyTownUncore* sim = runtime::SimulatorOf(*session);
   {
     UNCORE_TEST_TWO_REGIONS("outer", "inner");
     ASSERT_TRUE(sim->Inject(0, CasReads(0), 1, 10).ok());
@@ -470,7 +470,7 @@ TEST(RegionTest, MetricsAreEvaluatedPerRegion) {
   o.sim_demo_traffic = false;
   absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(std::move(o));
   ASSERT_TRUE(s.ok()) << common::StatusMessage(s.status());
-  sim::SimulatedUncore* sim = runtime::SimulatorOf(**s);
+  sim::IvyTownUncore* sim = runtime::SimulatorOf(**s);
   {
     UNCORE_REGION("read");
     ASSERT_TRUE(sim->Inject(0, CasReads(3), 1, 1000).ok());
@@ -510,7 +510,7 @@ class Steps {
 TEST(RegionTeamTest, AFullyOverlappingTeamCountsTheSocketOnce) {
   std::unique_ptr<Session> session = StartSim({"imc/CAS_COUNT.RD"});
   ASSERT_NE(session, nullptr);
-  sim::SimulatedUncore* sim = runtime::SimulatorOf(*session);
+  sim::IvyTownUncore* sim = runtime::SimulatorOf(*session);
   ASSERT_NE(sim, nullptr);
   constexpr int kThreads = 4;
   std::barrier sync(kThreads);
@@ -544,7 +544,7 @@ TEST(RegionTeamTest, AFullyOverlappingTeamCountsTheSocketOnce) {
 TEST(RegionTeamTest, StaggeredThreadsAndAReopenedPathCountTheUnion) {
   std::unique_ptr<Session> session = StartSim({"imc/CAS_COUNT.RD"});
   ASSERT_NE(session, nullptr);
-  sim::SimulatedUncore* sim = runtime::SimulatorOf(*session);
+  sim::IvyTownUncore* sim = runtime::SimulatorOf(*session);
   ASSERT_NE(sim, nullptr);
   auto inject = [&](uint64_t n) {
     ASSERT_TRUE(sim->Inject(0, CasReads(0), 1, n).ok());
@@ -580,7 +580,7 @@ TEST(RegionTeamTest, StaggeredThreadsAndAReopenedPathCountTheUnion) {
 TEST(RegionTeamTest, ChildrenOnOtherThreadsAreSubtractedOnce) {
   std::unique_ptr<Session> session = StartSim({"imc/CAS_COUNT.RD"});
   ASSERT_NE(session, nullptr);
-  sim::SimulatedUncore* sim = runtime::SimulatorOf(*session);
+  sim::IvyTownUncore* sim = runtime::SimulatorOf(*session);
   ASSERT_NE(sim, nullptr);
   auto inject = [&](uint64_t n) {
     ASSERT_TRUE(sim->Inject(0, CasReads(0), 1, n).ok());
@@ -705,7 +705,7 @@ TEST(RegionTeamTest, SiblingChildrenOnManyThreadsLeaveNoGap) {
 TEST(RegionTeamTest, TheReadmesThreeThreadExample) {
   std::unique_ptr<Session> session = StartSim({"imc/CAS_COUNT.RD"});
   ASSERT_NE(session, nullptr);
-  sim::SimulatedUncore* sim = runtime::SimulatorOf(*session);
+  sim::IvyTownUncore* sim = runtime::SimulatorOf(*session);
   ASSERT_NE(sim, nullptr);
   auto megabytes = [&](uint64_t n) {
     ASSERT_TRUE(sim->Inject(0, CasReads(0), 1, n).ok());
@@ -750,7 +750,7 @@ TEST(RegionTeamTest, TheReadmesThreeThreadExample) {
 TEST(RegionMarkerTest, MarkersOverlapAndFollowLikwidsRules) {
   std::unique_ptr<Session> session = StartSim({"imc/CAS_COUNT.RD"});
   ASSERT_NE(session, nullptr);
-  sim::SimulatedUncore* sim = runtime::SimulatorOf(*session);
+  sim::IvyTownUncore* sim = runtime::SimulatorOf(*session);
   ASSERT_NE(sim, nullptr);
   auto inject = [&](uint64_t n) {
     ASSERT_TRUE(sim->Inject(0, CasReads(0), 1, n).ok());
@@ -807,7 +807,7 @@ TEST(RegionMarkerTest, MarkersOverlapAndFollowLikwidsRules) {
 TEST(RegionTeamTest, WorkersOpenUnderTheirTeamsRegion) {
   std::unique_ptr<Session> session = StartSim({"imc/CAS_COUNT.RD"});
   ASSERT_NE(session, nullptr);
-  sim::SimulatedUncore* sim = runtime::SimulatorOf(*session);
+  sim::IvyTownUncore* sim = runtime::SimulatorOf(*session);
   ASSERT_NE(sim, nullptr);
   regions::Recorder* recorder = internal::g_active_recorder.load();
   ASSERT_NE(recorder, nullptr);

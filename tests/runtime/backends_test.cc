@@ -17,7 +17,7 @@
 #include "sdk/devices/device.h"
 #include "sdk/devices/engine/register_engine.h"
 #include "sdk/machine/topology.h"
-#include "sdk/platforms/nehalemex/box_descriptors.h"
+#include "sdk/platforms/nehalemex/model/box_descriptors.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/spec/platform_catalog.h"
 #include "uncore/region.h"

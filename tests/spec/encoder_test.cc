@@ -5,7 +5,7 @@
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "sdk/platforms/ivytown/event_catalog.h"
+#include "sdk/platforms/ivytown/model/event_catalog.h"
 #include "tests/testing/catalog_specs.h"
 
 namespace uncore::spec {

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "fmt/format.h"
-#include "sdk/platforms/ivytown/box_descriptors.h"
-#include "sdk/platforms/ivytown/event_catalog.h"
+#include "sdk/platforms/ivytown/model/box_descriptors.h"
+#include "sdk/platforms/ivytown/model/event_catalog.h"
 
 namespace uncore::testing {
 

@@ -4,8 +4,8 @@
 
 #include "fmt/format.h"
 #include "sdk/common/text.h"
-#include "sdk/devices/perf/kernel_ivbep.h"
-#include "sdk/platforms/ivytown/event_catalog.h"
+#include "sdk/platforms/ivytown/device/kernel_ivbep.h"
+#include "sdk/platforms/ivytown/model/event_catalog.h"
 #include "sdk/report/text_table.h"
 
 namespace uncore::cli {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "sdk/common/json.h"
-#include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/model/box_descriptors.h"
 #include "sdk/spec/encoder.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/spec/metric_expression.h"

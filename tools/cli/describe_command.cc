@@ -5,7 +5,7 @@
 #include "fmt/format.h"
 #include "sdk/common/json.h"
 #include "sdk/common/status_macros.h"
-#include "sdk/devices/direct/program_plan.h"
+#include "sdk/platforms/ivytown/device/program_plan.h"
 #include "sdk/machine/topology.h"
 #include "sdk/spec/encoder.h"
 #include "sdk/spec/event_spec.h"

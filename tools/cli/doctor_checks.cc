@@ -18,7 +18,7 @@
 #include "sdk/common/sysfs.h"
 #include "sdk/common/text.h"
 #include "sdk/devices/device_trial.h"
-#include "sdk/devices/direct/open_direct_device.h"
+#include "sdk/platforms/ivytown/device/open_direct_device.h"
 #include "sdk/devices/perf/perf_probe.h"
 #include "sdk/machine/topology.h"
 #include "sdk/registers/msr_access_probe.h"
@@ -379,7 +379,7 @@ BackendReport CheckDirect(const Machine& m, const DoctorOptions& in,
     config.sysfs_root = in.sysfs;
     config.cpuinfo_path = in.cpuinfo;
     config.dev_cpu_root = in.dev_cpu;
-    absl::StatusOr<std::unique_ptr<devices::DirectDevice>> device =
+    absl::StatusOr<std::unique_ptr<devices::IvyTownDevice>> device =
         devices::OpenDirectDevice(config);
     devices::DeviceTrial t;
     if (!device.ok()) {
@@ -409,7 +409,7 @@ BackendReport CheckDirect(const Machine& m, const DoctorOptions& in,
             "access to /dev/cpu/*/msr and the uncore PCI config files";
       } else if (t.stage == devices::TrialStage::kProgram &&
                  t.status.code() == absl::StatusCode::kFailedPrecondition) {
-        // DirectDevice::Program refuses boxes another agent has enabled
+        // IvyTownDevice::Program refuses boxes another agent has enabled
         // with FailedPrecondition (a write the CPU faults on is the other
         // cause).
         code = "in_use";

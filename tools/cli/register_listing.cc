@@ -7,7 +7,7 @@
 
 #include "fmt/format.h"
 #include "sdk/common/json.h"
-#include "sdk/platforms/access_space.h"
+#include "sdk/platforms/common/access_space.h"
 #include "sdk/report/text_table.h"
 
 namespace uncore::cli {

@@ -3,7 +3,7 @@
 // only its planner (ProgramRequest -> RegisterProgram, register_program.h);
 // the engine saves, checks for other agents, writes, rolls back, opens and
 // closes snapshot windows, extends counters to 64 bits and restores, the
-// same way for IvyTown (DirectDevice) and the Xeon 7500 / E7
+// same way for IvyTown (IvyTownDevice) and the Xeon 7500 / E7
 // (NehalemExDevice), over any RegisterSpace (a simulator, the allow-list
 // guard over Linux's MSR and PCI files).
 //

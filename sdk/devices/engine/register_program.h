@@ -4,8 +4,8 @@
 // agent uses them), the ordered setup writes, the two writes that open and
 // close a snapshot window, the counters to read, and the ordered release
 // sequence.  Nothing here knows a box, an event or a platform: IvyTown's
-// planner (devices/direct/program_plan.h) and the Xeon 7500's
-// (NehalemExDevice::Plan, devices/nehalemex/nehalemex_device.h) both speak
+// planner (platforms/ivytown/device/program_plan.h) and the Xeon 7500's
+// (NehalemExDevice::Plan, platforms/nehalemex/device/nehalemex_device.h) both speak
 // it.
 //
 //   RegisterProgram program;
@@ -44,7 +44,7 @@
 #include <vector>
 
 #include "sdk/devices/device.h"
-#include "sdk/platforms/access_space.h"
+#include "sdk/platforms/common/access_space.h"
 #include "sdk/registers/register_space.h"
 
 namespace uncore::devices::engine {

@@ -26,9 +26,9 @@
 #include "sdk/common/fd.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
-#include "sdk/devices/perf/kernel_ivbep.h"
+#include "sdk/platforms/ivytown/device/kernel_ivbep.h"
 #include "sdk/devices/perf/perfmon_plan.h"
-#include "sdk/platforms/ivytown/box_descriptors.h"
+#include "sdk/platforms/ivytown/model/box_descriptors.h"
 #include "sdk/spec/encoder.h"
 
 namespace uncore::devices::perf {

@@ -5,7 +5,7 @@
 // register that must be cleared before the counters' controls are
 // written and restored last.  What the engine does is whatever the program
 // says: these tests pin that contract (docs/direct-backend.md "The
-// engine"); DirectDevice and NehalemExDevice have their own tests.
+// engine"); IvyTownDevice and NehalemExDevice have their own tests.
 #include "sdk/devices/engine/register_engine.h"
 
 #include <cstdint>
