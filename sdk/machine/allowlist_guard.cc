@@ -14,7 +14,6 @@
 #include "absl/status/status.h"
 #include "fmt/format.h"
 #include "sdk/platforms/ivytown/model/box_descriptors.h"
-#include "sdk/platforms/nehalemex/model/box_descriptors.h"
 
 namespace uncore::machine {
 
@@ -104,25 +103,6 @@ std::string IvyTownName(RegisterRole role, ivytown::BoxType box, int instance,
     default:
       return std::string(in);
   }
-}
-
-// The role of a Xeon 7500 register, from the manual's name.
-RegisterRole NehalemExRole(std::string_view name) {
-  auto has = [&](std::string_view part) {
-    return name.find(part) != std::string_view::npos;
-  };
-  if (name == "U_MSR_PMON_GLOBAL_CTL") return RegisterRole::kGlobalControl;
-  if (name == "U_MSR_PMON_GLOBAL_STATUS") return RegisterRole::kGlobalStatus;
-  if (has("FIXED_CTR_CTL")) return RegisterRole::kFixedControl;
-  if (has("FIXED_CTR")) return RegisterRole::kFixedCounter;
-  if (has("_PMON_GLOBAL_CTL")) return RegisterRole::kBoxControl;
-  if (has("_PMON_GLOBAL_STATUS")) return RegisterRole::kBoxStatus;
-  if (has("_PMON_CTL")) return RegisterRole::kCounterControl;
-  if (has("_PMON_CTR")) return RegisterRole::kCounter;
-  if (has("MM_CFG") || has("MATCH") || has("MASK")) {
-    return RegisterRole::kFilter;
-  }
-  return RegisterRole::kOther;
 }
 
 constexpr const char* kReadHint =
@@ -243,34 +223,6 @@ AllowList IvyTownAllowList(const Topology& topology) {
                       box.RegisterAddress(n, x.counter_offset), x.width, 0);
         }
       }
-    }
-  }
-  return list;
-}
-
-AllowList NehalemExAllowList(nehalemex::Variant variant,
-                             const Topology& topology) {
-  AllowList list;
-  list.source = fmt::format("the {} register model names",
-                            nehalemex::VariantDisplayName(variant));
-  const std::span<const nehalemex::RegisterInfo> all =
-      nehalemex::AllRegisters(variant);
-  for (int s = 0; s < static_cast<int>(topology.sockets.size()); ++s) {
-    const SocketTopology& socket = topology.sockets[s];
-    std::vector<int>& cpus = list.socket_cpus.emplace_back();
-    cpus.push_back(socket.msr_cpu);
-    for (int cpu : socket.cpus) {
-      if (cpu != socket.msr_cpu) cpus.push_back(cpu);
-    }
-    for (const nehalemex::RegisterInfo& r : all) {
-      AllowedRegister reg;
-      reg.space = AccessSpace::kMsr;
-      reg.socket = s;
-      reg.address = r.address;
-      reg.role = NehalemExRole(r.name);
-      reg.writable_mask = r.writable;
-      reg.name = r.name;
-      list.registers.push_back(std::move(reg));
     }
   }
   return list;

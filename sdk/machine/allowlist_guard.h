@@ -12,7 +12,7 @@
 //   guard.WriteMsr(0, 0x0010, 0);                   // TSC: PermissionDenied
 //   guard.WriteMsr(0, 0x0D10, 0x00100000);          // rsv bit 20: refused
 //
-//   AllowListGuard xeon7500(&raw, NehalemExAllowList(
+//   AllowListGuard xeon7500(&raw, nehalemex::RegisterAllowList(
 //       nehalemex::Variant::kNehalemEx, topology));
 //
 // IvyTownAllowList, per socket: U_MSR_PMON_GLOBAL_CTL/STATUS/CONFIG; for
@@ -32,10 +32,8 @@
 //   fixed control        FixedCounterDescriptor::control_writable_mask
 //   counter data         any value below 2^width (PCI: low dword any 32-bit
 //                        value, high dword the bits above 32 of the width)
-// NehalemExAllowList, per socket: every PMON MSR of the variant's register
-// model (nehalemex::AllRegisters: U, box GLOBAL_CTL/STATUS/OVF_CTL, counter
-// controls and data, match/mask, M-Box sub-control, R-Box port and W fixed
-// registers) with its writable bits (RegisterInfo::writable); no PCI.
+// The Xeon 7500 / E7's list: nehalemex::RegisterAllowList
+// (platforms/nehalemex/device/nehalemex_allowlist.h).
 //
 // A write outside the list, or setting a bit outside the register's
 // writable mask, returns PermissionDenied and never reaches the wrapped
@@ -60,7 +58,6 @@
 #include "absl/status/status.h"
 #include "sdk/machine/topology.h"
 #include "sdk/platforms/common/access_space.h"
-#include "sdk/platforms/nehalemex/model/box_descriptors.h"
 #include "sdk/registers/register_space.h"
 
 namespace uncore::machine {
@@ -110,10 +107,8 @@ struct AllowList {
 
 // IvyTown's list for the sockets, boxes and PCI functions of `topology`.
 AllowList IvyTownAllowList(const Topology& topology);
-// The Xeon 7500 / E7 list: the variant's PMON MSRs on every socket of
-// `topology`.
-AllowList NehalemExAllowList(nehalemex::Variant variant,
-                             const Topology& topology);
+// Other platforms build theirs in their own folder (the Xeon 7500 / E7:
+// nehalemex::RegisterAllowList, platforms/nehalemex/device/).
 
 class AllowListGuard : public registers::RegisterSpace {
  public:

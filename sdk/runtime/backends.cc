@@ -12,21 +12,10 @@
 #include "fmt/format.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
-#include "sdk/platforms/ivytown/device/ivytown_device.h"
-#include "sdk/platforms/ivytown/device/open_direct_device.h"
-#include "sdk/platforms/nehalemex/device/nehalemex_device.h"
 #include "sdk/devices/perf/perf_device.h"
-#include "sdk/machine/allowlist_guard.h"
-#include "sdk/machine/topology.h"
-#include "sdk/platforms/ivytown/model/box_descriptors.h"
-#include "sdk/platforms/ivytown/model/identity.h"
-#include "sdk/platforms/nehalemex/model/box_descriptors.h"
-#include "sdk/registers/linux_register_space.h"
+#include "sdk/platforms/ivytown/backend/ivytown_platform.h"
+#include "sdk/platforms/nehalemex/backend/nehalemex_platform.h"
 #include "sdk/runtime/backend_policy.h"
-#include "sdk/platforms/ivytown/sim/demo_traffic.h"
-#include "sdk/platforms/nehalemex/sim/nehalemex_uncore.h"
-#include "sdk/sim/simulated_activity.h"
-#include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
 #include "sdk/spec/platform_catalog.h"
 
 namespace uncore::runtime {
@@ -39,6 +28,8 @@ class OffBackend : public Backend {
   devices::Device* device() const override { return nullptr; }
   absl::Status Stop() override { return absl::OkStatus(); }
 };
+
+}  // namespace
 
 // A programmed device the backend owns.
 class DeviceBackend : public Backend {
@@ -62,138 +53,26 @@ class DeviceBackend : public Backend {
   bool simulated_;
 };
 
-// The direct engine on the simulator, with the demo traffic brought up to
-// the moment of each snapshot: counts grow with the time elapsed to the
-// nanosecond, not in the 1 ms steps of a thread, so a region of 100 us sees
-// 100 us of traffic and every interval of one rate reads that rate.  The
-// snapshot's timestamp is the time its counts stand at.
-class DemoAdvancingDevice : public devices::Device {
- public:
-  DemoAdvancingDevice(devices::Device* inner, sim::DemoTrafficModel* demo)
-      : inner_(inner), demo_(demo) {}
-  std::string_view name() const override { return inner_->name(); }
-  absl::Status Program(const devices::ProgramRequest& request) override {
-    return inner_->Program(request);
-  }
-  const std::vector<devices::CounterPlacement>& read_plan() const override {
-    return inner_->read_plan();
-  }
-  absl::Status TakeSnapshot(devices::Snapshot* out) override {
-    uint64_t now_ns = 0;
-    UNCORE_RETURN_IF_ERROR(demo_->Advance(&now_ns));
-    UNCORE_RETURN_IF_ERROR(inner_->TakeSnapshot(out));
-    out->timestamp_ns = now_ns;
-    return absl::OkStatus();
-  }
-  absl::Status Release() override { return inner_->Release(); }
-  uint64_t frozen_ns() const override { return inner_->frozen_ns(); }
-  int reads_per_snapshot() const override {
-    return inner_->reads_per_snapshot();
-  }
+std::unique_ptr<Backend> MakeDeviceBackend(
+    std::string name, std::unique_ptr<devices::Device> device, bool simulated) {
+  return std::make_unique<DeviceBackend>(std::move(name), std::move(device),
+                                         simulated);
+}
 
- private:
-  devices::Device* inner_;
-  sim::DemoTrafficModel* demo_;
-};
+int SimSockets(const BackendRequest& request) {
+  int n = std::max(request.sim_sockets, 1);
+  for (int s : request.program.sockets) n = std::max(n, s + 1);
+  return n;
+}
 
-// The simulator, its demo traffic, and the direct engine on top.
-class SimBackend : public Backend {
- public:
-  SimBackend(int sockets, bool demo_traffic)
-      : sim_(std::make_unique<sim::IvyTownUncore>(sockets)) {
-    if (demo_traffic) {
-      demo_ = std::make_unique<sim::DemoTrafficModel>(sim_.get());
-      // A memory-bound phase on every socket: 10 GB/s, 500 M LLC lookups/s.
-      demo_->SetActivity(10e9, 500e6);
-    }
-    devices::IvyTownDevice::Options o;
-    device_ = std::make_unique<devices::IvyTownDevice>(sim_.get(),
-                                                      sim_->topology(), o);
-    if (demo_ != nullptr) {
-      advancing_ =
-          std::make_unique<DemoAdvancingDevice>(device_.get(), demo_.get());
-    }
-  }
-  ~SimBackend() override {
-    Stop().IgnoreError();
-    advancing_.reset();
-    device_.reset();  // before the simulator it programs
-    demo_.reset();
-  }
+std::string SimulatedWarning(std::string_view platform) {
+  return fmt::format(
+      "backend sim: every count is SIMULATED (a made-up traffic model on a "
+      "simulated {}), not measured on this machine",
+      platform);
+}
 
-  absl::Status Program(const devices::ProgramRequest& request) {
-    // The traffic so far goes nowhere (nothing counts yet); from now on no
-    // thread: each snapshot brings the traffic up to itself.
-    if (demo_ != nullptr) UNCORE_RETURN_IF_ERROR(demo_->Advance());
-    return device_->Program(request);
-  }
-
-  std::string_view name() const override { return "sim"; }
-  bool simulated() const override { return true; }
-  devices::Device* device() const override {
-    return advancing_ != nullptr
-               ? static_cast<devices::Device*>(advancing_.get())
-               : device_.get();
-  }
-  absl::Status Stop() override {
-    if (demo_ != nullptr) demo_->Stop();
-    return device_->Release();
-  }
-  sim::IvyTownUncore* simulator() const override { return sim_.get(); }
-  sim::SimulatedActivity* simulated_activity() const override {
-    return demo_.get();
-  }
-
- private:
-  std::unique_ptr<sim::IvyTownUncore> sim_;
-  std::unique_ptr<sim::DemoTrafficModel> demo_;
-  std::unique_ptr<devices::IvyTownDevice> device_;
-  std::unique_ptr<DemoAdvancingDevice> advancing_;
-};
-
-// The Xeon 7500 / E7 engine (devices/nehalemex) on the simulator or on the
-// Linux MSR files; instance names are the kernel's PMU names.
-class NehalemExBackend : public Backend {
- public:
-  // The simulator, with its demo traffic (no thread: counts advance with
-  // the clock whenever the engine reads them).
-  NehalemExBackend(nehalemex::Variant variant, int sockets, bool demo)
-      : name_("sim"), simulated_(true), demo_(demo) {
-    sim::NehalemExUncore::Options o;
-    o.demo = demo;
-    sim_ = sim::NehalemExUncore::Create(variant, sockets, o);
-    device_ = std::make_unique<devices::NehalemExDevice>(
-        sim_.get(), variant,
-        devices::NehalemExDevice::ConsecutiveSockets(sockets, 1));
-  }
-  // The MSRs of this machine.
-  NehalemExBackend(nehalemex::Variant variant,
-                   std::unique_ptr<registers::RegisterSpace> space,
-                   std::vector<devices::NehalemExDevice::SocketCpu> sockets)
-      : name_("direct"), simulated_(false), space_(std::move(space)) {
-    device_ = std::make_unique<devices::NehalemExDevice>(space_.get(), variant,
-                                                         std::move(sockets));
-  }
-  ~NehalemExBackend() override {
-    Stop().IgnoreError();
-    device_.reset();  // before the register space it programs
-  }
-  std::string_view name() const override { return name_; }
-  bool simulated() const override { return simulated_; }
-  devices::Device* device() const override { return device_.get(); }
-  absl::Status Stop() override { return device_->Release(); }
-  sim::SimulatedActivity* simulated_activity() const override {
-    return demo_ ? sim_.get() : nullptr;
-  }
-
- private:
-  std::string name_;
-  bool simulated_;
-  bool demo_ = false;  // the simulator's demo traffic
-  std::unique_ptr<sim::NehalemExUncore> sim_;
-  std::unique_ptr<registers::RegisterSpace> space_;
-  std::unique_ptr<devices::NehalemExDevice> device_;
-};
+namespace {
 
 // Linux perf_event: instance names are the PMUs, scale and unit come from
 // the PMUs' event aliases, counts may be multiplexing estimates.
@@ -225,113 +104,6 @@ class PerfBackend : public Backend {
 
  private:
   std::unique_ptr<devices::perf::PerfDevice> device_;
-};
-
-int SimSockets(const BackendRequest& request) {
-  int n = std::max(request.sim_sockets, 1);
-  for (int s : request.program.sockets) n = std::max(n, s + 1);
-  return n;
-}
-
-// The direct backend on a Xeon 7500 / E7: the CPU must be that variant.
-absl::StatusOr<std::unique_ptr<Backend>> OpenNehalemExDirect(
-    nehalemex::Variant variant, const BackendRequest& request) {
-  UNCORE_ASSIGN_OR_RETURN(machine::CpuIdentity cpu,
-                          machine::ReadCpuIdentity(request.cpuinfo));
-  if (cpu.vendor != "GenuineIntel" ||
-      nehalemex::VariantFromModel(cpu.family, cpu.model) != variant) {
-    return absl::FailedPreconditionError(fmt::format(
-        "the direct backend for {} programs that CPU's own registers, and "
-        "this CPU is {}: run on a Xeon 7500 (family 6 model 0x2e) or E7 "
-        "(model 0x2f), or UNCORE_BACKEND=sim",
-        request.platform, cpu.ToString()));
-  }
-  UNCORE_ASSIGN_OR_RETURN(
-      machine::Topology topology,
-      machine::DiscoverTopology(request.sysfs_root, request.cpuinfo));
-  std::vector<devices::NehalemExDevice::SocketCpu> sockets;
-  for (const machine::SocketTopology& s : topology.sockets) {
-    sockets.push_back({.socket = s.socket, .cpu = s.msr_cpu});
-  }
-  if (sockets.empty()) {
-    return absl::FailedPreconditionError(fmt::format(
-        "no online CPU found under {}/devices/system/cpu", request.sysfs_root));
-  }
-  // Only the variant's PMON MSRs, within their writable bits, on the CPUs
-  // of each socket: nothing else of the machine's MSRs is touched.
-  auto space = std::make_unique<machine::AllowListGuard>(
-      std::make_unique<registers::LinuxRegisterSpace>(),
-      machine::NehalemExAllowList(variant, topology));
-  auto backend = std::make_unique<NehalemExBackend>(variant, std::move(space),
-                                                    std::move(sockets));
-  UNCORE_RETURN_IF_ERROR(backend->device()->Program(request.program));
-  return std::unique_ptr<Backend>(std::move(backend));
-}
-
-absl::StatusOr<std::unique_ptr<Backend>> OpenIvyTownDirect(
-    const BackendRequest& request) {
-  UNCORE_ASSIGN_OR_RETURN(std::unique_ptr<devices::IvyTownDevice> device,
-                          devices::OpenDirectDevice());
-  UNCORE_RETURN_IF_ERROR(device->Program(request.program));
-  return std::unique_ptr<Backend>(
-      std::make_unique<DeviceBackend>("direct", std::move(device), false));
-}
-
-std::string SimulatedWarning(std::string_view platform) {
-  return fmt::format(
-      "backend sim: every count is SIMULATED (a made-up traffic model on a "
-      "simulated {}), not measured on this machine",
-      platform);
-}
-
-absl::StatusOr<OpenedBackend> SimulateIvyTown(const BackendRequest& request) {
-  auto sim = std::make_unique<SimBackend>(SimSockets(request),
-                                          request.sim_demo_traffic);
-  UNCORE_RETURN_IF_ERROR(sim->Program(request.program));
-  OpenedBackend out;
-  out.backend = std::move(sim);
-  out.warnings.push_back(SimulatedWarning("IvyTown"));
-  return out;
-}
-
-template <nehalemex::Variant kVariant>
-absl::StatusOr<OpenedBackend> SimulateXeon7500(const BackendRequest& request) {
-  auto sim = std::make_unique<NehalemExBackend>(kVariant, SimSockets(request),
-                                                request.sim_demo_traffic);
-  UNCORE_RETURN_IF_ERROR(sim->device()->Program(request.program));
-  OpenedBackend out;
-  out.backend = std::move(sim);
-  out.warnings.push_back(SimulatedWarning(nehalemex::PlatformName(kVariant)));
-  return out;
-}
-
-template <nehalemex::Variant kVariant>
-absl::StatusOr<std::unique_ptr<Backend>> OpenXeon7500Direct(
-    const BackendRequest& request) {
-  return OpenNehalemExDirect(kVariant, request);
-}
-
-// DECISION: a Xeon 7500 snapshot clears en_all (no box-level freeze on this
-// generation); docs/xeon7500.md says what that guarantees.
-constexpr std::string_view kEnAllWindow =
-    "U_MSR_PMON_GLOBAL_CTL.en_all is cleared (the generation has no box-level "
-    "freeze), the counters are read, en_all is set again";
-
-constexpr RegisterPlatform kRegisterPlatforms[] = {
-    {.identity = ivytown::Identity,
-     .snapshot_window =
-         "U_MSR_PMON_GLOBAL_CTL.frz_all freezes every box of the socket, the "
-         "counters are read, unfrz_all resumes them",
-     .simulate = SimulateIvyTown,
-     .open_direct = OpenIvyTownDirect},
-    {.identity = perfmon::NehalemexPlatform,
-     .snapshot_window = kEnAllWindow,
-     .simulate = SimulateXeon7500<nehalemex::Variant::kNehalemEx>,
-     .open_direct = OpenXeon7500Direct<nehalemex::Variant::kNehalemEx>},
-    {.identity = perfmon::WestmereexPlatform,
-     .snapshot_window = kEnAllWindow,
-     .simulate = SimulateXeon7500<nehalemex::Variant::kWestmereEx>,
-     .open_direct = OpenXeon7500Direct<nehalemex::Variant::kWestmereEx>},
 };
 
 // The register platform a sim or direct request opens, or why none does.
@@ -374,13 +146,20 @@ EventScale Backend::ScaleOf(int) const { return {}; }
 
 bool Backend::Estimated(int) const { return false; }
 
+// The register platforms: one entry each, defined in the platform's own
+// folder (sdk/platforms/<platform>/backend/).  IvyTown first: "" names it.
 std::span<const RegisterPlatform> RegisterPlatforms() {
+  static const RegisterPlatform kRegisterPlatforms[] = {
+      ivytown::RegisterPlatformEntry(),
+      nehalemex::RegisterPlatformEntry(nehalemex::Variant::kNehalemEx),
+      nehalemex::RegisterPlatformEntry(nehalemex::Variant::kWestmereEx),
+  };
   return kRegisterPlatforms;
 }
 
 std::string RegisterPlatformNames() {
   std::string names;
-  for (const RegisterPlatform& r : kRegisterPlatforms) {
+  for (const RegisterPlatform& r : RegisterPlatforms()) {
     names +=
         names.empty() ? std::string(r.name()) : fmt::format(", {}", r.name());
   }
@@ -389,8 +168,8 @@ std::string RegisterPlatformNames() {
 
 const RegisterPlatform* FindRegisterPlatform(std::string_view name) {
   name = common::StripWhitespace(name);
-  if (name.empty()) return &kRegisterPlatforms[0];
-  for (const RegisterPlatform& p : kRegisterPlatforms) {
+  if (name.empty()) return &RegisterPlatforms()[0];
+  for (const RegisterPlatform& p : RegisterPlatforms()) {
     if (spec::PlatformAnswersTo(p.identity(), name)) return &p;
   }
   return nullptr;

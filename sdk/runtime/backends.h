@@ -94,6 +94,16 @@ struct OpenedBackend {
 
 absl::StatusOr<OpenedBackend> OpenBackend(BackendRequest request);
 
+// For the platforms' entries (sdk/platforms/<platform>/backend/):
+// a backend that owns a programmed `device` and releases it at Stop;
+std::unique_ptr<Backend> MakeDeviceBackend(
+    std::string name, std::unique_ptr<devices::Device> device, bool simulated);
+// how many sockets a simulator of `request` has (sim_sockets, at least one,
+// and every socket the program names);
+int SimSockets(const BackendRequest& request);
+// the warning every simulated report carries.
+std::string SimulatedWarning(std::string_view platform);
+
 // ---- The platforms the register engine serves (sim and direct) ----
 // Every platform with a register model is one entry: its names, the CPUs it
 // runs on, the global-control semantics its snapshots rely on, and how to

@@ -20,15 +20,16 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sdk/common/status_macros.h"
-#include "sdk/platforms/ivytown/device/ivytown_device.h"
-#include "sdk/platforms/nehalemex/device/nehalemex_device.h"
 #include "sdk/machine/topology.h"
+#include "sdk/platforms/ivytown/device/ivytown_device.h"
 #include "sdk/platforms/ivytown/model/box_descriptors.h"
 #include "sdk/platforms/ivytown/model/event_catalog.h"
-#include "sdk/platforms/nehalemex/model/box_descriptors.h"
-#include "sdk/registers/recording_register_space.h"
-#include "sdk/platforms/nehalemex/sim/nehalemex_uncore.h"
 #include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
+#include "sdk/platforms/nehalemex/device/nehalemex_allowlist.h"
+#include "sdk/platforms/nehalemex/device/nehalemex_device.h"
+#include "sdk/platforms/nehalemex/model/box_descriptors.h"
+#include "sdk/platforms/nehalemex/sim/nehalemex_uncore.h"
+#include "sdk/registers/recording_register_space.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/spec/platform_catalog.h"
 #include "tests/testing/catalog_specs.h"
@@ -518,7 +519,7 @@ TEST(AllowListGuardTest, TheXeon7500ListIsEveryModelRegisterOnEverySocket) {
   const Topology topology = SimulatedTopology(2, /*cpus_per_socket=*/1);
   for (nehalemex::Variant v :
        {nehalemex::Variant::kNehalemEx, nehalemex::Variant::kWestmereEx}) {
-    const AllowList list = NehalemExAllowList(v, topology);
+    const AllowList list = nehalemex::RegisterAllowList(v, topology);
     const std::span<const nehalemex::RegisterInfo> model =
         nehalemex::AllRegisters(v);
     EXPECT_EQ(list.registers.size(), 2 * model.size());
@@ -577,8 +578,9 @@ TEST(AllowListGuardTest, TheXeon7500EngineRunsInsideItsList) {
     std::unique_ptr<sim::NehalemExUncore> sim =
         sim::NehalemExUncore::Create(v, 2);
     registers::RecordingRegisterSpace recording;
-    AllowListGuard guard(sim.get(), NehalemExAllowList(v, topology));
-    AllowListGuard checker(&recording, NehalemExAllowList(v, topology));
+    AllowListGuard guard(sim.get(), nehalemex::RegisterAllowList(v, topology));
+    AllowListGuard checker(&recording,
+                           nehalemex::RegisterAllowList(v, topology));
     devices::NehalemExDevice dev(
         &guard, v, devices::NehalemExDevice::ConsecutiveSockets(2, 1));
     devices::ProgramRequest req;

@@ -1,0 +1,143 @@
+#include "sdk/platforms/ivytown/backend/ivytown_platform.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "sdk/common/status_macros.h"
+#include "sdk/platforms/ivytown/device/ivytown_device.h"
+#include "sdk/platforms/ivytown/device/open_direct_device.h"
+#include "sdk/platforms/ivytown/model/identity.h"
+#include "sdk/platforms/ivytown/sim/demo_traffic.h"
+#include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
+#include "sdk/sim/simulated_activity.h"
+
+namespace uncore::ivytown {
+namespace {
+
+using runtime::Backend;
+using runtime::BackendRequest;
+using runtime::OpenedBackend;
+
+// The direct engine on the simulator, with the demo traffic brought up to
+// the moment of each snapshot: counts grow with the time elapsed to the
+// nanosecond, not in the 1 ms steps of a thread, so a region of 100 us sees
+// 100 us of traffic and every interval of one rate reads that rate.  The
+// snapshot's timestamp is the time its counts stand at.
+class DemoAdvancingDevice : public devices::Device {
+ public:
+  DemoAdvancingDevice(devices::Device* inner, sim::DemoTrafficModel* demo)
+      : inner_(inner), demo_(demo) {}
+  std::string_view name() const override { return inner_->name(); }
+  absl::Status Program(const devices::ProgramRequest& request) override {
+    return inner_->Program(request);
+  }
+  const std::vector<devices::CounterPlacement>& read_plan() const override {
+    return inner_->read_plan();
+  }
+  absl::Status TakeSnapshot(devices::Snapshot* out) override {
+    uint64_t now_ns = 0;
+    UNCORE_RETURN_IF_ERROR(demo_->Advance(&now_ns));
+    UNCORE_RETURN_IF_ERROR(inner_->TakeSnapshot(out));
+    out->timestamp_ns = now_ns;
+    return absl::OkStatus();
+  }
+  absl::Status Release() override { return inner_->Release(); }
+  uint64_t frozen_ns() const override { return inner_->frozen_ns(); }
+  int reads_per_snapshot() const override {
+    return inner_->reads_per_snapshot();
+  }
+
+ private:
+  devices::Device* inner_;
+  sim::DemoTrafficModel* demo_;
+};
+
+// The simulator, its demo traffic, and the direct engine on top.
+class SimBackend : public Backend {
+ public:
+  SimBackend(int sockets, bool demo_traffic)
+      : sim_(std::make_unique<sim::IvyTownUncore>(sockets)) {
+    if (demo_traffic) {
+      demo_ = std::make_unique<sim::DemoTrafficModel>(sim_.get());
+      // A memory-bound phase on every socket: 10 GB/s, 500 M LLC lookups/s.
+      demo_->SetActivity(10e9, 500e6);
+    }
+    devices::IvyTownDevice::Options o;
+    device_ = std::make_unique<devices::IvyTownDevice>(sim_.get(),
+                                                       sim_->topology(), o);
+    if (demo_ != nullptr) {
+      advancing_ =
+          std::make_unique<DemoAdvancingDevice>(device_.get(), demo_.get());
+    }
+  }
+  ~SimBackend() override {
+    Stop().IgnoreError();
+    advancing_.reset();
+    device_.reset();  // before the simulator it programs
+    demo_.reset();
+  }
+
+  absl::Status Program(const devices::ProgramRequest& request) {
+    // The traffic so far goes nowhere (nothing counts yet); from now on no
+    // thread: each snapshot brings the traffic up to itself.
+    if (demo_ != nullptr) UNCORE_RETURN_IF_ERROR(demo_->Advance());
+    return device_->Program(request);
+  }
+
+  std::string_view name() const override { return "sim"; }
+  bool simulated() const override { return true; }
+  devices::Device* device() const override {
+    return advancing_ != nullptr
+               ? static_cast<devices::Device*>(advancing_.get())
+               : device_.get();
+  }
+  absl::Status Stop() override {
+    if (demo_ != nullptr) demo_->Stop();
+    return device_->Release();
+  }
+  sim::IvyTownUncore* simulator() const override { return sim_.get(); }
+  sim::SimulatedActivity* simulated_activity() const override {
+    return demo_.get();
+  }
+
+ private:
+  std::unique_ptr<sim::IvyTownUncore> sim_;
+  std::unique_ptr<sim::DemoTrafficModel> demo_;
+  std::unique_ptr<devices::IvyTownDevice> device_;
+  std::unique_ptr<DemoAdvancingDevice> advancing_;
+};
+
+absl::StatusOr<std::unique_ptr<Backend>> OpenIvyTownDirect(
+    const BackendRequest& request) {
+  UNCORE_ASSIGN_OR_RETURN(std::unique_ptr<devices::IvyTownDevice> device,
+                          devices::OpenDirectDevice());
+  UNCORE_RETURN_IF_ERROR(device->Program(request.program));
+  return runtime::MakeDeviceBackend("direct", std::move(device), false);
+}
+
+absl::StatusOr<OpenedBackend> SimulateIvyTown(const BackendRequest& request) {
+  auto sim = std::make_unique<SimBackend>(runtime::SimSockets(request),
+                                          request.sim_demo_traffic);
+  UNCORE_RETURN_IF_ERROR(sim->Program(request.program));
+  OpenedBackend out;
+  out.backend = std::move(sim);
+  out.warnings.push_back(runtime::SimulatedWarning("IvyTown"));
+  return out;
+}
+
+}  // namespace
+
+runtime::RegisterPlatform RegisterPlatformEntry() {
+  return {.identity = Identity,
+          .snapshot_window =
+              "U_MSR_PMON_GLOBAL_CTL.frz_all freezes every box of the socket, "
+              "the counters are read, unfrz_all resumes them",
+          .simulate = SimulateIvyTown,
+          .open_direct = OpenIvyTownDirect};
+}
+
+}  // namespace uncore::ivytown
