@@ -28,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "sdk/devices/device.h"
+#include "sdk/devices/engine/register_program.h"
 #include "sdk/platforms/perfmon/perfmon_tables.h"
 
 namespace uncore::sim {
@@ -105,6 +106,11 @@ int SimSockets(const BackendRequest& request);
 std::string SimulatedWarning(std::string_view platform);
 
 // ---- The platforms the register engine serves (sim and direct) ----
+struct DescribedWrites {
+  std::string header;  // what the writes are, for the text listing
+  std::vector<devices::engine::RegisterWrite> writes;
+};
+
 // Every platform with a register model is one entry: its names, the CPUs it
 // runs on, the global-control semantics its snapshots rely on, and how to
 // open it on its simulator or on this machine's registers.  Both open the
@@ -125,6 +131,14 @@ struct RegisterPlatform {
   // refuses a CPU that is not one of `cpus`.
   absl::StatusOr<std::unique_ptr<Backend>> (*open_direct)(
       const BackendRequest& request);
+  // `uncore describe --registers SPEC`: the writes that program `spec` (a
+  // name of the platform with its terms, a metric, or kernel syntax) on one
+  // simulated socket, in order, with the listing's header; no hardware is
+  // touched.
+  absl::StatusOr<DescribedWrites> (*describe_writes)(std::string_view spec);
+  // `uncore describe --platform P --registers`: the register model as text,
+  // or nullptr when the platform has no such page.
+  std::string (*describe_model)();
 };
 
 // ivytown, nehalemex, westmereex.

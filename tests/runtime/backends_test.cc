@@ -44,6 +44,15 @@ TEST(RegisterPlatformsTest, NamesAndAliasesAgreeWithTheCatalogs) {
     EXPECT_FALSE(p.snapshot_window.empty());
     EXPECT_NE(p.simulate, nullptr);
     EXPECT_NE(p.open_direct, nullptr);
+    ASSERT_NE(p.describe_writes, nullptr);
+    // describe --registers SPEC goes through the entry: the writes that
+    // program one event of the platform, on one simulated socket.
+    const absl::StatusOr<DescribedWrites> writes = p.describe_writes(
+        p.name() == "ivytown" ? "ubox/UCLK" : "wbox/UNCORE_CLOCK");
+    ASSERT_TRUE(writes.ok()) << p.name() << ": " << writes.status();
+    EXPECT_FALSE(writes->writes.empty()) << p.name();
+    EXPECT_FALSE(writes->header.empty()) << p.name();
+    EXPECT_FALSE(p.describe_writes("no/SUCH_EVENT").ok()) << p.name();
     // The identity's CPUs are the ones open_direct accepts.
     ASSERT_EQ(id.cpus.size(), 1u) << id.name;
     machine::CpuIdentity cpu;

@@ -5,8 +5,8 @@
 #include "fmt/format.h"
 #include "sdk/common/json.h"
 #include "sdk/common/status_macros.h"
-#include "sdk/platforms/ivytown/device/program_plan.h"
 #include "sdk/machine/topology.h"
+#include "sdk/platforms/ivytown/device/program_plan.h"
 #include "sdk/spec/encoder.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/spec/metric_expression.h"
@@ -124,67 +124,17 @@ int DescribeMetric(const spec::MetricSpec& metric_spec, bool json_output,
   return kExitOk;
 }
 
-// `--registers`: the exact ordered writes the direct backend performs to
-// program `events`, on a simulated one-socket machine (PCI bus 0x7f).
-int DescribeRegisters(std::string_view spec_text,
-                      const std::vector<spec::EventSpec>& events,
-                      bool json_output, std::FILE* out, std::FILE* err) {
-  devices::ProgramRequest request;
-  request.events = events;
-  absl::StatusOr<std::vector<devices::direct::RegisterWrite>> writes =
-      devices::direct::PlanWrites(request, machine::SimulatedTopology(1));
-  if (!writes.ok()) {
-    fmt::print(err, "uncore describe --registers: {}\n",
-               common::StatusMessage(writes.status()));
-    return kExitUsage;
-  }
-  if (json_output) {
-    fmt::print(out, "{}", RegisterWritesJson(*writes));
-    return kExitOk;
-  }
-  const std::string text = RegisterWritesText(
-      fmt::format(
-          "register writes that program {} with the direct backend, in "
-          "order\n"
-          "(a simulated 1-socket IvyTown, PCI bus 7f; Program first reads "
-          "every\n"
-          "register it changes, refuses if another agent uses them, and "
-          "Release\n"
-          "writes them all back; pmi_core_sel/wk_on_pmi are kept as found)\n",
-          spec_text),
-      *writes);
-  fmt::print(out, "{}", text);
-  return kExitOk;
-}
-
 }  // namespace
 
 int RunDescribe(const DescribeOptions& options, std::FILE* out,
                 std::FILE* err) {
   const bool json_output = options.json;
-  const bool registers_output = options.registers;
   const std::string_view spec_text = options.spec;
   absl::StatusOr<spec::Spec> parsed = spec::ParseSpec(spec_text);
   if (!parsed.ok()) {
     fmt::print(err, "uncore describe: {}\n",
                common::StatusMessage(parsed.status()));
     return kExitUsage;
-  }
-  if (registers_output) {
-    std::vector<spec::EventSpec> events;
-    if (parsed->is_metric()) {
-      absl::StatusOr<spec::CompiledMetric> compiled =
-          spec::CompileMetric(std::get<spec::MetricSpec>(parsed->value));
-      if (!compiled.ok()) {
-        fmt::print(err, "uncore describe: {}\n",
-                   common::StatusMessage(compiled.status()));
-        return kExitUsage;
-      }
-      events = compiled->events;
-    } else {
-      events.push_back(std::get<spec::EventSpec>(parsed->value));
-    }
-    return DescribeRegisters(spec_text, events, json_output, out, err);
   }
   if (parsed->is_metric()) {
     return DescribeMetric(std::get<spec::MetricSpec>(parsed->value),

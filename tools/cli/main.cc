@@ -40,10 +40,10 @@ extern "C" int uncore_environment_session_enabled(void) { return 0; }
 
 namespace uncore::cli {
 
-// `uncore describe --platform nehalemex|westmereex --registers [SPEC]`
-// (xeon7500_registers.cc); returns -1 for anything else.
-int RunDescribeXeon7500(const DescribeOptions& options, std::FILE* out,
-                        std::FILE* err);
+// `uncore describe [--platform P] --registers [SPEC]` on a register platform
+// (describe_registers.cc); returns -1 for anything else.
+int RunDescribeRegisters(const DescribeOptions& options, std::FILE* out,
+                         std::FILE* err);
 
 namespace {
 
@@ -501,8 +501,10 @@ int Main(std::vector<std::string> args) {
     }
     describe.platform = PlatformOrEnvironment(describe.platform);
     if (describe.platform.empty()) describe.platform = DetectedPlatform();
-    // Xeon 7500 / E7 (tools/cli/xeon7500_registers.cc): -1 when not one.
-    if (const int rc = RunDescribeXeon7500(describe, stdout, stderr); rc >= 0) {
+    // Every register platform (tools/cli/describe_registers.cc): -1 when
+    // not --registers on one.
+    if (const int rc = RunDescribeRegisters(describe, stdout, stderr);
+        rc >= 0) {
       return rc;
     }
     if (describe.spec.empty()) {

@@ -7,13 +7,18 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "fmt/format.h"
 #include "sdk/common/status_macros.h"
+#include "sdk/machine/topology.h"
 #include "sdk/platforms/ivytown/device/ivytown_device.h"
 #include "sdk/platforms/ivytown/device/open_direct_device.h"
+#include "sdk/platforms/ivytown/device/program_plan.h"
 #include "sdk/platforms/ivytown/model/identity.h"
 #include "sdk/platforms/ivytown/sim/demo_traffic.h"
 #include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
 #include "sdk/sim/simulated_activity.h"
+#include "sdk/spec/event_spec.h"
+#include "sdk/spec/metric_expression.h"
 
 namespace uncore::ivytown {
 namespace {
@@ -129,6 +134,32 @@ absl::StatusOr<OpenedBackend> SimulateIvyTown(const BackendRequest& request) {
   return out;
 }
 
+// The direct backend's writes on a simulated one-socket machine (PCI bus
+// 0x7f).
+absl::StatusOr<runtime::DescribedWrites> DescribeWrites(std::string_view text) {
+  UNCORE_ASSIGN_OR_RETURN(spec::Spec parsed, spec::ParseSpec(text));
+  devices::ProgramRequest request;
+  if (parsed.is_metric()) {
+    UNCORE_ASSIGN_OR_RETURN(
+        spec::CompiledMetric compiled,
+        spec::CompileMetric(std::get<spec::MetricSpec>(parsed.value)));
+    request.events = compiled.events;
+  } else {
+    request.events.push_back(std::get<spec::EventSpec>(parsed.value));
+  }
+  runtime::DescribedWrites out;
+  UNCORE_ASSIGN_OR_RETURN(
+      out.writes,
+      devices::direct::PlanWrites(request, machine::SimulatedTopology(1)));
+  out.header = fmt::format(
+      "register writes that program {} with the direct backend, in order\n"
+      "(a simulated 1-socket IvyTown, PCI bus 7f; Program first reads every\n"
+      "register it changes, refuses if another agent uses them, and Release\n"
+      "writes them all back; pmi_core_sel/wk_on_pmi are kept as found)\n",
+      text);
+  return out;
+}
+
 }  // namespace
 
 runtime::RegisterPlatform RegisterPlatformEntry() {
@@ -137,7 +168,9 @@ runtime::RegisterPlatform RegisterPlatformEntry() {
               "U_MSR_PMON_GLOBAL_CTL.frz_all freezes every box of the socket, "
               "the counters are read, unfrz_all resumes them",
           .simulate = SimulateIvyTown,
-          .open_direct = OpenIvyTownDirect};
+          .open_direct = OpenIvyTownDirect,
+          .describe_writes = DescribeWrites,
+          .describe_model = nullptr};
 }
 
 }  // namespace uncore::ivytown

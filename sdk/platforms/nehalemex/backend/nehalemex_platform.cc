@@ -12,6 +12,7 @@
 #include "sdk/common/status_macros.h"
 #include "sdk/machine/allowlist_guard.h"
 #include "sdk/machine/topology.h"
+#include "sdk/platforms/nehalemex/backend/nehalemex_describe.h"
 #include "sdk/platforms/nehalemex/device/nehalemex_allowlist.h"
 #include "sdk/platforms/nehalemex/device/nehalemex_device.h"
 #include "sdk/platforms/nehalemex/sim/nehalemex_uncore.h"
@@ -128,6 +129,17 @@ constexpr std::string_view kEnAllWindow =
     "U_MSR_PMON_GLOBAL_CTL.en_all is cleared (the generation has no box-level "
     "freeze), the counters are read, en_all is set again";
 
+template <Variant kVariant>
+absl::StatusOr<runtime::DescribedWrites> DescribeWritesOf(
+    std::string_view spec) {
+  return DescribeWrites(kVariant, spec);
+}
+
+template <Variant kVariant>
+std::string ModelTextOf() {
+  return RegisterModelText(kVariant);
+}
+
 }  // namespace
 
 runtime::RegisterPlatform RegisterPlatformEntry(Variant variant) {
@@ -135,12 +147,16 @@ runtime::RegisterPlatform RegisterPlatformEntry(Variant variant) {
     return {.identity = perfmon::NehalemexPlatform,
             .snapshot_window = kEnAllWindow,
             .simulate = SimulateXeon7500<Variant::kNehalemEx>,
-            .open_direct = OpenXeon7500Direct<Variant::kNehalemEx>};
+            .open_direct = OpenXeon7500Direct<Variant::kNehalemEx>,
+            .describe_writes = DescribeWritesOf<Variant::kNehalemEx>,
+            .describe_model = ModelTextOf<Variant::kNehalemEx>};
   }
   return {.identity = perfmon::WestmereexPlatform,
           .snapshot_window = kEnAllWindow,
           .simulate = SimulateXeon7500<Variant::kWestmereEx>,
-          .open_direct = OpenXeon7500Direct<Variant::kWestmereEx>};
+          .open_direct = OpenXeon7500Direct<Variant::kWestmereEx>,
+          .describe_writes = DescribeWritesOf<Variant::kWestmereEx>,
+          .describe_model = ModelTextOf<Variant::kWestmereEx>};
 }
 
 }  // namespace uncore::nehalemex

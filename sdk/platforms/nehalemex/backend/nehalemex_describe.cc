@@ -1,14 +1,6 @@
-// `uncore describe --platform nehalemex|westmereex --registers [SPEC]`: the
-// Xeon 7500 / Xeon E7 uncore register model (docs/xeon7500.md).  Without
-// SPEC: every box's MSRs, the C-Box programming per C-Box, the U-Box global
-// control bits and the S-Box match/mask sequence (steps a-d) with its
-// addresses.  With SPEC (a kernel nhmex PMU event such as
-// 'uncore_sbox_0/event=0,match=0x1,mask=0x2/'): the ordered writes the
-// nehalemex engine performs to program it on one simulated socket, in the
-// listing every register platform shares (register_listing.h; --json too).
+#include "sdk/platforms/nehalemex/backend/nehalemex_describe.h"
+
 #include <cstdint>
-#include <cstdio>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -18,23 +10,13 @@
 #include "fmt/format.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/platforms/nehalemex/device/nehalemex_device.h"
-#include "sdk/platforms/nehalemex/model/box_descriptors.h"
+#include "sdk/platforms/perfmon/perfmon_tables.h"
 #include "sdk/registers/recording_register_space.h"
 #include "sdk/report/text_table.h"
-#include "sdk/runtime/backends.h"
 #include "sdk/runtime/name_resolution.h"
-#include "sdk/spec/event_spec.h"
-#include "sdk/spec/platform_catalog.h"
-#include "tools/cli/commands.h"
-#include "tools/cli/register_listing.h"
 
-namespace uncore::cli {
+namespace uncore::nehalemex {
 namespace {
-
-using nehalemex::BoxDescriptor;
-using nehalemex::BoxType;
-using nehalemex::kGlobalCtl;
-using nehalemex::Variant;
 
 std::string Hex(uint32_t a) { return fmt::format("0x{:03X}", a); }
 
@@ -49,7 +31,9 @@ std::string FieldList(const BoxDescriptor& box) {
   return out;
 }
 
-std::string Model(Variant v) {
+}  // namespace
+
+std::string RegisterModelText(Variant v) {
   std::string text = fmt::format(
       "{} uncore PMON registers (family {} model 0x{:X}); every register is "
       "an MSR,\nreached through any CPU of the socket.  Counters are {} bits "
@@ -198,80 +182,27 @@ std::string Model(Variant v) {
   return text;
 }
 
-// The events `text` names on the variant: a vendor name (with terms, as
-// sessions take it: `sbox/TO_R_PROG_EV:match=0x1,mask=0x3`), a metric, or
-// the kernel's syntax for an nhmex PMU (`uncore_sbox_1/event=0x0,match=.../`).
-absl::StatusOr<std::vector<spec::EventSpec>> NhmexEvents(
-    Variant v, std::string_view text) {
-  const runtime::RegisterPlatform* platform =
-      runtime::FindRegisterPlatform(nehalemex::PlatformName(v));
-  if (platform == nullptr) {
-    return absl::InternalError("the Xeon 7500 register platform is missing");
-  }
-  return runtime::EventsOfName(platform->identity(), text);
-}
-
-int ProgramWrites(Variant v, std::string_view spec_text, bool json_output,
-                  std::FILE* out, std::FILE* err) {
-  absl::StatusOr<std::vector<spec::EventSpec>> events =
-      NhmexEvents(v, spec_text);
-  if (!events.ok()) {
-    fmt::print(err, "uncore describe: {}\n",
-               common::StatusMessage(events.status()));
-    return kExitUsage;
-  }
+absl::StatusOr<runtime::DescribedWrites> DescribeWrites(Variant v,
+                                                        std::string_view spec) {
+  const perfmon::Platform& tables = v == Variant::kNehalemEx
+                                        ? perfmon::NehalemexPlatform()
+                                        : perfmon::WestmereexPlatform();
+  UNCORE_ASSIGN_OR_RETURN(std::vector<spec::EventSpec> events,
+                          runtime::EventsOfName(tables, spec));
   registers::RecordingRegisterSpace space;
   devices::NehalemExDevice dev(&space, v, {{.socket = 0, .cpu = 0}});
   devices::ProgramRequest request;
-  request.events = *std::move(events);
-  if (absl::Status st = dev.Program(request); !st.ok()) {
-    fmt::print(err, "uncore describe --registers: {}\n",
-               common::StatusMessage(st));
-    return kExitUsage;
-  }
-  if (json_output) {
-    fmt::print(out, "{}", RegisterWritesJson(dev.program_writes()));
-    return kExitOk;
-  }
-  const std::string text = RegisterWritesText(
-      fmt::format("register writes that program {} on a {} socket, in order\n"
-                  "(Program first reads every register it changes; Release "
-                  "writes them all back)\n",
-                  spec_text, nehalemex::VariantDisplayName(v)),
-      dev.program_writes());
-  fmt::print(out, "{}", text);
-  return kExitOk;
+  request.events = std::move(events);
+  UNCORE_RETURN_IF_ERROR(dev.Program(request));
+  runtime::DescribedWrites out;
+  out.header = fmt::format(
+      "register writes that program {} on a {} socket, in order\n"
+      "(Program first reads every register it changes; Release writes them "
+      "all back)\n",
+      spec, VariantDisplayName(v));
+  out.writes = dev.program_writes();
+  (void)dev.Release();
+  return out;
 }
 
-}  // namespace
-
-// Returns -1 unless `options` is `--platform nehalemex|westmereex
-// --registers`.
-int RunDescribeXeon7500(const DescribeOptions& options, std::FILE* out,
-                        std::FILE* err) {
-  const runtime::RegisterPlatform* platform =
-      options.platform.empty()
-          ? nullptr
-          : runtime::FindRegisterPlatform(options.platform);
-  const std::optional<Variant> v =
-      platform == nullptr ? std::nullopt
-                          : nehalemex::VariantNamed(platform->name());
-  // Without --registers the platform's event tables answer (the platform
-  // routing in main.cc).
-  if (!v || !options.registers) return -1;
-  if (!options.spec.empty()) {
-    return ProgramWrites(*v, options.spec, options.json, out, err);
-  }
-  if (options.json) {
-    fmt::print(err,
-               "uncore describe --platform {} --registers: --json lists the "
-               "writes of a SPEC; the register model without one is text "
-               "only\n",
-               options.platform);
-    return kExitUsage;
-  }
-  fmt::print(out, "{}", Model(*v));
-  return kExitOk;
-}
-
-}  // namespace uncore::cli
+}  // namespace uncore::nehalemex
