@@ -80,7 +80,7 @@ enum class RegisterRole : uint8_t {
 };
 
 struct AllowedRegister {
-  AccessSpace space = AccessSpace::kMsr;
+  platforms::AccessSpace space = platforms::AccessSpace::kMsr;
   int socket = 0;                  // index into AllowList::socket_cpus
   registers::PciAddress function;  // PCI registers: the function holding it
   uint32_t address = 0;            // MSR number or PCI config offset

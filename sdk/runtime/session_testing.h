@@ -17,10 +17,10 @@
 
 #include "absl/status/statusor.h"
 #include "sdk/devices/device.h"
+#include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
 #include "sdk/runtime/name_resolution.h"
 #include "sdk/runtime/session_internal.h"
 #include "sdk/sim/simulated_activity.h"
-#include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
 #include "uncore/session.h"
 
 namespace uncore::runtime {

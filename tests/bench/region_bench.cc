@@ -41,10 +41,10 @@
 
 #include "benchmark/benchmark.h"
 #include "sdk/devices/device.h"
-#include "sdk/platforms/ivytown/device/ivytown_device.h"
 #include "sdk/devices/perf/pmu_discovery.h"
-#include "sdk/runtime/session_testing.h"
+#include "sdk/platforms/ivytown/device/ivytown_device.h"
 #include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
+#include "sdk/runtime/session_testing.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/trace/trace_collector.h"
 #include "tests/testing/fake_device.h"

@@ -9,15 +9,17 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "sdk/platforms/ivytown/device/ivytown_device.h"
-#include "sdk/platforms/ivytown/device/program_plan.h"
 #include "sdk/devices/engine/register_program.h"
 #include "sdk/machine/topology.h"
+#include "sdk/platforms/ivytown/device/ivytown_device.h"
+#include "sdk/platforms/ivytown/device/program_plan.h"
 #include "sdk/platforms/ivytown/model/box_descriptors.h"
 #include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
 #include "sdk/spec/event_spec.h"
 
 namespace uncore {
+
+using ::uncore::platforms::AccessSpace;
 namespace {
 
 devices::ProgramRequest Request(bool mixed) {

@@ -19,8 +19,8 @@
 #include <cstdint>
 
 #include "benchmark/benchmark.h"
-#include "sdk/runtime/session_testing.h"
 #include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
+#include "sdk/runtime/session_testing.h"
 #include "uncore/benchmark.h"
 #include "uncore/benchmark_main.h"
 #include "uncore/session.h"

@@ -17,8 +17,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sdk/common/status_macros.h"
-#include "sdk/runtime/session_testing.h"
 #include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
+#include "sdk/runtime/session_testing.h"
 #include "uncore/benchmark.h"
 #include "uncore/session.h"
 

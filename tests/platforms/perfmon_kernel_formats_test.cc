@@ -72,28 +72,28 @@ TEST(PerfmonKernelFormatsTest, UnopenableCountsPerPlatform) {
 // names wrongly is caught here.  An event on any other PMU must be marked.
 TEST(PerfmonKernelFormatsTest, EveryOpenableEventIsOnAPmuTheKernelNames) {
   const std::vector<std::string> hsx = {
-      "uncore_ubox", "uncore_cbox", "uncore_sbox", "uncore_pcu",  "uncore_ha",
-      "uncore_imc",  "uncore_irp",  "uncore_qpi",  "uncore_r2pcie",
-      "uncore_r3qpi"};
+      "uncore_ubox",   "uncore_cbox", "uncore_sbox", "uncore_pcu",
+      "uncore_ha",     "uncore_imc",  "uncore_irp",  "uncore_qpi",
+      "uncore_r2pcie", "uncore_r3qpi"};
   const std::vector<std::string> skx = {
-      "uncore_ubox", "uncore_cha", "uncore_iio",    "uncore_irp",
-      "uncore_pcu",  "uncore_imc", "uncore_m2m",    "uncore_upi",
+      "uncore_ubox",   "uncore_cha",  "uncore_iio", "uncore_irp",
+      "uncore_pcu",    "uncore_imc",  "uncore_m2m", "uncore_upi",
       "uncore_m2pcie", "uncore_m3upi"};
   const std::vector<std::string> spr = {
-      "uncore_cha", "uncore_iio",   "uncore_irp",   "uncore_m2pcie",
-      "uncore_pcu", "uncore_imc",   "uncore_m2m",   "uncore_upi",
+      "uncore_cha",   "uncore_iio", "uncore_irp",   "uncore_m2pcie",
+      "uncore_pcu",   "uncore_imc", "uncore_m2m",   "uncore_upi",
       "uncore_m3upi", "uncore_mdf", "uncore_cxlcm", "uncore_cxldp",
       "uncore_hbm"};
   const std::vector<std::string> gnr = {
-      "uncore_cha", "uncore_iio",   "uncore_irp",   "uncore_pcu",
-      "uncore_ubox", "uncore_imc",  "uncore_b2cmi", "uncore_b2cxl",
-      "uncore_mdf_sbo"};
+      "uncore_cha",   "uncore_iio",   "uncore_irp",
+      "uncore_pcu",   "uncore_ubox",  "uncore_imc",
+      "uncore_b2cmi", "uncore_b2cxl", "uncore_mdf_sbo"};
   const std::vector<std::string> zen = {"amd_df", "amd_l3", "amd_umc"};
   const std::map<std::string, std::vector<std::string>> kernel = {
-      {"haswellx", hsx},      {"broadwellx", hsx},      {"skylakex", skx},
-      {"cascadelakex", skx},  {"icelakex", skx},        {"sapphirerapids", spr},
-      {"emeraldrapids", spr}, {"graniterapids", gnr},   {"sierraforest", gnr},
-      {"amdzen2", zen},       {"amdzen3", zen},         {"amdzen4", zen},
+      {"haswellx", hsx},      {"broadwellx", hsx},    {"skylakex", skx},
+      {"cascadelakex", skx},  {"icelakex", skx},      {"sapphirerapids", spr},
+      {"emeraldrapids", spr}, {"graniterapids", gnr}, {"sierraforest", gnr},
+      {"amdzen2", zen},       {"amdzen3", zen},       {"amdzen4", zen},
       {"amdzen5", zen},
   };
   for (const perfmon::Platform* p : perfmon::AllPlatforms()) {

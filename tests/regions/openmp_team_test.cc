@@ -14,8 +14,8 @@
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
 #include "sdk/common/status_macros.h"
-#include "sdk/runtime/session_testing.h"
 #include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
+#include "sdk/runtime/session_testing.h"
 #include "tests/testing/sanitized.h"
 #include "uncore/region.h"
 #include "uncore/session.h"
@@ -46,9 +46,9 @@ TEST(OpenMpTeamTest, EveryThreadOpensThePhaseAndTheSocketIsCountedOnce) {
   sim::IvyTownUncore* sim = runtime::SimulatorOf(**s);
   ASSERT_NE(sim, nullptr);
   const sim::IvyTownUncore::Traffic reads{.box = ivytown::BoxType::kImc,
-                                            .instance = 0,
-                                            .code = 0x04,
-                                            .umask = 0x03};
+                                          .instance = 0,
+                                          .code = 0x04,
+                                          .umask = 0x03};
   for (int threads : {1, 2, 8}) {
     const std::string name = "phase " + std::to_string(threads);
     bool injected = true;

@@ -18,8 +18,8 @@
 #include "gtest/gtest.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/devices/device.h"
-#include "sdk/runtime/session_testing.h"
 #include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
+#include "sdk/runtime/session_testing.h"
 #include "uncore/region.h"
 #include "uncore/session.h"
 #include "uncore/uncore_c.h"
@@ -118,9 +118,9 @@ TEST(RegionTest, ExactCountsPerRegionOnTheSimulator) {
   sim::IvyTownUncore* sim = runtime::SimulatorOf(*session);
   ASSERT_NE(sim, nullptr);
   const sim::IvyTownUncore::Traffic victims{.box = ivytown::BoxType::kCbo,
-                                              .instance = 2,
-                                              .code = 0x37,
-                                              .umask = 0x01};
+                                            .instance = 2,
+                                            .code = 0x37,
+                                            .umask = 0x01};
   ASSERT_TRUE(sim->Inject(0, CasReads(0), 5, 10).ok());  // outside: ignored
   for (int call = 0; call < 3; ++call) {
     UNCORE_REGION("load");

@@ -12,6 +12,8 @@
 
 namespace uncore::cli {
 
+using ::uncore::platforms::AccessSpace;
+
 using devices::engine::RegisterWrite;
 
 std::string RegisterValue(uint64_t value) {

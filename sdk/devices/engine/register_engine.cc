@@ -15,6 +15,8 @@
 #include "sdk/common/status_macros.h"
 
 namespace uncore::devices::engine {
+
+using ::uncore::platforms::AccessSpace;
 namespace {
 
 absl::Status Annotate(const absl::Status& s, std::string_view context) {

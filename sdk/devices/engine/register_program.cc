@@ -7,6 +7,8 @@
 
 namespace uncore::devices::engine {
 
+using ::uncore::platforms::AccessSpace;
+
 std::string RegisterRef::Location() const {
   if (space == AccessSpace::kMsr) return fmt::format("MSR 0x{:04x}", address);
   return fmt::format("PCI D{}:F{} +0x{:03x} ({})", pci.device, pci.function,

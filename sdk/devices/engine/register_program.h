@@ -54,7 +54,7 @@ namespace uncore::devices::engine {
 // at `address + 4`).
 struct RegisterRef {
   int socket = 0;
-  AccessSpace space = AccessSpace::kMsr;
+  platforms::AccessSpace space = platforms::AccessSpace::kMsr;
   int cpu = 0;                  // MSR: a CPU of the socket
   registers::PciAddress pci{};  // PCI: the function
   uint32_t address = 0;         // MSR number, or config-space offset

@@ -26,8 +26,8 @@
 #include "sdk/common/fd.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
-#include "sdk/platforms/ivytown/device/kernel_ivbep.h"
 #include "sdk/devices/perf/perfmon_plan.h"
+#include "sdk/platforms/ivytown/device/kernel_ivbep.h"
 #include "sdk/platforms/ivytown/model/box_descriptors.h"
 #include "sdk/spec/encoder.h"
 

@@ -10,10 +10,10 @@
 
 #include <cstdint>
 
-namespace uncore {
+namespace uncore::platforms {
 
 enum class AccessSpace : uint8_t { kMsr, kPci };
 
-}  // namespace uncore
+}  // namespace uncore::platforms
 
 #endif  // UNCORE_SDK_PLATFORMS_COMMON_ACCESS_SPACE_H_

@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-namespace uncore {
+namespace uncore::platforms {
 
 struct BitRange {
   uint8_t lo = 0;
@@ -37,6 +37,6 @@ struct BitRange {
   }
 };
 
-}  // namespace uncore
+}  // namespace uncore::platforms
 
 #endif  // UNCORE_SDK_PLATFORMS_COMMON_BIT_RANGE_H_

@@ -23,6 +23,8 @@
 #include "sdk/registers/recording_register_space.h"
 
 namespace uncore::devices::engine {
+
+using ::uncore::platforms::AccessSpace;
 namespace {
 
 using registers::RecordingRegisterSpace;

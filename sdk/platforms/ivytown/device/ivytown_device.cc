@@ -8,11 +8,11 @@
 namespace uncore::devices {
 
 IvyTownDevice::IvyTownDevice(registers::RegisterSpace* space,
-                           machine::Topology topology)
+                             machine::Topology topology)
     : IvyTownDevice(space, std::move(topology), Options{}) {}
 
 IvyTownDevice::IvyTownDevice(registers::RegisterSpace* space,
-                           machine::Topology topology, Options options)
+                             machine::Topology topology, Options options)
     : RegisterEngine(space, options), topology_(std::move(topology)) {}
 
 absl::StatusOr<engine::RegisterProgram> IvyTownDevice::Plan(
@@ -21,7 +21,7 @@ absl::StatusOr<engine::RegisterProgram> IvyTownDevice::Plan(
 }
 
 absl::Status IvyTownDevice::Program(const ProgramRequest& request,
-                                   const ProgramOptions& options) {
+                                    const ProgramOptions& options) {
   UNCORE_ASSIGN_OR_RETURN(
       engine::RegisterProgram program,
       direct::BuildRegisterProgram(request, options, topology_));

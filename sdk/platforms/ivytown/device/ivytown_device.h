@@ -36,9 +36,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "sdk/devices/device.h"
-#include "sdk/platforms/ivytown/device/program_plan.h"
 #include "sdk/devices/engine/register_engine.h"
 #include "sdk/machine/topology.h"
+#include "sdk/platforms/ivytown/device/program_plan.h"
 #include "sdk/registers/register_space.h"
 
 namespace uncore::devices {
@@ -53,7 +53,7 @@ class IvyTownDevice : public engine::RegisterEngine {
 
   IvyTownDevice(registers::RegisterSpace* space, machine::Topology topology);
   IvyTownDevice(registers::RegisterSpace* space, machine::Topology topology,
-               Options options);
+                Options options);
 
   std::string_view name() const override { return "direct"; }
   using RegisterEngine::Program;

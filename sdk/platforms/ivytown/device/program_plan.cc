@@ -16,6 +16,8 @@
 #include "sdk/spec/encoder.h"
 
 namespace uncore::devices::direct {
+
+using ::uncore::platforms::BitRange;
 namespace {
 
 using engine::Msr;

@@ -48,10 +48,10 @@ enum class BoxType : uint8_t {
 inline constexpr int kNumBoxTypes = 9;
 
 // MSR or PCI configuration space (access_space.h).
-using ::uncore::AccessSpace;
+using ::uncore::platforms::AccessSpace;
 
 // A contiguous bit range within a 64-bit register value (bit_range.h).
-using ::uncore::BitRange;
+using ::uncore::platforms::BitRange;
 
 // Which register a field lives in.
 enum class FieldRegister : uint8_t {

@@ -48,8 +48,8 @@
 
 #include "absl/status/status.h"
 #include "sdk/platforms/ivytown/model/box_descriptors.h"
-#include "sdk/sim/simulated_activity.h"
 #include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
+#include "sdk/sim/simulated_activity.h"
 
 namespace uncore::sim {
 

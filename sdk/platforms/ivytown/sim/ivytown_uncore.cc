@@ -549,8 +549,7 @@ void WriteRegister(SocketT& s, const RegRef& r, uint64_t value) {
 // Filters (S9).
 
 bool FilterMatches(const BoxDescriptor& box, const InstanceState& in,
-                   const FieldDescriptor& f,
-                   const IvyTownUncore::Traffic& t) {
+                   const FieldDescriptor& f, const IvyTownUncore::Traffic& t) {
   if (f.reg != FieldRegister::kFilter) return true;
   const uint64_t v = f.bits.Extract(in.filters[f.filter]);
   switch (f.match) {
@@ -680,8 +679,7 @@ const IvyTownUncore::Socket* IvyTownUncore::SocketAt(int socket) const {
   return sockets_[socket].get();
 }
 
-std::shared_ptr<const IvyTownUncore::PciReadHook> IvyTownUncore::hook()
-    const {
+std::shared_ptr<const IvyTownUncore::PciReadHook> IvyTownUncore::hook() const {
   std::lock_guard<std::mutex> lock(hook_mu_);
   return pci_read_hook_;
 }
@@ -752,7 +750,7 @@ std::optional<RegRef> FindPciRegister(BoxType box, int instance, bool aux,
 }  // namespace
 
 absl::Status IvyTownUncore::ReadPci(const PciAddress& fn, uint32_t offset,
-                                      uint32_t* value) {
+                                    uint32_t* value) {
   accesses_.fetch_add(1, std::memory_order_relaxed);
   auto it = index_->pci.find(PciKey(fn));
   if (it == index_->pci.end()) return NoPci(fn, offset);
@@ -773,7 +771,7 @@ absl::Status IvyTownUncore::ReadPci(const PciAddress& fn, uint32_t offset,
 }
 
 absl::Status IvyTownUncore::WritePci(const PciAddress& fn, uint32_t offset,
-                                       uint32_t value) {
+                                     uint32_t value) {
   accesses_.fetch_add(1, std::memory_order_relaxed);
   auto it = index_->pci.find(PciKey(fn));
   if (it == index_->pci.end()) return NoPci(fn, offset);
@@ -805,7 +803,7 @@ uint64_t IvyTownUncore::PeekMsr(int socket, uint32_t msr) const {
 }
 
 uint32_t IvyTownUncore::PeekPci(int socket, const PciAddress& fn,
-                                  uint32_t offset) const {
+                                uint32_t offset) const {
   auto it = index_->pci.find(PciKey(fn));
   if (it == index_->pci.end() || it->second.socket != socket) return 0;
   const Index::Function& f = it->second;
@@ -818,7 +816,7 @@ uint32_t IvyTownUncore::PeekPci(int socket, const PciAddress& fn,
 }
 
 uint64_t IvyTownUncore::PeekCounter(int socket, BoxType box, int instance,
-                                      int counter) const {
+                                    int counter) const {
   const Socket* s = SocketAt(socket);
   const BoxDescriptor& b = ivytown::Box(box);
   if (s == nullptr || instance < 0 || instance >= b.num_instances() ||
@@ -830,7 +828,7 @@ uint64_t IvyTownUncore::PeekCounter(int socket, BoxType box, int instance,
 }
 
 uint64_t IvyTownUncore::PeekFixedCounter(int socket, BoxType box,
-                                           int instance) const {
+                                         int instance) const {
   const Socket* s = SocketAt(socket);
   const BoxDescriptor& b = ivytown::Box(box);
   if (s == nullptr || !b.fixed_counter || instance < 0 ||
@@ -866,7 +864,7 @@ bool IvyTownUncore::AnyCounterEnabled(int socket, BoxType box) const {
 }
 
 absl::Status IvyTownUncore::PresetMsr(int socket, uint32_t msr,
-                                        uint64_t value) {
+                                      uint64_t value) {
   Socket* s = SocketAt(socket);
   const RegRef* r = FindMsr(msr);
   if (s == nullptr || r == nullptr) {
@@ -878,7 +876,7 @@ absl::Status IvyTownUncore::PresetMsr(int socket, uint32_t msr,
 }
 
 absl::Status IvyTownUncore::PresetPci(int socket, const PciAddress& fn,
-                                        uint32_t offset, uint32_t value) {
+                                      uint32_t offset, uint32_t value) {
   auto it = index_->pci.find(PciKey(fn));
   if (it == index_->pci.end() || it->second.socket != socket) {
     return NoPci(fn, offset);
@@ -923,8 +921,8 @@ absl::Status CheckTarget(int sockets, int socket, BoxType box, int instance) {
 }  // namespace
 
 absl::Status IvyTownUncore::Inject(int socket, const Traffic& traffic,
-                                     std::span<const uint64_t> per_cycle,
-                                     uint64_t repeat) {
+                                   std::span<const uint64_t> per_cycle,
+                                   uint64_t repeat) {
   if (absl::Status s =
           CheckTarget(num_sockets(), socket, traffic.box, traffic.instance);
       !s.ok()) {
@@ -949,7 +947,7 @@ absl::Status IvyTownUncore::Inject(int socket, const Traffic& traffic,
 }
 
 absl::Status IvyTownUncore::Inject(int socket, const Traffic& traffic,
-                                     uint64_t per_cycle, uint64_t cycles) {
+                                   uint64_t per_cycle, uint64_t cycles) {
   if (absl::Status s =
           CheckTarget(num_sockets(), socket, traffic.box, traffic.instance);
       !s.ok()) {
@@ -964,8 +962,8 @@ absl::Status IvyTownUncore::Inject(int socket, const Traffic& traffic,
 }
 
 absl::Status IvyTownUncore::InjectTogether(int socket,
-                                             std::span<const Stream> streams,
-                                             uint64_t repeat) {
+                                           std::span<const Stream> streams,
+                                           uint64_t repeat) {
   std::vector<Target> targets;
   std::vector<Traffic> traffic;
   size_t length = 0;
@@ -1002,9 +1000,9 @@ absl::Status IvyTownUncore::InjectTogether(int socket,
   return absl::OkStatus();
 }
 
-absl::Status IvyTownUncore::InjectSpread(
-    int socket, BoxType box, std::span<const SpreadStream> streams,
-    uint64_t cycles) {
+absl::Status IvyTownUncore::InjectSpread(int socket, BoxType box,
+                                         std::span<const SpreadStream> streams,
+                                         uint64_t cycles) {
   if (absl::Status s = CheckTarget(num_sockets(), socket, box, 0); !s.ok()) {
     return s;
   }
@@ -1118,8 +1116,8 @@ void RecordOverflow(SocketT& s, const BoxDescriptor& box, InstanceState& in,
 }  // namespace
 
 void IvyTownUncore::Run(Socket& s, std::span<const Target> targets,
-                          std::span<const Traffic> streams,
-                          std::span<const Segment> segments, uint64_t repeat) {
+                        std::span<const Traffic> streams,
+                        std::span<const Segment> segments, uint64_t repeat) {
   std::lock_guard<std::mutex> lock(s.mu);
   // Decode every counter of every advancing instance once: the programming
   // cannot change while the lock is held.  Plans are this thread's scratch,

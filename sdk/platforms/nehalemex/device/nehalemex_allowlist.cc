@@ -8,6 +8,8 @@
 #include "fmt/format.h"
 
 namespace uncore::nehalemex {
+
+using ::uncore::platforms::AccessSpace;
 namespace {
 
 using machine::AllowedRegister;

@@ -60,7 +60,7 @@ std::string_view VariantDisplayName(Variant v);
 std::optional<Variant> VariantFromModel(int family, int model);
 
 // A contiguous bit range within a 64-bit register value (bit_range.h).
-using ::uncore::BitRange;
+using ::uncore::platforms::BitRange;
 
 constexpr BitRange Bits(uint8_t hi, uint8_t lo) {
   return BitRange{lo, static_cast<uint8_t>(hi - lo + 1)};

@@ -19,13 +19,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sdk/common/status_macros.h"
-#include "sdk/platforms/ivytown/device/counter_assignment.h"
-#include "sdk/platforms/ivytown/device/program_plan.h"
 #include "sdk/machine/allowlist_guard.h"
 #include "sdk/machine/topology.h"
+#include "sdk/platforms/ivytown/device/counter_assignment.h"
+#include "sdk/platforms/ivytown/device/program_plan.h"
 #include "sdk/platforms/ivytown/model/box_descriptors.h"
-#include "sdk/registers/recording_register_space.h"
 #include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
+#include "sdk/registers/recording_register_space.h"
 #include "sdk/spec/event_spec.h"
 
 namespace uncore::devices {
@@ -388,8 +388,7 @@ TEST(DirectDeviceTest, RegionSpanningThreeWrapsOf44BitCounterIsExact) {
   ASSERT_EQ(dev.read_plan()[0].width, 44);
   Snapshot begin(1), end(1);
   ASSERT_TRUE(dev.TakeSnapshot(&begin).ok());
-  const IvyTownUncore::Traffic t =
-      TrafficOf(Ev("cbo/LLC_VICTIMS.M_STATE"), 0);
+  const IvyTownUncore::Traffic t = TrafficOf(Ev("cbo/LLC_VICTIMS.M_STATE"), 0);
   const uint64_t chunk = (uint64_t{1} << 42) + 12345;  // < 2^44 per chunk
   uint64_t injected = 0;
   for (int i = 0; i < 14; ++i) {
@@ -411,8 +410,7 @@ TEST(DirectDeviceTest, BackgroundExtenderKeepsCountsExact) {
   EXPECT_EQ(dev.extender_period(), std::chrono::milliseconds(1));
   Snapshot begin(1), end(1);
   ASSERT_TRUE(dev.TakeSnapshot(&begin).ok());
-  const IvyTownUncore::Traffic t =
-      TrafficOf(Ev("cbo/LLC_VICTIMS.M_STATE"), 0);
+  const IvyTownUncore::Traffic t = TrafficOf(Ev("cbo/LLC_VICTIMS.M_STATE"), 0);
   const uint64_t chunk = (uint64_t{1} << 43) + 1;
   for (int i = 0; i < 7; ++i) {  // 3.5 wraps, no explicit ExtendNow
     ASSERT_TRUE(sim.Inject(0, t, chunk, 1).ok());

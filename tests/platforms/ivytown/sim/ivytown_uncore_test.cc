@@ -546,7 +546,7 @@ TEST(SimulatedUncoreTest, StreamsInTheSameCycleAreSummedBeforeThreshold) {
   r.Ctl(BoxType::kCbo, 0, 1, ev | kEn);
   const Traffic t = TrafficFor(BoxType::kCbo, 0, "TOR_OCCUPANCY", "ALL");
   const std::vector<IvyTownUncore::Stream> streams = {{t, {2, 2, 1, 0}},
-                                                        {t, {2, 1, 3}}};
+                                                      {t, {2, 1, 3}}};
   ASSERT_TRUE(sim.InjectTogether(0, streams).ok());
   EXPECT_EQ(r.Ctr(BoxType::kCbo, 0, 0), 2u);  // sums 4, 3, 4, 0
   EXPECT_EQ(r.Ctr(BoxType::kCbo, 0, 1), 11u);

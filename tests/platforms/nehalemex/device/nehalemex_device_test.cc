@@ -11,8 +11,8 @@
 
 #include "gtest/gtest.h"
 #include "sdk/platforms/nehalemex/model/box_descriptors.h"
-#include "sdk/registers/recording_register_space.h"
 #include "sdk/platforms/nehalemex/sim/nehalemex_uncore.h"
+#include "sdk/registers/recording_register_space.h"
 
 namespace uncore::devices {
 namespace {
