@@ -262,13 +262,13 @@ absl::StatusOr<RankRecord> DecodeRank(std::string_view bytes) {
     region.max_ns = r.U64();
     region.overhead_ns = r.U64();
     region.sampled_calls = r.U64();
-    region.inclusive.resize(r.Count(3 * 8));
+    region.inclusive.resize(r.Count(uint64_t{3} * 8));
     for (EventCounts& c : region.inclusive) {
       c.total = r.U64();
       c.per_socket = r.U64s();
       c.estimated = r.Bool();
     }
-    region.metrics.resize(r.Count(2 * 8));
+    region.metrics.resize(r.Count(uint64_t{2} * 8));
     for (MetricValue& m : region.metrics) {
       m.value = r.F64();
       m.valid = r.Bool();

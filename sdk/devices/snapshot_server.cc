@@ -276,14 +276,14 @@ absl::StatusOr<ServedCatalog> DecodeCatalog(std::string_view bytes) {
   c.simulated = r.Bool();
   // An event is at least three counts and a double; a plan entry six
   // integers and a count.
-  c.events.resize(r.Count(4 * 8));
+  c.events.resize(r.Count(uint64_t{4} * 8));
   for (ServedCatalog::Event& e : c.events) {
     e.canonical = r.Str();
     e.unit = r.Str();
     e.encoding = r.Str();
     e.scale = r.F64();
   }
-  const uint64_t n = r.Count(7 * 8);
+  const uint64_t n = r.Count(uint64_t{7} * 8);
   c.plan.resize(n);
   c.instance_names.resize(n);
   for (size_t i = 0; i < n && r.ok(); ++i) {
