@@ -3,15 +3,15 @@
 counters of the extra run reach the console, JSON and CSV reporters and the
 --benchmark_out file, with the documented values (see
 google_benchmark_main_program.cc for the traffic each benchmark makes)."""
-import argparse
 import csv
 import io
 import json
 import os
-import subprocess
 import sys
-import tempfile
-import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "testing"))
+import harness  # noqa: E402
 
 PROGRAM = None
 READS = "uncore.imc.CAS_COUNT.RD"
@@ -31,11 +31,9 @@ EXPECTED_READS = {
 
 
 def run(*args, env=None):
-    full = {k: v for k, v in os.environ.items()
-            if not k.startswith(("UNCORE_", "BENCHMARK_"))}
-    full.update(env or {})
-    return subprocess.run([PROGRAM, *args], capture_output=True, text=True,
-                          env=full, timeout=120)
+    return harness.run([PROGRAM, *args],
+                       env=harness.environment(env, drop=("BENCHMARK_",)),
+                       timeout=120, show_failure=False)
 
 
 def csv_rows(text):
@@ -49,16 +47,7 @@ def benchmarks_of(text):
     return {b["name"]: b for b in json.loads(text)["benchmarks"]}
 
 
-class BenchmarkMainTest(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-
-    def tearDown(self):
-        self.dir.cleanup()
-
-    def path(self, name):
-        return os.path.join(self.dir.name, name)
-
+class BenchmarkMainTest(harness.TempDirTest):
     def check_json(self, text):
         runs = benchmarks_of(text)
         self.assertEqual(set(runs), set(EXPECTED_READS) | {"BM_AFailure"})
@@ -247,8 +236,4 @@ class BenchmarkMainTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--program", required=True)
-    args, rest = parser.parse_known_args()
-    PROGRAM = args.program
-    unittest.main(argv=[sys.argv[0], *rest])
+    harness.unittest_main("program", globals())

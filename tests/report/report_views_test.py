@@ -12,7 +12,7 @@ report of the same run, is the reference the others are checked against.
   csv_pandas     pandas (Debian's python3-pandas: run this with /usr/bin/python3)
                  reads sample.csv: one row per value, the columns and their
                  dtypes, socket and instance rows summing to the total rows,
-                 totals equal to the JSON's.  Without pandas: a failure.
+                 totals equal to the JSON's.  Without pandas: a failed check.
   hatchet_shape  sample.hatchet.json follows Hatchet's literal format: a list
                  of nodes with frame.name, frame.type, numeric metrics (the
                  same keys on every node), children lists, the region tree,
@@ -36,7 +36,10 @@ import sys
 import tempfile
 import time
 
-SKIP = 77
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "testing"))
+import harness  # noqa: E402
+from harness import SKIP, check  # noqa: E402
 
 # The sample's regions as the CSV and the HTML give them back (an invalid
 # byte becomes U+FFFD) and as JSON does (the byte read as Latin-1).
@@ -46,17 +49,13 @@ PATHS = ["main", "main/" + SOLVE, "main/" + SOLVE + "/" + CAFE, "io\ufffd"]
 JSON_PATHS = PATHS[:3] + ["io\u00ff"]
 CALLS_IN_TIMELINE = 14  # write_sample_reports.cc, SampleTimeline()
 
-failures = []
-
-
-def check(condition, what):
-    if not condition:
-        failures.append(what)
-        print("FAIL: " + what, file=sys.stderr)
-
 
 def write_samples(writer, folder):
-    subprocess.run([writer, folder], check=True)
+    """The sample's JSON report, or None (a failed check) when the writer
+    fails."""
+    p = harness.run([writer, folder])
+    if not check(p.returncode == 0, "write_sample_reports writes the samples"):
+        return None
     with open(os.path.join(folder, "sample.json"), encoding="utf-8") as f:
         return json.load(f)
 
@@ -74,10 +73,9 @@ def check_csv(folder, reference):
     try:
         import pandas as pd
     except ImportError:
-        print("pandas is missing: apt-get install python3-pandas "
-              "(scripts/install-deps.sh), and run this with /usr/bin/python3",
-              file=sys.stderr)
-        return 1
+        check(False, "pandas is there: apt-get install python3-pandas "
+              "(scripts/install-deps.sh), and run this with /usr/bin/python3")
+        return 0
     path = os.path.join(folder, "sample.csv")
     # As docs/report-format.md advises: empty fields are missing values, a
     # region named "NA" stays a name.
@@ -310,13 +308,12 @@ def find_chromium():
 
 
 def run_chromium(chromium, page, profile):
-    return subprocess.run(
+    return harness.run(
         [chromium, "--headless=new", "--no-sandbox", "--disable-gpu",
          "--no-first-run", "--disable-extensions", "--enable-logging=stderr",
          "--v=0", "--user-data-dir=" + profile, "--dump-dom",
          "file://" + page],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120,
-        text=True, errors="replace")
+        timeout=120, show_failure=False, errors="replace")
 
 
 # Injected into a copy of each page, first in <head>: a script error is
@@ -402,16 +399,15 @@ def main():
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="uncore-views-") as folder:
         reference = write_samples(args.writer, folder)
+        if reference is None:
+            return harness.finish()
         check([r["path"] for r in reference["regions"]] == JSON_PATHS,
               "the sample's regions")
         status = {"csv_pandas": check_csv, "hatchet_shape": check_hatchet,
                   "html_chromium": check_html}[args.view](folder, reference)
-    if failures:
-        print("%d check(s) failed" % len(failures), file=sys.stderr)
-        return 1
-    if status == 0:
-        print("%s: all checks passed" % args.view)
-    return status
+    # A failed check fails the view; else a view that could not run (no
+    # Chromium) is skipped, although its static checks passed.
+    return harness.finish() or status
 
 
 if __name__ == "__main__":

@@ -10,9 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "tools"))
@@ -35,8 +33,8 @@ def environment(env):
 
 
 def run(env, *args, **kwargs):
-    return subprocess.run([PROGRAM, *args], capture_output=True, text=True,
-                          env=environment(env), timeout=120, **kwargs)
+    return harness.run([PROGRAM, *args], env=environment(env), timeout=120,
+                       show_failure=False, **kwargs)
 
 
 def default_signals():
@@ -51,20 +49,7 @@ def start(env, *args, preexec_fn=default_signals):
                             env=environment(env), preexec_fn=preexec_fn)
 
 
-class TempDirTest(unittest.TestCase):
-    """A scratch directory per test."""
-
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-
-    def tearDown(self):
-        self.dir.cleanup()
-
-    def path(self, name):
-        return os.path.join(self.dir.name, name)
-
-
-class EnvSessionTest(TempDirTest):
+class EnvSessionTest(harness.TempDirTest):
     def test_json_report_at_exit(self):
         out = self.path("report.json")
         r = run({"UNCORE_EVENTS": "imc/CAS_COUNT.RD,cbo[0-1]/CLOCKTICKS",
@@ -263,7 +248,7 @@ class EnvSessionTest(TempDirTest):
 
 
 
-class OutputTest(TempDirTest):
+class OutputTest(harness.TempDirTest):
     """Report files: placeholders, checks at start, writes that never
     leave a half-written report, and reports after SIGINT and SIGTERM."""
 

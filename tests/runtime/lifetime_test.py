@@ -4,13 +4,10 @@ threads are inside regions, and a forked child that outlives its parent.
 
   lifetime_test.py --program build/tests/lifetime_program
 """
-import argparse
 import json
 import os
 import sys
-import tempfile
 import time
-import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "testing"))
@@ -30,16 +27,7 @@ def perf_tsc_works(tmp):
     return r.returncode == 0 and "regions will not be measured" not in r.stderr
 
 
-class LifetimeTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
-    def path(self, name):
-        return os.path.join(self.tmp.name, name)
-
+class LifetimeTest(harness.TempDirTest):
     def detached_runs(self, env, runs):
         for i in range(runs):
             out = self.path(f"detached-{i}.json")
@@ -60,7 +48,7 @@ class LifetimeTest(unittest.TestCase):
                             "UNCORE_BACKEND": "sim"}, 30)
 
     def test_exit_with_detached_threads_inside_regions_on_perf(self):
-        if not perf_tsc_works(self.tmp.name):
+        if not perf_tsc_works(self.dir.name):
             self.skipTest("perf cannot count msr/tsc/ here")
         self.detached_runs({"UNCORE_EVENTS": "msr/tsc/",
                             "UNCORE_BACKEND": "perf"}, 30)
@@ -90,14 +78,5 @@ class LifetimeTest(unittest.TestCase):
         self.assertNotIn("child", names)
 
 
-def main():
-    global PROGRAM
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--program", required=True)
-    args, rest = parser.parse_known_args()
-    PROGRAM = args.program
-    unittest.main(argv=[sys.argv[0], *rest])
-
-
 if __name__ == "__main__":
-    main()
+    harness.unittest_main("program", globals())

@@ -11,23 +11,23 @@ its region is in the host's report.
 
   two_copies_test.py --host HOST --static-plugin SO --shared-plugin SO
 """
-import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
-import unittest
 
-ARGS = None
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "testing"))
+import harness  # noqa: E402
+
+HOST = STATIC_PLUGIN = SHARED_PLUGIN = None
 
 
 def run_host(plugin, out_dir):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("UNCORE_")}
-    env.update({"UNCORE_EVENTS": "imc/CAS_COUNT.RD", "UNCORE_BACKEND": "sim",
-                "UNCORE_OUTPUT": os.path.join(out_dir, "report-%p.json")})
-    return subprocess.run([ARGS.host, plugin], capture_output=True, text=True,
-                          env=env, timeout=120)
+    env = harness.environment({
+        "UNCORE_EVENTS": "imc/CAS_COUNT.RD", "UNCORE_BACKEND": "sim",
+        "UNCORE_OUTPUT": os.path.join(out_dir, "report-%p.json")})
+    return harness.run([HOST, plugin], env=env, timeout=120,
+                       show_failure=False)
 
 
 def reports(out_dir):
@@ -39,15 +39,9 @@ def reports(out_dir):
     return names, result
 
 
-class TwoCopiesTest(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-
-    def tearDown(self):
-        self.dir.cleanup()
-
+class TwoCopiesTest(harness.TempDirTest):
     def test_static_plugin_is_a_second_copy(self):
-        r = run_host(ARGS.static_plugin, self.dir.name)
+        r = run_host(STATIC_PLUGIN, self.dir.name)
         self.assertEqual(r.returncode, 0, r.stderr)
         # The plugin's environment session: one warning, naming the
         # plugin's file and the fix.
@@ -57,7 +51,7 @@ class TwoCopiesTest(unittest.TestCase):
         self.assertIn("regions will not be measured", warnings[0])
         self.assertIn("another copy of the Uncore SDK in this process",
                       warnings[0])
-        self.assertIn(os.path.basename(ARGS.static_plugin), warnings[0])
+        self.assertIn(os.path.basename(STATIC_PLUGIN), warnings[0])
         self.assertIn("libuncore_sdk.so", warnings[0])
         # The plugin's own Session::Start: refused the same way.
         self.assertIn("plugin session: refused: another copy of the Uncore "
@@ -72,7 +66,7 @@ class TwoCopiesTest(unittest.TestCase):
         self.assertNotIn("plugin", paths)
 
     def test_shared_plugin_shares_the_session(self):
-        r = run_host(ARGS.shared_plugin, self.dir.name)
+        r = run_host(SHARED_PLUGIN, self.dir.name)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertNotIn("another copy", r.stderr + r.stdout)
         self.assertIn("plugin session: refused: another uncore::Session is "
@@ -83,15 +77,6 @@ class TwoCopiesTest(unittest.TestCase):
         self.assertEqual(sorted(paths), ["host", "host-after", "plugin"])
 
 
-def main():
-    global ARGS
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--host", required=True)
-    parser.add_argument("--static-plugin", required=True)
-    parser.add_argument("--shared-plugin", required=True)
-    ARGS, rest = parser.parse_known_args()
-    unittest.main(argv=[sys.argv[0], *rest])
-
-
 if __name__ == "__main__":
-    main()
+    harness.unittest_main(("host", "static-plugin", "shared-plugin"),
+                          globals())

@@ -15,12 +15,18 @@ caller's environment without any UNCORE_* variable (and the other prefixes
 it is given), so that a developer's shell never changes a test.  A driver
 that cannot test anything here exits with SKIP (77), which CTest reports as
 skipped (SKIP_RETURN_CODE).
+
+A unittest driver ends with `harness.unittest_main("program", globals())`
+and may keep each test's scratch files in a `TempDirTest`'s folder.
 """
 
+import argparse
 import os
 import shlex
 import subprocess
 import sys
+import tempfile
+import unittest
 
 SKIP = 77
 FAILURES = []
@@ -83,13 +89,54 @@ def perf_can_count_tsc():
         "/sys/bus/event_source/devices/msr/events/tsc")
 
 
-def unittest_main(option, module_globals):
-    """The main() of a unittest driver: takes the required --OPTION into the
-    driver's global OPTION (upper case) and gives the rest to unittest."""
-    import argparse
-    import unittest
+def perf_system_wide_reason():
+    """Why perf's msr/tsc/ cannot be opened system-wide here (no msr PMU,
+    or neither root nor perf_event_paranoid <= 0), or "" when it can."""
+    if not os.path.isdir("/sys/bus/event_source/devices/msr"):
+        return "no msr PMU in /sys/bus/event_source/devices"
+    try:
+        with open("/proc/sys/kernel/perf_event_paranoid") as f:
+            paranoid = int(f.read())
+    except (OSError, ValueError):
+        paranoid = 2
+    if os.geteuid() != 0 and paranoid > 0:
+        return "system-wide perf needs root or perf_event_paranoid <= 0"
+    return ""
+
+
+class TempDirTest(unittest.TestCase):
+    """A scratch folder per test: self.dir.name, path(name) in it."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir.name, name)
+
+
+def unittest_main(options, module_globals, optional=None):
+    """The main() of a unittest driver: takes each required --OPTION
+    (`options`: one name or several) and each `optional` one (name ->
+    default) into the driver's global OPTION (upper case, "-" as "_"), and
+    gives the rest to unittest.  Exits 0 when every test passed, 1 after
+    any failure or error, SKIP when no test ran or every one was skipped:
+    a driver that tested nothing never passes."""
     parser = argparse.ArgumentParser()
-    parser.add_argument("--" + option, required=True)
+    for name in [options] if isinstance(options, str) else options:
+        parser.add_argument("--" + name, required=True)
+    for name, default in (optional or {}).items():
+        parser.add_argument("--" + name, default=default)
     args, rest = parser.parse_known_args()
-    module_globals[option.upper()] = getattr(args, option)
-    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
+    for name, value in vars(args).items():
+        module_globals[name.upper()] = value
+    result = unittest.main(argv=[sys.argv[0], *rest], verbosity=2,
+                           exit=False).result
+    if not result.wasSuccessful():
+        sys.exit(1)
+    if result.testsRun == len(result.skipped):
+        print("no test ran: nothing was tested", flush=True)
+        sys.exit(SKIP)
+    sys.exit(0)

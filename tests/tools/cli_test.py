@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
 """End-to-end tests of the `uncore` CLI: list, describe, errors."""
-import argparse
 import json
-import subprocess
+import os
 import sys
 import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "testing"))
+import harness  # noqa: E402
 
 UNCORE = None
 
 
 def run(*args):
-    return subprocess.run([UNCORE, *args], capture_output=True, text=True,
-                          timeout=60)
+    return harness.run([UNCORE, *args], env=harness.environment(), timeout=60,
+                       show_failure=False)
 
 
 class ListTest(unittest.TestCase):
@@ -347,14 +350,5 @@ class OptionsTest(unittest.TestCase):
         self.assertFalse(any(l.endswith(" ") for l in lines))
 
 
-def main():
-    global UNCORE
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--uncore", required=True)
-    args, rest = parser.parse_known_args()
-    UNCORE = args.uncore
-    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
-
-
 if __name__ == "__main__":
-    main()
+    harness.unittest_main("uncore", globals())

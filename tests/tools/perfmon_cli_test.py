@@ -5,13 +5,15 @@
 
 The DRAM CAS encodings are checked twice: against the issue's table (always)
 and against Intel's JSON files (when --spec-dir holds intel-perfmon/)."""
-import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "testing"))
+import harness  # noqa: E402
 
 UNCORE = None
 SPEC_DIR = None
@@ -46,12 +48,8 @@ CAS_TABLE = {
 
 
 def run(*args, env=None):
-    full_env = dict(os.environ)
-    full_env.pop("UNCORE_PLATFORM", None)
-    if env:
-        full_env.update(env)
-    return subprocess.run([UNCORE, *args], capture_output=True, text=True,
-                          timeout=60, env=full_env)
+    return harness.run([UNCORE, *args], env=harness.environment(env),
+                       timeout=60, show_failure=False)
 
 
 def describe_json(platform, spec, *extra):
@@ -299,9 +297,9 @@ class KernelFormatTest(unittest.TestCase):
         if not SPEC_DIR or not os.path.isdir(os.path.join(SPEC_DIR,
                                                           "intel-perfmon")):
             self.skipTest("no intel-perfmon folder under --spec-dir")
-        r = subprocess.run([sys.executable, GENERATOR, "--unopenable",
-                            "--spec-dir", SPEC_DIR], capture_output=True,
-                           text=True, timeout=120)
+        r = harness.run([sys.executable, GENERATOR, "--unopenable",
+                         "--spec-dir", SPEC_DIR], timeout=120,
+                        show_failure=False)
         self.assertEqual(r.returncode, 0, r.stderr)
         counts = {}
         for line in r.stdout.splitlines():
@@ -352,9 +350,9 @@ class GeneratorDefaultsTest(unittest.TestCase):
             self.skipTest("no intel-perfmon folder under --spec-dir")
         tools = os.path.dirname(GENERATOR)
         for script in ("gen_event_catalog.py", "gen_perfmon_platforms.py"):
-            r = subprocess.run([sys.executable, os.path.join(tools, script),
-                                "--check", "--spec-dir", SPEC_DIR],
-                               capture_output=True, text=True, timeout=120)
+            r = harness.run([sys.executable, os.path.join(tools, script),
+                             "--check", "--spec-dir", SPEC_DIR], timeout=120,
+                            show_failure=False)
             self.assertEqual(r.returncode, 0, (script, r.stdout, r.stderr))
 
 
@@ -387,16 +385,5 @@ class DoctorTest(unittest.TestCase):
         self.assertEqual(doc["cpu"]["platforms"], [])
 
 
-def main():
-    global UNCORE, SPEC_DIR
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--uncore", required=True)
-    parser.add_argument("--spec-dir", default="")
-    args, rest = parser.parse_known_args()
-    UNCORE = args.uncore
-    SPEC_DIR = args.spec_dir
-    unittest.main(argv=[sys.argv[0]] + rest)
-
-
 if __name__ == "__main__":
-    main()
+    harness.unittest_main("uncore", globals(), optional={"spec-dir": ""})

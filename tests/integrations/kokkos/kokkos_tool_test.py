@@ -15,9 +15,7 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
 import unittest
 
 TOOL = None
@@ -36,15 +34,12 @@ def environment(env):
     return harness.environment(env, drop=("KOKKOS_",))
 
 
-class ToolTest(unittest.TestCase):
+class ToolTest(harness.TempDirTest):
     """A scratch directory per test and a report reader."""
 
     def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-        self.report = os.path.join(self.dir.name, "report.json")
-
-    def tearDown(self):
-        self.dir.cleanup()
+        super().setUp()
+        self.report = self.path("report.json")
 
     def sim(self, **extra):
         env = {"UNCORE_EVENTS": EVENT, "UNCORE_BACKEND": "sim",
@@ -53,8 +48,8 @@ class ToolTest(unittest.TestCase):
         return env
 
     def run_binary(self, argv, env):
-        r = subprocess.run(argv, capture_output=True, text=True,
-                           env=environment(env), timeout=120)
+        r = harness.run(argv, env=environment(env), timeout=120,
+                        show_failure=False)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         return r
 

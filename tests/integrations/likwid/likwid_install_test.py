@@ -55,14 +55,10 @@ def dynamic_symbols(library):
 
 
 def session_env(prefix_lib, report, threads):
-    env = dict(os.environ)
-    for key in list(env):
-        if key.startswith("UNCORE_"):
-            del env[key]
-    env.update({"UNCORE_BACKEND": "sim", "UNCORE_EVENTS": "imc/CAS_COUNT.RD",
-                "UNCORE_OUTPUT": report, "OMP_NUM_THREADS": str(threads),
-                "LD_LIBRARY_PATH": prefix_lib})
-    return env
+    return harness.environment({
+        "UNCORE_BACKEND": "sim", "UNCORE_EVENTS": "imc/CAS_COUNT.RD",
+        "UNCORE_OUTPUT": report, "OMP_NUM_THREADS": str(threads),
+        "LD_LIBRARY_PATH": prefix_lib})
 
 
 def example_calls(report_path):

@@ -47,34 +47,15 @@ def close(a, b, rel):
     return b != 0 and abs(a / b - 1.0) <= rel
 
 
-def perf_reason():
-    """Why perf's msr/tsc/ cannot be used here, or "" when it can."""
-    if not os.path.isdir("/sys/bus/event_source/devices/msr"):
-        return "no msr PMU in /sys/bus/event_source/devices"
-    paranoid = 2
-    try:
-        with open("/proc/sys/kernel/perf_event_paranoid") as f:
-            paranoid = int(f.read())
-    except OSError:
-        pass
-    if os.geteuid() != 0 and paranoid > 0:
-        return "system-wide perf needs root or perf_event_paranoid <= 0"
-    return ""
-
-
 class Run:
     """A program started now, with UNCORE_* set; wait() collects it."""
 
     def __init__(self, name, argv, env_extra, tmp, timeout=120):
         self.name = name
         self.report = os.path.join(tmp, name + ".json")
-        env = dict(os.environ)
-        for key in list(env):
-            if key.startswith("UNCORE_") or key.startswith("LIKWID_"):
-                del env[key]
-        env["OMP_NUM_THREADS"] = "4"
-        env["UNCORE_OUTPUT"] = self.report
-        env.update(env_extra)
+        env = harness.environment({"OMP_NUM_THREADS": "4",
+                                   "UNCORE_OUTPUT": self.report, **env_extra},
+                                  drop=("LIKWID_",))
         self.argv = argv
         self.timeout = timeout
         self.proc = subprocess.Popen(argv, env=env, cwd=tmp,
@@ -278,10 +259,7 @@ def compile_real(args, tmp):
                      [f_example, "-o", os.path.join(tmp, "f_real")] + lib +
                      shlex.split(args.openmp_fortran_flags)))
     for what, cmd in jobs:
-        p = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
-        if p.returncode != 0:
-            print("command:", " ".join(cmd))
-            print(p.stdout + p.stderr)
+        p = harness.run(cmd, cwd=tmp, timeout=None)
         check(p.returncode == 0,
               f"{what} builds against the real LIKWID ({args.real_library})")
 
@@ -313,7 +291,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="uncore-likwid-")
     print(f"work directory: {tmp}")
 
-    no_perf = perf_reason()
+    no_perf = harness.perf_system_wide_reason()
     runs = {}
 
     def start(name, argv, env, **kw):

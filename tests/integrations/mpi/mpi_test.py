@@ -13,18 +13,19 @@ import glob
 import json
 import os
 import stat
-import subprocess
 import sys
 import threading
 import tempfile
 
-FAILURES = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "testing"))
+import harness  # noqa: E402
+from harness import check, skip  # noqa: E402
 
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        FAILURES.append(what)
+# Open MPI in containers and VMs: no CMA single-copy (ptrace may be
+# denied), and more ranks than cores allowed.
+OPEN_MPI = {"OMPI_MCA_btl_vader_single_copy_mechanism": "none",
+            "OMPI_MCA_rmaps_base_oversubscribe": "1"}
 
 
 def node_sockets():
@@ -43,19 +44,8 @@ def mpirun(args, np, program, env_extra, extra_mpirun=(), timeout=60,
         cmd.append("--allow-run-as-root")
     cmd += ["--oversubscribe", "-np", str(np)] + list(extra_mpirun)
     cmd += [program] + list(program_args)
-    env = dict(os.environ)
-    # Open MPI in containers and VMs: no CMA single-copy (ptrace may be
-    # denied), and more ranks than cores allowed.
-    env["OMPI_MCA_btl_vader_single_copy_mechanism"] = "none"
-    env["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
-    env.update(env_extra)
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True,
-                       timeout=timeout)
-    if p.returncode != 0 and not quiet:
-        print("command:", " ".join(cmd))
-        print(p.stdout)
-        print(p.stderr)
-    return p
+    return harness.run(cmd, env=harness.environment({**OPEN_MPI, **env_extra}),
+                       timeout=timeout, show_failure=not quiet)
 
 
 def facts(p):
@@ -129,16 +119,9 @@ def main():
 
     # perf msr/tsc/: only where the msr PMU exists and may be opened
     # system-wide.
-    paranoid = 2
-    try:
-        with open("/proc/sys/kernel/perf_event_paranoid") as f:
-            paranoid = int(f.read())
-    except OSError:
-        pass
-    if not os.path.isdir("/sys/bus/event_source/devices/msr"):
-        print("skip perf: no msr PMU")
-    elif os.geteuid() != 0 and paranoid > 0:
-        print("skip perf: system-wide perf needs root or paranoid <= 0")
+    no_perf = harness.perf_system_wide_reason()
+    if no_perf:
+        skip("perf: " + no_perf)
     else:
         out = os.path.join(tmp, "perf.json")
         p = mpirun(args, 4, args.program, {"UNCORE_EVENTS": "msr/tsc/",
@@ -300,12 +283,9 @@ def main():
     cmd += ["--oversubscribe", "-np", "3", args.program, "--region-ms", "100",
             ":", "-np", "1", "env", "-u", "UNCORE_EVENTS", args.program,
             "--region-ms", "100"]
-    env = dict(os.environ, UNCORE_EVENTS="ubox/UCLK", UNCORE_BACKEND="sim",
-               UNCORE_OUTPUT=out,
-               OMPI_MCA_btl_vader_single_copy_mechanism="none",
-               OMPI_MCA_rmaps_base_oversubscribe="1")
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True,
-                       timeout=60)
+    env = harness.environment({**OPEN_MPI, "UNCORE_EVENTS": "ubox/UCLK",
+                               "UNCORE_BACKEND": "sim", "UNCORE_OUTPUT": out})
+    p = harness.run(cmd, env=env, timeout=60)
     said = p.stderr.count("not on rank 3 ")
     check(p.returncode == 0 and said == 1 and not os.path.exists(out),
           "a rank without UNCORE_EVENTS is named once on stderr "
@@ -342,28 +322,23 @@ def main():
     # The library preloaded into a program that never calls MPI_Init: one
     # line at exit says nothing was measured and why (it was silent).
     if args.nompi_program:
-        env = dict(os.environ, LD_PRELOAD=args.preload,
-                   UNCORE_EVENTS="ubox/UCLK", UNCORE_BACKEND="sim")
-        p = subprocess.run([args.nompi_program, "2", "1"], env=env,
-                           capture_output=True, text=True, timeout=60)
+        env = harness.environment({"LD_PRELOAD": args.preload,
+                                   "UNCORE_EVENTS": "ubox/UCLK",
+                                   "UNCORE_BACKEND": "sim"})
+        p = harness.run([args.nompi_program, "2", "1"], env=env, timeout=60)
         lines = [l for l in p.stderr.splitlines() if l.startswith("uncore:")]
         check(p.returncode == 0 and len(lines) == 1 and
               "nothing was measured" in lines[0] and "MPI_Init" in lines[0],
               f"preloaded without MPI_Init: one line at exit {lines}")
         env.pop("UNCORE_EVENTS")
-        p = subprocess.run([args.nompi_program, "2", "1"], env=env,
-                           capture_output=True, text=True, timeout=60)
+        p = harness.run([args.nompi_program, "2", "1"], env=env, timeout=60)
         check(p.returncode == 0 and "uncore:" not in p.stderr,
               f"preloaded, nothing asked: silent {p.stderr.strip()}")
 
     # No segment is left behind.
     left = glob.glob("/dev/shm/uncore-mpi.*")
     check(not left, f"no shared-memory segment left behind {left}")
-    if FAILURES:
-        print(f"{len(FAILURES)} check(s) failed")
-        return 1
-    print("all checks passed")
-    return 0
+    return harness.finish()
 
 
 if __name__ == "__main__":

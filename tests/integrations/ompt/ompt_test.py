@@ -229,21 +229,8 @@ def test_no_tool(runner):
           "without the tool: only the program's own region")
 
 
-def perf_usable():
-    if not os.path.isdir("/sys/bus/event_source/devices/msr"):
-        return "no msr PMU"
-    try:
-        with open("/proc/sys/kernel/perf_event_paranoid") as f:
-            paranoid = int(f.read())
-    except (OSError, ValueError):
-        paranoid = 2
-    if os.geteuid() != 0 and paranoid > 0:
-        return "system-wide perf needs root or perf_event_paranoid <= 0"
-    return None
-
-
 def test_perf_socket_once(runner):
-    why = perf_usable()
+    why = harness.perf_system_wide_reason()
     if why:
         print("skip perf: " + why)
         return
