@@ -32,7 +32,6 @@
 #include "sdk/platforms/perfmon/perfmon_tables.h"
 
 namespace uncore::sim {
-class IvyTownUncore;
 class SimulatedActivity;
 }  // namespace uncore::sim
 
@@ -63,7 +62,10 @@ class Backend {
   virtual std::vector<std::string> Warnings() const { return {}; }
   // Releases the device (registers restored).  Safe to call twice.
   virtual absl::Status Stop() = 0;
-  virtual sim::IvyTownUncore* simulator() const { return nullptr; }
+  // The backend this one stands in front of (node sharing: the one it
+  // serves), else nullptr: what a platform's test hook looks behind
+  // (ivytown::SimulatorOf).
+  virtual const Backend* wrapped() const { return nullptr; }
   // The simulator a program tells its activity (sim/simulated_activity.h):
   // every `sim` platform's with its demo traffic on, else nullptr.
   virtual sim::SimulatedActivity* simulated_activity() const { return nullptr; }

@@ -40,7 +40,7 @@ class ServingBackend : public Backend {
     if (server_ != nullptr) server_->Stop(kServeStopWait);
     return inner_->Stop();
   }
-  sim::IvyTownUncore* simulator() const override { return inner_->simulator(); }
+  const Backend* wrapped() const override { return inner_.get(); }
   sim::SimulatedActivity* simulated_activity() const override {
     return inner_->simulated_activity();
   }

@@ -30,6 +30,7 @@
 #include "sdk/devices/perf/perfmon_plan.h"
 #include "sdk/devices/perf/pmu_discovery.h"
 #include "sdk/machine/topology.h"
+#include "sdk/platforms/ivytown/backend/ivytown_platform.h"
 #include "sdk/platforms/ivytown/model/box_descriptors.h"
 #include "sdk/platforms/ivytown/sim/demo_traffic.h"
 #include "sdk/regions/recorder.h"
@@ -818,9 +819,8 @@ sim::SimulatedActivity* SimulatedActivityOf(const Session& session) {
   return SessionAccess::Activity(session);
 }
 
-sim::IvyTownUncore* SessionAccess::Simulator(const Session& session) {
-  const Session::Impl& s = *session.impl_;
-  return s.backend == nullptr ? nullptr : s.backend->simulator();
+const Backend* SessionAccess::BackendOf(const Session& session) {
+  return session.impl_->backend.get();
 }
 
 std::vector<SessionMetric> SessionAccess::Metrics(const Session& session) {
@@ -836,7 +836,8 @@ std::vector<SessionMetric> MetricsOf(const Session& session) {
 }
 
 sim::IvyTownUncore* SimulatorOf(const Session& session) {
-  return SessionAccess::Simulator(session);
+  const Backend* backend = SessionAccess::BackendOf(session);
+  return backend == nullptr ? nullptr : ivytown::SimulatorOf(*backend);
 }
 
 }  // namespace runtime

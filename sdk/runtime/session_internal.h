@@ -29,7 +29,6 @@
 #include "uncore/session.h"
 
 namespace uncore::sim {
-class IvyTownUncore;
 class SimulatedActivity;
 }  // namespace uncore::sim
 
@@ -71,7 +70,8 @@ struct SessionAccess {
   // The timeline the collector kept, its calls mapped to `results`' regions.
   static report::Timeline TimelineOf(Session::Impl& s, const Results& results);
   static std::vector<SessionMetric> Metrics(const Session& session);
-  static sim::IvyTownUncore* Simulator(const Session& session);
+  // The session's backend (nullptr before Start has opened one).
+  static const Backend* BackendOf(const Session& session);
   static sim::SimulatedActivity* Activity(const Session& session);
   static void AddWarning(Session& session, std::string warning);
   static void DiscardOutputs(Session& session);

@@ -3,6 +3,8 @@
 // on its simulator.
 #include "sdk/runtime/backends.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <memory>
 #include <string>
@@ -17,7 +19,10 @@
 #include "sdk/devices/device.h"
 #include "sdk/devices/engine/register_engine.h"
 #include "sdk/machine/topology.h"
+#include "sdk/platforms/ivytown/backend/ivytown_platform.h"
+#include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
 #include "sdk/platforms/nehalemex/model/box_descriptors.h"
+#include "sdk/runtime/node_sharing.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/spec/platform_catalog.h"
 #include "uncore/region.h"
@@ -137,6 +142,38 @@ TEST(RegisterPlatformsTest, APerfOnlyPlatformHasNoRegisterModel) {
                           "only; platform sapphirerapids is counted through "
                           "perf"));
   }
+}
+
+// The IvyTown simulator tests inject traffic into is reached through the
+// platform's entry (ivytown::SimulatorOf), not the generic Backend: only
+// IvyTown's `sim` backend has one, also while node sharing serves it.
+TEST(RegisterPlatformsTest, OnlyIvyTownsSimBackendHasItsSimulator) {
+  for (const RegisterPlatform& p : RegisterPlatforms()) {
+    BackendRequest request;
+    request.name = "sim";
+    request.platform = std::string(p.name());
+    request.sim_demo_traffic = false;
+    request.program.events.push_back(
+        p.name() == "ivytown"
+            ? *spec::ParseEventSpec("ubox/UCLK")
+            : Generic("uncore_wbox", "uncore_wbox/event=0xff/"));
+    absl::StatusOr<OpenedBackend> b = OpenBackend(std::move(request));
+    ASSERT_TRUE(b.ok()) << p.name() << ": " << b.status();
+    sim::IvyTownUncore* simulator = ivytown::SimulatorOf(*b->backend);
+    EXPECT_EQ(simulator != nullptr, p.name() == "ivytown") << p.name();
+    if (p.name() != "ivytown") continue;
+    absl::StatusOr<std::unique_ptr<Backend>> served = ServeBackend(
+        std::move(b->backend), "backends-test-" + std::to_string(getpid()),
+        {"ubox/UCLK"});
+    ASSERT_TRUE(served.ok()) << served.status();
+    EXPECT_EQ(ivytown::SimulatorOf(**served), simulator);
+    EXPECT_TRUE((*served)->Stop().ok());
+  }
+  BackendRequest off;
+  off.name = "off";
+  absl::StatusOr<OpenedBackend> b = OpenBackend(std::move(off));
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(ivytown::SimulatorOf(*b->backend), nullptr);
 }
 
 // The sim backend's demo traffic (10 GB/s per socket, 2/3 reads) is brought

@@ -104,7 +104,7 @@ class SimBackend : public Backend {
     if (demo_ != nullptr) demo_->Stop();
     return device_->Release();
   }
-  sim::IvyTownUncore* simulator() const override { return sim_.get(); }
+  sim::IvyTownUncore* simulator() const { return sim_.get(); }
   sim::SimulatedActivity* simulated_activity() const override {
     return demo_.get();
   }
@@ -171,6 +171,13 @@ runtime::RegisterPlatform RegisterPlatformEntry() {
           .open_direct = OpenIvyTownDirect,
           .describe_writes = DescribeWrites,
           .describe_model = nullptr};
+}
+
+sim::IvyTownUncore* SimulatorOf(const runtime::Backend& backend) {
+  const Backend* b = &backend;
+  while (b->wrapped() != nullptr) b = b->wrapped();
+  const auto* sim = dynamic_cast<const SimBackend*>(b);
+  return sim == nullptr ? nullptr : sim->simulator();
 }
 
 }  // namespace uncore::ivytown

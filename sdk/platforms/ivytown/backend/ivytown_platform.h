@@ -2,10 +2,12 @@
 // its identity, what a snapshot does with the global control, and how to
 // open it on its simulator (IvyTownUncore with the demo traffic, the
 // IvyTownDevice engine on top) or on this machine's registers (the direct
-// backend behind the allow-list guard).
+// backend behind the allow-list guard); and, for tests, the simulator
+// behind a backend it opened.
 //
 //   const runtime::RegisterPlatform p = ivytown::RegisterPlatformEntry();
 //   absl::StatusOr<runtime::OpenedBackend> b = p.simulate(request);
+//   sim::IvyTownUncore* sim = ivytown::SimulatorOf(*b->backend);
 //
 // Guarantees: as runtime::OpenBackend's: a programmed backend or an error
 // with nothing left programmed.
@@ -14,9 +16,18 @@
 
 #include "sdk/runtime/backends.h"
 
+namespace uncore::sim {
+class IvyTownUncore;
+}  // namespace uncore::sim
+
 namespace uncore::ivytown {
 
 runtime::RegisterPlatform RegisterPlatformEntry();
+
+// The IvyTown simulator behind `backend` (this platform's `sim` backend,
+// also behind the backends that wrap it), else nullptr: tests inject
+// traffic into it (runtime::SimulatorOf, session_testing.h).
+sim::IvyTownUncore* SimulatorOf(const runtime::Backend& backend);
 
 }  // namespace uncore::ivytown
 
