@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "absl/status/status.h"
+#include "sdk/common/asymmetric_fence.h"
 #include "sdk/common/clock.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/devices/device.h"
@@ -26,6 +27,7 @@ inline void CpuRelax() {
 
 SharedSnapshots::SharedSnapshots(Device* device, Mode mode)
     : device_(device), mode_(mode), num_values_(device->read_plan().size()) {
+  common::EnableAsymmetricFences();
   for (Slot& slot : ring_) {
     slot.values = std::make_unique<std::atomic<uint64_t>[]>(num_values_);
     for (size_t i = 0; i < num_values_; ++i) {
@@ -45,34 +47,40 @@ absl::Status SharedSnapshots::Take(Snapshot* out, Trace* trace) {
   }
   if (out->values.size() != num_values_) out->values.assign(num_values_, 0);
   uint64_t arrived = sequence_.load(std::memory_order_seq_cst);
-  if (trace != nullptr) *trace = {arrived, 0, false};
+  if (trace != nullptr) *trace = {TraceNumber(arrived), 0, false};
   for (;;) {
-    uint64_t serving = 0;  // the snapshot (odd) that will serve this call
-    if ((arrived & 1) != 0 &&
-        reading_.load(std::memory_order_seq_cst) < arrived) {
-      // Snapshot `arrived` is claimed but has not begun to read the
-      // counters: its reading comes after this call arrived, so it serves
-      // this call.
-      serving = arrived;
+    // The publication (a phase's idle number) that will serve this call.
+    uint64_t serving = 0;
+    if ((arrived & kStateMask) == kJoinable) {
+      // Snapshot `arrived` is claimed and its leader waits for threads to
+      // join: its reading comes after this call arrived.
+      serving = IdleOf(arrived) + kPhase;
     } else {
-      // The first snapshot that may serve this call is claimed at an even
-      // sequence number reached after the call arrived.
-      const uint64_t idle = (arrived & 1) != 0 ? arrived + 1 : arrived;
+      // The first snapshot that may serve this call is claimed at an idle
+      // number reached after the call arrived.
+      const uint64_t idle =
+          IdleOf(arrived) + ((arrived & kStateMask) != 0 ? kPhase : 0);
       if (idle != arrived) WaitFor(idle);
+      // A leader whose last snapshot served others waits for joiners; one
+      // alone reads at once, claimed and reading in one step.
+      const bool contended =
+          shared_.load(std::memory_order_relaxed) !=
+          shared_at_last_lead_.load(std::memory_order_relaxed);
       uint64_t expected = idle;
-      if (sequence_.compare_exchange_strong(expected, idle + 1,
-                                            std::memory_order_seq_cst)) {
-        if (trace != nullptr) trace->served = idle + 2;
-        return Lead(idle + 1, out);
+      if (sequence_.compare_exchange_strong(
+              expected, idle + (contended ? kJoinable : kReading),
+              std::memory_order_seq_cst)) {
+        if (trace != nullptr) trace->served = TraceNumber(idle + kPhase);
+        return Lead(idle, contended, out);
       }
-      // Another thread claimed snapshot idle + 1 after this call arrived:
-      // it serves this call too.
-      serving = idle + 1;
+      // Another thread claimed snapshot `idle` after this call arrived: it
+      // serves this call too.
+      serving = idle + kPhase;
     }
-    WaitFor(serving + 1);
-    if (CopyPublished(serving + 1, out)) {
+    WaitFor(serving);
+    if (CopyPublished(serving, out)) {
       shared_.fetch_add(1, std::memory_order_relaxed);
-      if (trace != nullptr) trace->served = serving + 1;
+      if (trace != nullptr) trace->served = TraceNumber(serving);
       return out->valid ? absl::OkStatus() : FailedShared();
     }
     // Its slot was reused while this thread was away: every snapshot from
@@ -83,16 +91,17 @@ absl::Status SharedSnapshots::Take(Snapshot* out, Trace* trace) {
   }
 }
 
-absl::Status SharedSnapshots::Lead(uint64_t sequence, Snapshot* out) {
+absl::Status SharedSnapshots::Lead(uint64_t idle, bool contended,
+                                   Snapshot* out) {
   // When the last snapshot served other threads too, give the threads it
   // released a moment to reach their next boundary and join this one: a
   // quarter of the last snapshot's duration, so the wait costs little and
   // pays where reading the counters is slow (the msr driver, IPIs).
   // Only contended snapshots are timed: one thread alone pays no clock
-  // reads here.
-  const uint64_t shared_now = shared_.load(std::memory_order_relaxed);
-  const bool contended = shared_now != shared_at_last_lead_;
-  shared_at_last_lead_ = shared_now;
+  // reads here, and its claim was its reading's start (one locked
+  // instruction for both).
+  shared_at_last_lead_.store(shared_.load(std::memory_order_relaxed),
+                             std::memory_order_relaxed);
   uint64_t start = 0;
   if (contended) {
     start = common::MonotonicNowNs();
@@ -101,9 +110,10 @@ absl::Status SharedSnapshots::Lead(uint64_t sequence, Snapshot* out) {
       CpuRelax();
       start = common::MonotonicNowNs();
     }
+    // From here on, a thread that arrives cannot join: the reading begins
+    // (a full fence: the counters are read after the store).
+    sequence_.store(idle + kReading, std::memory_order_seq_cst);
   }
-  // From here on, a thread that arrives cannot join: the reading begins.
-  reading_.store(sequence, std::memory_order_seq_cst);
   absl::Status status = device_->TakeSnapshot(out);
   if (contended) last_duration_ns_ = common::MonotonicNowNs() - start;
   // One leader at a time writes it: no read-modify-write (a locked add
@@ -117,7 +127,7 @@ absl::Status SharedSnapshots::Lead(uint64_t sequence, Snapshot* out) {
     last_error_ = status.ok() ? "the snapshot is marked invalid"
                               : common::StatusMessage(status);
   }
-  const uint64_t done = sequence + 1;
+  const uint64_t done = idle + kPhase;
   Slot& slot = SlotOf(done);
   // A seqlock without fences (ThreadSanitizer does not model them): the
   // values are release stores, so a reader that sees a new value (an
@@ -129,10 +139,17 @@ absl::Status SharedSnapshots::Lead(uint64_t sequence, Snapshot* out) {
   slot.timestamp_ns.store(out->timestamp_ns, std::memory_order_release);
   slot.valid.store(valid, std::memory_order_release);
   slot.stamp.store(done, std::memory_order_release);
-  sequence_.store(done, std::memory_order_seq_cst);
-  // Wake the sleepers, if any: a waiter counts itself before it checks the
-  // sequence number, so one that this load misses sees `done` and does not
-  // sleep (both sequentially consistent).
+  // Publish, then wake the sleepers, if any.  A waiter counts itself, then
+  // (common::HeavyFence) makes this thread's store visible or its count
+  // visible to this load, before it checks the sequence number: a waiter
+  // this load misses sees `done` and does not sleep.  This side's fence is
+  // the light one (no locked instruction) where membarrier serves.
+  if (common::LightFencesEnabled()) {
+    sequence_.store(done, std::memory_order_release);
+    common::LightFence();
+  } else {
+    sequence_.store(done, std::memory_order_seq_cst);
+  }
   if (waiters_.load(std::memory_order_seq_cst) != 0) {
     published_.fetch_add(1, std::memory_order_seq_cst);
     published_.notify_all();
@@ -170,6 +187,8 @@ void SharedSnapshots::WaitFor(uint64_t target) const {
     std::this_thread::yield();
   }
   waiters_.fetch_add(1, std::memory_order_seq_cst);
+  // The publisher's fence may be light: this side's heavy one (Lead).
+  common::HeavyFence();
   for (;;) {
     const uint32_t published = published_.load(std::memory_order_seq_cst);
     if (sequence_.load(std::memory_order_seq_cst) >= target) break;

@@ -5,19 +5,22 @@
 //   Snapshot s(device.read_plan().size());
 //   UNCORE_RETURN_IF_ERROR(shared.Take(&s)); // from any number of threads
 //
-// The protocol (docs/concurrency.md): a sequence number is even while no
-// snapshot is claimed and odd while one is.  A thread that finds it even
-// tries to claim the next snapshot (one compare-and-swap); if another
+// The protocol (docs/concurrency.md): one sequence number says whether a
+// snapshot is claimed and whether its reading has begun.  A thread that
+// finds none claimed claims the next (one compare-and-swap); if another
 // thread won, that snapshot was claimed after this thread arrived, so it
 // serves this thread too: the thread waits for it and copies its values
 // from a ring of published results (a seqlock per slot).  A thread that
-// finds a snapshot claimed joins it if it has not begun reading the
-// counters (`reading_`); else it cannot use it (it may have read the
-// counters before the thread's boundary): it waits for that one to finish,
-// then claims or joins the next.  A leader whose previous snapshot served
-// other threads waits up to a quarter of that snapshot's duration before
-// reading, so that the threads it woke can join.
-//
+// finds a snapshot claimed joins it if its reading has not begun; else it
+// cannot use it (it may have read the counters before the thread's
+// boundary): it waits for that one to finish, then claims or joins the
+// next.  A leader whose previous snapshot served other threads claims a
+// joinable snapshot and waits up to a quarter of that snapshot's duration
+// before reading, so that the threads it woke can join; a leader alone
+// claims a snapshot whose reading begins at once (the claim is the only
+// locked instruction of an uncontended snapshot: the publication's fence
+// is light, common/asymmetric_fence.h, and a thread about to sleep pays
+// the heavy one).
 // Guarantees:
 // - The counters of a snapshot a thread receives were read after the thread
 //   called Take, and before it returned.
@@ -114,17 +117,29 @@ class SharedSnapshots {
     std::unique_ptr<std::atomic<uint64_t>[]> values;
   };
 
-  // Takes snapshot number `sequence` (odd) on the device into `out` and
-  // publishes it.
-  absl::Status Lead(uint64_t sequence, Snapshot* out);
-  // Copies the snapshot that `done` (even) published; false when its slot
-  // has been reused since.
+  // The sequence number: snapshot k is idle at 4k, claimed at 4k+1
+  // (joinable: its leader waits for threads to join) or 4k+2 (its reading
+  // begins: no thread joins it), and published at 4k+4.  Traces show the
+  // old numbering: 2k idle, 2k+1 claimed, 2k+2 published.
+  static constexpr uint64_t kPhase = 4;
+  static constexpr uint64_t kStateMask = 3;
+  static constexpr uint64_t kJoinable = 1;
+  static constexpr uint64_t kReading = 2;
+  static uint64_t IdleOf(uint64_t sequence) { return sequence & ~kStateMask; }
+  static uint64_t TraceNumber(uint64_t sequence) {
+    return sequence / kPhase * 2 + ((sequence & kStateMask) != 0 ? 1 : 0);
+  }
+  // Takes the snapshot claimed at `idle` on the device into `out` and
+  // publishes it (at idle + kPhase).
+  absl::Status Lead(uint64_t idle, bool contended, Snapshot* out);
+  // Copies the snapshot published at `done`; false when its slot has been
+  // reused since.
   bool CopyPublished(uint64_t done, Snapshot* out) const;
   // Waits until the sequence number is at least `target`.
   void WaitFor(uint64_t target) const;
-  Slot& SlotOf(uint64_t done) { return ring_[(done / 2) % kRingSize]; }
+  Slot& SlotOf(uint64_t done) { return ring_[(done / kPhase) % kRingSize]; }
   const Slot& SlotOf(uint64_t done) const {
-    return ring_[(done / 2) % kRingSize];
+    return ring_[(done / kPhase) % kRingSize];
   }
   absl::Status FailedShared() const;
 
@@ -133,12 +148,11 @@ class SharedSnapshots {
   SnapshotObserver* observer_ = nullptr;
   const size_t num_values_;
   std::atomic<uint64_t> sequence_{0};
-  // The latest snapshot (odd sequence number) that began reading the
-  // counters; a claimed snapshot that has not may still take callers.
-  std::atomic<uint64_t> reading_{0};
   // The leader's own (one leader at a time; handed over through sequence_).
   uint64_t last_duration_ns_ = 0;
-  uint64_t shared_at_last_lead_ = 0;
+  // shared_ when the last leader began: a claimer that finds it changed
+  // leads a joinable snapshot (written by leaders, read by claimers).
+  std::atomic<uint64_t> shared_at_last_lead_{0};
   // Sleeping waiters: they wait on `published_` (a 32-bit futex word that
   // every publication bumps) while `waiters_` says someone sleeps.
   mutable std::atomic<uint32_t> published_{0};

@@ -21,6 +21,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
 #include "fmt/format.h"
+#include "sdk/common/asymmetric_fence.h"
 #include "sdk/common/clock.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/devices/shared_snapshots.h"
@@ -138,6 +139,21 @@ int LookUpOrIntern(std::string_view name, NameCacheEntry* entry) {
   const NameNode* node = InternName(name);
   if (entry != nullptr) *entry = {name.data(), &node->name};
   return node->name.id;
+}
+
+// The hazard handshake (docs/concurrency.md, "Lifetime"): a boundary
+// publishes its recorder in its slot, then checks that the recorder is still
+// the active one; Deactivate clears the active recorder, then looks at the
+// slots.  Either side sees the other's store: the boundary's fence is a
+// light one (common/asymmetric_fence.h: no locked instruction where
+// membarrier serves), Quiesce's the heavy one.
+inline void PublishHazard(std::atomic<Recorder*>& hazard, Recorder* recorder) {
+  if (common::LightFencesEnabled()) {
+    hazard.store(recorder, std::memory_order_relaxed);
+    common::LightFence();
+  } else {
+    hazard.store(recorder, std::memory_order_seq_cst);
+  }
 }
 
 std::atomic<uint64_t> g_generation{1};
@@ -283,6 +299,7 @@ void Activate(Recorder* recorder) {
     (void)Slots();
     pthread_atfork(&BeforeFork, &AfterForkInParent, &AfterForkInChild);
   });
+  common::EnableAsymmetricFences();
   internal::g_active_recorder.store(recorder, std::memory_order_seq_cst);
 }
 
@@ -530,7 +547,10 @@ Recorder::Recorder(devices::Device* device, RecorderOptions options)
     : device_(device),
       options_(options),
       num_values_(device == nullptr ? 0 : device->read_plan().size()),
-      generation_(g_generation.fetch_add(1)) {
+      generation_(g_generation.fetch_add(1)),
+      // A trace's records carry CLOCK_MONOTONIC times: ticks are then
+      // nanoseconds.
+      clock_(options.trace == nullptr && common::TscIsConstant()) {
   if (device_ != nullptr) {
     snapshots_ =
         std::make_unique<devices::SharedSnapshots>(device_, options.snapshots);
@@ -729,10 +749,10 @@ const devices::Snapshot* Recorder::SnapshotFor(Boundary& b, ThreadState& t,
                                                const char* where, int name_id) {
   if (!b.needs_snapshot) return nullptr;
   const bool timed = t.snapshots++ % kTimeEvery == 0;
-  const uint64_t t0 = timed ? common::MonotonicNowNs() : 0;
+  const uint64_t t0 = timed ? clock_.Now() : 0;
   absl::Status s = ReadCounters(&t.snapshot);
   if (timed) {
-    Add(t.timed_ns, common::MonotonicNowNs() - t0);
+    Add(t.timed_ns, clock_.Now() - t0);
     Add(t.timed, 1);
   }
   if (s.ok()) return &t.snapshot;
@@ -882,7 +902,7 @@ void Recorder::OpenFrame(Boundary& b, ThreadState& t, Frame& f, int name_id) {
   const uint64_t snapshots_before = t.snapshots;
   // The snapshot, then the clock: the call starts after its snapshot.
   const devices::Snapshot* snap = SnapshotFor(b, t, "begin", name_id);
-  const uint64_t now = common::MonotonicNowNs();
+  const uint64_t now = clock_.Now();
   Apply(b, snap, now);
   f.start_ns = now;
   if (t.snapshots != snapshots_before) Add(f.accumulator->snapshots, 1);
@@ -958,7 +978,7 @@ void Recorder::CloseMarker(ThreadState& t, int index, uint64_t now_ns,
   Frame& f = t.markers[index];
   Boundary b;
   Step(b, *f.state, f.accumulator, 0, kCountOne);
-  if (now_ns == 0) now_ns = common::MonotonicNowNs();
+  if (now_ns == 0) now_ns = clock_.Now();
   const uint64_t snapshots_before = t.snapshots;
   const devices::Snapshot* snap = !b.needs_snapshot ? nullptr
                                   : given != nullptr
@@ -1026,7 +1046,7 @@ void Recorder::CloseFrom(ThreadState& t, int level, uint64_t now_ns, bool open,
   // The clock after the steps (which may have waited), then the snapshot:
   // the call ends before its snapshot, and the thread that closes the path
   // reads the clock after every other thread's call ended.
-  if (now_ns == 0) now_ns = common::MonotonicNowNs();
+  if (now_ns == 0) now_ns = clock_.Now();
   const uint64_t snapshots_before = t.snapshots;
   const devices::Snapshot* snap =
       !b.needs_snapshot  ? nullptr
@@ -1165,6 +1185,9 @@ Quiescence Recorder::Quiesce(std::chrono::nanoseconds timeout) const {
     // the interrupted boundary may hold any lock of this recorder.
     return Quiescence::kCallerInside;
   }
+  // Every boundary that published this recorder before the fence is seen
+  // below; every later one sees that it is no longer the active one.
+  common::HeavyFence();
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (const ThreadSlot* s = Slots().all.load(std::memory_order_seq_cst);
        s != nullptr; s = s->next_all) {
@@ -1185,6 +1208,7 @@ void Recorder::Totals(const std::vector<PathInfo>& paths,
   // from the measured ones; exclusive counts under sampling from the
   // paths.
   out.assign(paths.size(), RegionTotals{});
+  const double ns_per_tick = clock_.NsPerTick();
   for (size_t p = 0; p < paths.size(); ++p) {
     const RetiredTotals& r = raw[p];
     RegionTotals& t = out[p];
@@ -1194,11 +1218,13 @@ void Recorder::Totals(const std::vector<PathInfo>& paths,
     t.calls = r.calls;
     t.threads = r.threads;
     t.sampled_calls = device_ == nullptr ? r.calls : r.sampled_calls;
-    t.wall_ns = r.wall_ns;
-    t.thread_ns = r.thread_ns;
-    t.min_ns = r.calls == 0 ? 0 : r.min_ns;
-    t.max_ns = r.max_ns;
-    t.overhead_ns = r.overhead_ns;
+    // The accumulators count clock_'s ticks.
+    t.wall_ns = common::TickClock::ToNs(r.wall_ns, ns_per_tick);
+    t.thread_ns = common::TickClock::ToNs(r.thread_ns, ns_per_tick);
+    t.min_ns =
+        r.calls == 0 ? 0 : common::TickClock::ToNs(r.min_ns, ns_per_tick);
+    t.max_ns = common::TickClock::ToNs(r.max_ns, ns_per_tick);
+    t.overhead_ns = common::TickClock::ToNs(r.overhead_ns, ns_per_tick);
     t.open_calls = r.open_calls;
     t.intervals = r.intervals;
     t.measured_intervals =
@@ -1351,7 +1377,7 @@ void Recorder::CloseOpenRegions() {
           reason, "the stop");
     }
   }
-  const uint64_t now = common::MonotonicNowNs();
+  const uint64_t now = clock_.Now();
   std::lock_guard<std::mutex> lock(threads_mu_);
   for (const std::unique_ptr<ThreadState>& t : threads_) {
     if (t->depth.load(std::memory_order_relaxed) > 0) {
@@ -1473,7 +1499,7 @@ inline void OnActive(regions::Recorder* recorder, int name_id, F boundary) {
   }
   regions::BusyScope busy;
   regions::ThreadSlot& slot = regions::CurrentSlot();
-  slot.hazard.store(recorder, std::memory_order_seq_cst);
+  regions::PublishHazard(slot.hazard, recorder);
   if (g_active_recorder.load(std::memory_order_seq_cst) == recorder) {
     boundary(slot);
   } else {

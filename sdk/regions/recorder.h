@@ -33,7 +33,8 @@
 //
 // Guarantees: Begin and End take no lock and allocate nothing once the
 // thread has used that region path (its first use locks and allocates); a
-// boundary reads the clock once.  With a trace (RecorderOptions::trace) an
+// boundary reads the clock once (the time-stamp counter where it is
+// constant, common::TickClock; CLOCK_MONOTONIC with a trace).  With a trace (RecorderOptions::trace) an
 // End adds one record to its thread's buffer, and hands a full buffer to
 // the trace's writer under a lock (trace/trace_collector.h).  A boundary waits only while another
 // thread is opening or closing the same path (or its parent's exclusive
@@ -58,6 +59,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "sdk/common/clock.h"
 #include "sdk/devices/device.h"
 #include "sdk/devices/shared_snapshots.h"
 #include "sdk/trace/trace_collector.h"
@@ -238,6 +240,9 @@ class Recorder {
   const RecorderOptions options_;
   const size_t num_values_;
   const uint64_t generation_;
+  // Every time on the hot path (a boundary's one clock read) is a tick of
+  // this clock, turned into nanoseconds when collected.
+  const common::TickClock clock_;
   std::unique_ptr<devices::SharedSnapshots> snapshots_;
 
   mutable std::mutex paths_mu_;

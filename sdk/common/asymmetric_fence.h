@@ -1,0 +1,50 @@
+// Asymmetric fences: a store-then-load handshake between a hot side that
+// runs on every region boundary and a cold side that runs rarely (a session
+// stopping, a thread about to sleep), where the hot side may not pay a
+// locked instruction.
+//
+//   common::EnableAsymmetricFences();   // once, at a session's start
+//   // hot:  x.store(1, relaxed);  common::LightFence();  r1 = y.load();
+//   // cold: y.store(1, seq_cst);  common::HeavyFence();  r2 = x.load();
+//   // never r1 == 0 && r2 == 0
+//
+// Guarantees: with membarrier's private expedited command registered,
+// LightFence is a compiler fence and HeavyFence makes every running thread
+// of the process execute a full memory barrier; without it (an old
+// kernel, a seccomp filter, a ThreadSanitizer build, which does not model
+// membarrier) LightFence is a full fence.  HeavyFence never fails: in a
+// forked child that inherited the flag but not the registration it falls
+// back to the global command, then to a fence of its own (the child has
+// one thread until it starts more, and those start after the fork).
+#ifndef UNCORE_SDK_COMMON_ASYMMETRIC_FENCE_H_
+#define UNCORE_SDK_COMMON_ASYMMETRIC_FENCE_H_
+
+#include <atomic>
+
+namespace uncore::common {
+
+namespace internal {
+extern std::atomic<bool> g_light_fences;
+}  // namespace internal
+
+// Registers the process for membarrier's private expedited command (a
+// system call; idempotent).  Call before the hot sides may run light.
+void EnableAsymmetricFences();
+
+inline bool LightFencesEnabled() {
+  return internal::g_light_fences.load(std::memory_order_relaxed);
+}
+
+inline void LightFence() {
+  if (LightFencesEnabled()) {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  } else {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
+}
+
+void HeavyFence();
+
+}  // namespace uncore::common
+
+#endif  // UNCORE_SDK_COMMON_ASYMMETRIC_FENCE_H_

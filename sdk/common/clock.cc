@@ -1,0 +1,64 @@
+#include "sdk/common/clock.h"
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+namespace uncore::common {
+namespace {
+
+bool ReadTscIsConstant() {
+#if defined(__x86_64__) || defined(__i386__)
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    std::istringstream words(line);
+    bool constant = false;
+    bool nonstop = false;
+    std::string word;
+    while (words >> word) {
+      constant |= word == "constant_tsc";
+      nonstop |= word == "nonstop_tsc";
+    }
+    return constant && nonstop;  // the first CPU's flags: all CPUs share them
+  }
+#endif
+  return false;
+}
+
+constexpr uint64_t kMinCalibrationNs = 1'000'000;
+
+}  // namespace
+
+bool TscIsConstant() {
+  static const bool constant = ReadTscIsConstant();
+  return constant;
+}
+
+TickClock::TickClock(bool use_tsc) : tsc_(use_tsc) {
+#if !defined(__x86_64__) && !defined(__i386__)
+  tsc_ = false;
+#endif
+  start_ns_ = MonotonicNowNs();
+  start_ticks_ = Now();
+}
+
+double TickClock::NsPerTick() const {
+  if (!tsc_) return 1.0;
+  uint64_t ns = MonotonicNowNs();
+  uint64_t ticks = Now();
+  if (ns - start_ns_ < kMinCalibrationNs) {
+    std::this_thread::sleep_for(
+        std::chrono::nanoseconds(kMinCalibrationNs - (ns - start_ns_)));
+    ns = MonotonicNowNs();
+    ticks = Now();
+  }
+  if (ticks <= start_ticks_) return 1.0;
+  return static_cast<double>(ns - start_ns_) /
+         static_cast<double>(ticks - start_ticks_);
+}
+
+}  // namespace uncore::common
