@@ -9,7 +9,7 @@
 namespace uncore::common {
 namespace {
 
-bool ReadTscIsConstant() {
+bool ReadTscIsUsableClock() {
 #if defined(__x86_64__) || defined(__i386__)
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line;
@@ -23,7 +23,14 @@ bool ReadTscIsConstant() {
       constant |= word == "constant_tsc";
       nonstop |= word == "nonstop_tsc";
     }
-    return constant && nonstop;  // the first CPU's flags: all CPUs share them
+    if (!constant || !nonstop) return false;  // the first CPU's: all share
+    // The kernel keeps the TSC as its clock source only while it finds the
+    // CPUs' counters synchronised and stable: then threads on different
+    // CPUs can subtract one another's ticks.
+    std::ifstream source(
+        "/sys/devices/system/clocksource/clocksource0/current_clocksource");
+    std::string name;
+    return static_cast<bool>(source >> name) && name == "tsc";
   }
 #endif
   return false;
@@ -33,8 +40,8 @@ constexpr uint64_t kMinCalibrationNs = 1'000'000;
 
 }  // namespace
 
-bool TscIsConstant() {
-  static const bool constant = ReadTscIsConstant();
+bool TscIsUsableClock() {
+  static const bool constant = ReadTscIsUsableClock();
   return constant;
 }
 

@@ -6,7 +6,8 @@
 //
 // TickClock: the region hot path's clock.  The time-stamp counter where it
 // runs at a constant rate in every power state (x86 `constant_tsc` and
-// `nonstop_tsc`), else CLOCK_MONOTONIC; ticks become nanoseconds through
+// `nonstop_tsc`) and the kernel keeps it as its clock source (it found the
+// CPUs' counters synchronised), else CLOCK_MONOTONIC; ticks become nanoseconds through
 // the rate measured against CLOCK_MONOTONIC over the clock's whole life,
 // so durations agree with MonotonicNowNs's to a few parts per million.
 //
@@ -38,12 +39,12 @@ inline uint64_t MonotonicNowNs() {
 
 // Whether the time-stamp counter runs at one constant rate in every power
 // state on this machine (/proc/cpuinfo's flags, read once).
-bool TscIsConstant();
+bool TscIsUsableClock();
 
 class TickClock {
  public:
   // `use_tsc`: false forces CLOCK_MONOTONIC (ticks are then nanoseconds).
-  explicit TickClock(bool use_tsc = TscIsConstant());
+  explicit TickClock(bool use_tsc = TscIsUsableClock());
 
   bool counts_tsc() const { return tsc_; }
   uint64_t Now() const {

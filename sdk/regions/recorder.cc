@@ -550,7 +550,7 @@ Recorder::Recorder(devices::Device* device, RecorderOptions options)
       generation_(g_generation.fetch_add(1)),
       // A trace's records carry CLOCK_MONOTONIC times: ticks are then
       // nanoseconds.
-      clock_(options.trace == nullptr && common::TscIsConstant()) {
+      clock_(options.trace == nullptr && common::TscIsUsableClock()) {
   if (device_ != nullptr) {
     snapshots_ =
         std::make_unique<devices::SharedSnapshots>(device_, options.snapshots);
