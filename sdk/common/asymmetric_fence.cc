@@ -9,18 +9,13 @@
 namespace uncore::common {
 namespace internal {
 std::atomic<bool> g_light_fences{false};
+std::atomic<unsigned> g_fence_word{0};
 }  // namespace internal
 
 namespace {
 
-#if defined(__SANITIZE_THREAD__)
+#if defined(UNCORE_TSAN_BUILD)
 constexpr bool kMayUseLightFences = false;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-constexpr bool kMayUseLightFences = false;
-#else
-constexpr bool kMayUseLightFences = true;
-#endif
 #else
 constexpr bool kMayUseLightFences = true;
 #endif
@@ -41,11 +36,11 @@ void EnableAsymmetricFences() {
 }
 
 void HeavyFence() {
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  FullFence();
   if (!LightFencesEnabled()) return;
   if (Membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)) return;
   if (Membarrier(MEMBARRIER_CMD_GLOBAL)) return;
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  FullFence();
 }
 
 }  // namespace uncore::common

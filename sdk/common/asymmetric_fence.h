@@ -23,9 +23,29 @@
 
 namespace uncore::common {
 
+#if defined(__SANITIZE_THREAD__)
+#define UNCORE_TSAN_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNCORE_TSAN_BUILD 1
+#endif
+#endif
+
 namespace internal {
 extern std::atomic<bool> g_light_fences;
+extern std::atomic<unsigned> g_fence_word;
 }  // namespace internal
+
+// A full memory fence.  ThreadSanitizer builds (which reject
+// atomic_thread_fence) use a sequentially consistent read-modify-write of
+// a dummy word instead: a locked instruction, a full fence on x86.
+inline void FullFence() {
+#if defined(UNCORE_TSAN_BUILD)
+  internal::g_fence_word.fetch_add(0, std::memory_order_seq_cst);
+#else
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+}
 
 // Registers the process for membarrier's private expedited command (a
 // system call; idempotent).  Call before the hot sides may run light.
@@ -39,7 +59,7 @@ inline void LightFence() {
   if (LightFencesEnabled()) {
     std::atomic_signal_fence(std::memory_order_seq_cst);
   } else {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    FullFence();
   }
 }
 

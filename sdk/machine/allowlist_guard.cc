@@ -119,19 +119,27 @@ std::string AllowedRegister::Describe() const {
                      function.ToString(), address, socket);
 }
 
+std::vector<std::vector<int>> SocketCpus(const Topology& topology) {
+  std::vector<std::vector<int>> all;
+  for (const SocketTopology& socket : topology.sockets) {
+    std::vector<int>& cpus = all.emplace_back();
+    cpus.push_back(socket.msr_cpu);
+    for (int cpu : socket.cpus) {
+      if (cpu != socket.msr_cpu) cpus.push_back(cpu);
+    }
+  }
+  return all;
+}
+
 AllowList IvyTownAllowList(const Topology& topology) {
   AllowList list;
   list.source = "the IvyTown box descriptors name";
+  list.socket_cpus = SocketCpus(topology);
   auto push = [&](AllowedRegister reg) {
     list.registers.push_back(std::move(reg));
   };
   for (int s = 0; s < static_cast<int>(topology.sockets.size()); ++s) {
     const SocketTopology& socket = topology.sockets[s];
-    std::vector<int>& cpus = list.socket_cpus.emplace_back();
-    cpus.push_back(socket.msr_cpu);
-    for (int cpu : socket.cpus) {
-      if (cpu != socket.msr_cpu) cpus.push_back(cpu);
-    }
 
     auto global = [&](RegisterRole role, uint32_t msr, uint64_t mask) {
       AllowedRegister reg;

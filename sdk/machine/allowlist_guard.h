@@ -105,6 +105,11 @@ struct AllowList {
   std::vector<AllowedRegister> registers;
 };
 
+// The CPUs through which each socket of `topology` may be reached (its
+// msr_cpu first), as AllowList::socket_cpus lists them: every platform's
+// builder starts from these.
+std::vector<std::vector<int>> SocketCpus(const Topology& topology);
+
 // IvyTown's list for the sockets, boxes and PCI functions of `topology`.
 AllowList IvyTownAllowList(const Topology& topology);
 // Other platforms build theirs in their own folder (the Xeon 7500 / E7:

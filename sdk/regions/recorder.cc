@@ -103,6 +103,9 @@ const NameNode* InternName(std::string_view name) {
 
 // > 0 while the SDK runs on this thread (a boundary, or a name's first
 // use): a region opened then (by a signal handler) is refused.
+// (The global-dynamic TLS model, not initial-exec: a library that the
+// OpenMP runtime or Kokkos dlopens as a tool would need its whole TLS block
+// in the C library's small static reserve, and dlopen fails without it.)
 thread_local int t_busy = 0;
 
 class BusyScope {

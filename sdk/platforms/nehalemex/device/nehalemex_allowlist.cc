@@ -15,7 +15,6 @@ namespace {
 using machine::AllowedRegister;
 using machine::AllowList;
 using machine::RegisterRole;
-using machine::SocketTopology;
 
 // The role of a Xeon 7500 register, from the manual's name.
 RegisterRole NehalemExRole(std::string_view name) {
@@ -43,15 +42,10 @@ AllowList RegisterAllowList(Variant variant,
   AllowList list;
   list.source = fmt::format("the {} register model names",
                             nehalemex::VariantDisplayName(variant));
+  list.socket_cpus = machine::SocketCpus(topology);
   const std::span<const nehalemex::RegisterInfo> all =
       nehalemex::AllRegisters(variant);
   for (int s = 0; s < static_cast<int>(topology.sockets.size()); ++s) {
-    const SocketTopology& socket = topology.sockets[s];
-    std::vector<int>& cpus = list.socket_cpus.emplace_back();
-    cpus.push_back(socket.msr_cpu);
-    for (int cpu : socket.cpus) {
-      if (cpu != socket.msr_cpu) cpus.push_back(cpu);
-    }
     for (const nehalemex::RegisterInfo& r : all) {
       AllowedRegister reg;
       reg.space = AccessSpace::kMsr;
