@@ -22,6 +22,7 @@
 
 #include <time.h>
 
+#include <cmath>
 #include <cstdint>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -57,8 +58,8 @@ class TickClock {
   // millisecond of it: a younger clock waits that long).  1 without a TSC.
   double NsPerTick() const;
   static uint64_t ToNs(uint64_t ticks, double ns_per_tick) {
-    return static_cast<uint64_t>(static_cast<double>(ticks) * ns_per_tick +
-                                 0.5);
+    return static_cast<uint64_t>(
+        std::llround(static_cast<double>(ticks) * ns_per_tick));
   }
 
  private:
