@@ -12,10 +12,13 @@
 // LightFence is a compiler fence and HeavyFence makes every running thread
 // of the process execute a full memory barrier; without it (an old
 // kernel, a seccomp filter, a ThreadSanitizer build, which does not model
-// membarrier) LightFence is a full fence.  HeavyFence never fails: in a
-// forked child that inherited the flag but not the registration it falls
-// back to the global command, then to a fence of its own (the child has
-// one thread until it starts more, and those start after the fork).
+// membarrier) LightFence is a full fence.  A forked child keeps the
+// registration (the kernel clears it at exec only).  HeavyFence never
+// fails: where the private command stops serving (a seccomp filter
+// installed later), it turns the light sides full for good and reaches the
+// threads still in a light one through the global command or, refused too
+// (nohz_full kernels), a page-protection change (a TLB shoot-down
+// interrupt on every CPU running a thread of the process).
 #ifndef UNCORE_SDK_COMMON_ASYMMETRIC_FENCE_H_
 #define UNCORE_SDK_COMMON_ASYMMETRIC_FENCE_H_
 

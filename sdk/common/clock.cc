@@ -1,6 +1,7 @@
 #include "sdk/common/clock.h"
 
 #include <chrono>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -37,6 +38,7 @@ bool ReadTscIsUsableClock() {
 }
 
 constexpr uint64_t kMinCalibrationNs = 1'000'000;
+constexpr int kPairAttempts = 5;
 
 }  // namespace
 
@@ -49,20 +51,46 @@ TickClock::TickClock(bool use_tsc) : tsc_(use_tsc) {
 #if !defined(__x86_64__) && !defined(__i386__)
   tsc_ = false;
 #endif
-  start_ns_ = MonotonicNowNs();
-  start_ticks_ = Now();
+  Pair(&start_ns_, &start_ticks_);
+}
+
+void TickClock::Pair(uint64_t* ns, uint64_t* ticks) const {
+  if (!tsc_) {
+    *ns = MonotonicNowNs();
+    *ticks = *ns;
+    return;
+  }
+  // CLOCK_MONOTONIC between two ticks, the tightest of a few tries: a
+  // preemption or an interrupt between the reads widens that try only.
+  uint64_t best_width = UINT64_MAX;
+  for (int attempt = 0; attempt < kPairAttempts; ++attempt) {
+    const uint64_t before = Now();
+    const uint64_t mono = MonotonicNowNs();
+    const uint64_t after = Now();
+    if (after >= before && after - before < best_width) {
+      best_width = after - before;
+      *ns = mono;
+      *ticks = before + (after - before) / 2;
+    }
+  }
+  if (best_width == UINT64_MAX) {  // the counter went backwards every time
+    *ns = MonotonicNowNs();
+    *ticks = Now();
+  }
 }
 
 double TickClock::NsPerTick() const {
   if (!tsc_) return 1.0;
-  uint64_t ns = MonotonicNowNs();
-  uint64_t ticks = Now();
+  uint64_t ns = 0;
+  uint64_t ticks = 0;
+  Pair(&ns, &ticks);
   if (ns - start_ns_ < kMinCalibrationNs) {
     std::this_thread::sleep_for(
         std::chrono::nanoseconds(kMinCalibrationNs - (ns - start_ns_)));
-    ns = MonotonicNowNs();
-    ticks = Now();
+    Pair(&ns, &ticks);
   }
+  // A counter that did not advance (it cannot, where it was found usable):
+  // ticks are then taken as nanoseconds rather than dividing by zero.
   if (ticks <= start_ticks_) return 1.0;
   return static_cast<double>(ns - start_ns_) /
          static_cast<double>(ticks - start_ticks_);

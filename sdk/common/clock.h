@@ -48,14 +48,22 @@ class TickClock {
   explicit TickClock(bool use_tsc = TscIsUsableClock());
 
   bool counts_tsc() const { return tsc_; }
+  // Ordered after the instructions before it (lfence: rdtsc alone may
+  // run ahead of earlier loads, stores and locked instructions), as the
+  // vDSO's own TSC read is.
   uint64_t Now() const {
 #if defined(__x86_64__) || defined(__i386__)
-    if (tsc_) return __rdtsc();
+    if (tsc_) {
+      _mm_lfence();
+      return __rdtsc();
+    }
 #endif
     return MonotonicNowNs();
   }
   // Nanoseconds per tick now: the rate over the clock's life (at least a
-  // millisecond of it: a younger clock waits that long).  1 without a TSC.
+  // millisecond of it: a younger clock sleeps until it is that old), each
+  // end a CLOCK_MONOTONIC read paired with the ticks around it.  1 without
+  // a TSC.
   double NsPerTick() const;
   static uint64_t ToNs(uint64_t ticks, double ns_per_tick) {
     return static_cast<uint64_t>(
@@ -63,6 +71,9 @@ class TickClock {
   }
 
  private:
+  // CLOCK_MONOTONIC and the ticks at the same moment.
+  void Pair(uint64_t* ns, uint64_t* ticks) const;
+
   bool tsc_;
   uint64_t start_ticks_ = 0;
   uint64_t start_ns_ = 0;
