@@ -356,6 +356,11 @@ inline uint64_t Delta(uint64_t end, uint64_t begin) {
 
 }  // namespace
 
+// Times: every *_ns field and now_ns/open_ns argument below, in the
+// accumulators, frames, path states and retired totals, holds ticks of the
+// recorder's clock_ (common::TickClock: TSC ticks, or nanoseconds where it
+// reads CLOCK_MONOTONIC); Totals turns them into nanoseconds for
+// RegionTotals.
 struct Recorder::Accumulator {
   explicit Accumulator(size_t n)
       : inclusive(new std::atomic<uint64_t>[n]),
