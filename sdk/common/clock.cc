@@ -1,37 +1,39 @@
 #include "sdk/common/clock.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <fstream>
-#include <sstream>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
+
+#include "sdk/common/sysfs.h"
+#include "sdk/common/text.h"
 
 namespace uncore::common {
 namespace {
 
 bool ReadTscIsUsableClock() {
 #if defined(__x86_64__) || defined(__i386__)
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line)) {
-    if (line.rfind("flags", 0) != 0) continue;
-    std::istringstream words(line);
-    bool constant = false;
-    bool nonstop = false;
-    std::string word;
-    while (words >> word) {
-      constant |= word == "constant_tsc";
-      nonstop |= word == "nonstop_tsc";
-    }
-    if (!constant || !nonstop) return false;  // the first CPU's: all share
+  const std::optional<std::string> cpuinfo = ReadSmallFile("/proc/cpuinfo");
+  if (!cpuinfo.has_value()) return false;
+  for (std::string_view line : Split(*cpuinfo, '\n')) {
+    if (!line.starts_with("flags")) continue;
+    // The first CPU's flags: every CPU has the same.
+    const std::vector<std::string_view> flags =
+        Split(line, ' ', /*skip_empty=*/true);
+    auto has = [&](std::string_view flag) {
+      return std::find(flags.begin(), flags.end(), flag) != flags.end();
+    };
+    if (!has("constant_tsc") || !has("nonstop_tsc")) return false;
     // The kernel keeps the TSC as its clock source only while it finds the
     // CPUs' counters synchronised and stable: then threads on different
     // CPUs can subtract one another's ticks.
-    std::ifstream source(
+    const std::optional<std::string> source = ReadSmallFile(
         "/sys/devices/system/clocksource/clocksource0/current_clocksource");
-    std::string name;
-    return static_cast<bool>(source >> name) && name == "tsc";
+    return source.has_value() && StripWhitespace(*source) == "tsc";
   }
 #endif
   return false;
@@ -43,8 +45,8 @@ constexpr int kPairAttempts = 5;
 }  // namespace
 
 bool TscIsUsableClock() {
-  static const bool constant = ReadTscIsUsableClock();
-  return constant;
+  static const bool usable = ReadTscIsUsableClock();
+  return usable;
 }
 
 TickClock::TickClock(bool use_tsc) : tsc_(use_tsc) {

@@ -7,9 +7,10 @@
 // TickClock: the region hot path's clock.  The time-stamp counter where it
 // runs at a constant rate in every power state (x86 `constant_tsc` and
 // `nonstop_tsc`) and the kernel keeps it as its clock source (it found the
-// CPUs' counters synchronised), else CLOCK_MONOTONIC; ticks become nanoseconds through
-// the rate measured against CLOCK_MONOTONIC over the clock's whole life,
-// so durations agree with MonotonicNowNs's to a few parts per million.
+// CPUs' counters synchronised), else CLOCK_MONOTONIC; ticks become
+// nanoseconds through the rate measured against CLOCK_MONOTONIC over the
+// clock's whole life, so durations agree with MonotonicNowNs's to a few
+// parts per million.
 //
 //   common::TickClock clock;              // at a session's start
 //   const uint64_t a = clock.Now();       // ~10 ns (rdtsc) on x86
@@ -38,8 +39,9 @@ inline uint64_t MonotonicNowNs() {
          static_cast<uint64_t>(ts.tv_nsec);
 }
 
-// Whether the time-stamp counter runs at one constant rate in every power
-// state on this machine (/proc/cpuinfo's flags, read once).
+// Whether TickClock may count the time-stamp counter here: it runs at one
+// constant rate in every power state (/proc/cpuinfo's flags) and is the
+// kernel's clock source (read once).
 bool TscIsUsableClock();
 
 class TickClock {

@@ -21,6 +21,7 @@
 // locked instruction of an uncontended snapshot: the publication's fence
 // is light, common/asymmetric_fence.h, and a thread about to sleep pays
 // the heavy one).
+//
 // Guarantees:
 // - The counters of a snapshot a thread receives were read after the thread
 //   called Take, and before it returned.

@@ -34,8 +34,8 @@
 // Guarantees: Begin and End take no lock and allocate nothing once the
 // thread has used that region path (its first use locks and allocates); a
 // boundary reads the clock once (the time-stamp counter where it is
-// constant, common::TickClock; CLOCK_MONOTONIC with a trace).  With a trace (RecorderOptions::trace) an
-// End adds one record to its thread's buffer, and hands a full buffer to
+// constant, common::TickClock; CLOCK_MONOTONIC with a trace).  With a
+// trace (RecorderOptions::trace) an End adds one record to its thread's buffer, and hands a full buffer to
 // the trace's writer under a lock (trace/trace_collector.h).  A boundary waits only while another
 // thread is opening or closing the same path (or its parent's exclusive
 // stretch) with a snapshot; boundaries that need the counters at once
