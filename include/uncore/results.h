@@ -101,6 +101,24 @@ struct RegionResult {
   std::vector<EventCounts> exclusive;
   std::vector<MetricValue> metrics;  // indexed like Results::metrics, from
                                      // the inclusive counts and wall time
+  // Node sharing only (SessionOptions::share_counters_as or
+  // read_counters_from, which the MPI integration sets): this process's
+  // share of the counts while at least one process of the node was inside
+  // the region, each socket once.  What the MPI merged report sums over a
+  // node's processes; alone it means nothing (the process that opens a
+  // node interval subtracts its snapshot, the one that closes it adds its
+  // own, modulo 2^64).  Not in the report formats.
+  struct NodeShare {
+    bool valid = false;  // every node step of the region was counted
+    std::vector<EventCounts> counts;  // like `inclusive`, no per_instance
+    // Per socket (like RunInfo::sockets): the node intervals this process
+    // opened and closed, and its share of their time (CLOCK_MONOTONIC ns,
+    // modulo 2^64).
+    std::vector<uint64_t> opens;
+    std::vector<uint64_t> closes;
+    std::vector<uint64_t> wall_ns;
+  };
+  NodeShare node_share;  // valid false and empty without node sharing
 };
 
 struct RunInfo {

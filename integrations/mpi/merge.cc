@@ -22,7 +22,7 @@ namespace {
 
 // ---- bytes: sdk/common/wire.h (little-endian, length-prefixed)
 
-constexpr uint64_t kRecordMagic = 0x31434d504d434e55ULL;  // "UNCMPMC1"
+constexpr uint64_t kRecordMagic = 0x32434d504d434e55ULL;  // "UNCMPMC2"
 
 // ---- merging
 
@@ -194,6 +194,13 @@ std::string EncodeRank(const RankRecord& record) {
       w.F64(m.value);
       w.Bool(m.valid);
     }
+    const RegionResult::NodeShare& share = region.node_share;
+    w.Bool(share.valid);
+    w.U64(share.counts.size());
+    for (const EventCounts& c : share.counts) w.U64s(c.per_socket);
+    w.U64s(share.opens);
+    w.U64s(share.closes);
+    w.U64s(share.wall_ns);
   }
   return w.Take();
 }
@@ -273,12 +280,102 @@ absl::StatusOr<RankRecord> DecodeRank(std::string_view bytes) {
       m.value = r.F64();
       m.valid = r.Bool();
     }
+    RegionResult::NodeShare& share = region.node_share;
+    share.valid = r.Bool();
+    share.counts.resize(r.Count(8));
+    for (EventCounts& c : share.counts) {
+      c.per_socket = r.U64s();
+      for (const uint64_t v : c.per_socket) c.total += v;
+    }
+    share.opens = r.U64s();
+    share.closes = r.U64s();
+    share.wall_ns = r.U64s();
   }
   if (!r.done()) {
     return absl::DataLossError("an MPI rank's results are truncated");
   }
   return record;
 }
+
+namespace {
+
+void Warn(std::vector<std::string>& warnings, std::string warning) {
+  if (std::find(warnings.begin(), warnings.end(), warning) == warnings.end()) {
+    warnings.push_back(std::move(warning));
+  }
+}
+
+// A socket's counts while at least one of its node's ranks was inside a
+// region: the ranks' node shares (RegionResult::NodeShare) summed, usable
+// when every rank of the node that entered the region and reads the socket
+// counted its node steps, and the node intervals they opened all closed.
+struct NodeUnion {
+  bool usable = false;
+  std::string why;               // not usable, and a rank had shares: why
+  std::vector<uint64_t> values;  // per event
+  uint64_t wall_ns = 0;
+};
+
+NodeUnion UnionOf(const std::vector<RankRecord>& ranks,
+                  const std::vector<const RegionResult*>& of_rank,
+                  const std::vector<int>& node_of, const std::string& path,
+                  int node, int socket, size_t num_events) {
+  NodeUnion u;
+  u.values.assign(num_events, 0);
+  uint64_t opens = 0;
+  uint64_t closes = 0;
+  int entered = 0;
+  bool any_share = false;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (node_of[i] != node) continue;
+    const int k = SocketIndex(ranks[i].results, socket);
+    if (k < 0) continue;
+    const RegionResult* region = of_rank[i];
+    if (region == nullptr) {
+      // Not entered (no node step, no share), or entered with counts the
+      // merge leaves out (and its share with them).
+      if (FindRegion(ranks[i].results, path) == nullptr) continue;
+      u.why = fmt::format("rank {}'s counts are left out", ranks[i].rank);
+      return u;
+    }
+    ++entered;
+    const RegionResult::NodeShare& share = region->node_share;
+    const auto at = static_cast<size_t>(k);
+    any_share |= !share.opens.empty();
+    if (!share.valid || share.counts.size() != num_events ||
+        at >= share.opens.size() || at >= share.closes.size() ||
+        at >= share.wall_ns.size()) {
+      u.why = fmt::format("rank {} has no node share of it{}", ranks[i].rank,
+                          share.opens.empty() ? ""
+                                              : " (a node step failed: see "
+                                                "its errors)");
+      if (!any_share) u.why.clear();
+      return u;
+    }
+    for (size_t e = 0; e < num_events; ++e) {
+      if (at >= share.counts[e].per_socket.size()) {
+        u.why = fmt::format("rank {}'s node share is cut short", ranks[i].rank);
+        return u;
+      }
+      u.values[e] += share.counts[e].per_socket[at];
+    }
+    opens += share.opens[at];
+    closes += share.closes[at];
+    u.wall_ns += share.wall_ns[at];
+  }
+  if (entered == 0) return u;
+  if (opens != closes || opens == 0) {
+    u.why = fmt::format(
+        "its ranks opened {} node intervals and closed {} (a rank stopped "
+        "counting node unions, or ended inside it)",
+        opens, closes);
+    return u;
+  }
+  u.usable = true;
+  return u;
+}
+
+}  // namespace
 
 MergedReport Merge(const std::vector<RankRecord>& ranks) {
   MergedReport m;
@@ -353,12 +450,7 @@ MergedReport Merge(const std::vector<RankRecord>& ranks) {
     for (const std::string& e : r.results.run.errors) {
       m.errors.push_back(fmt::format("rank {}: {}", r.rank, e));
     }
-    for (const std::string& w : r.results.run.warnings) {
-      if (std::find(m.warnings.begin(), m.warnings.end(), w) ==
-          m.warnings.end()) {
-        m.warnings.push_back(w);
-      }
-    }
+    for (const std::string& w : r.results.run.warnings) Warn(m.warnings, w);
     if (r.measured && first != nullptr &&
         r.results.events.size() != first->results.events.size()) {
       m.errors.push_back(fmt::format(
@@ -424,6 +516,15 @@ MergedReport Merge(const std::vector<RankRecord>& ranks) {
     // Each socket of each node once.
     for (size_t n = 0; n < m.nodes.size(); ++n) {
       for (const MergedNode::Socket& socket : m.nodes[n].sockets) {
+        const NodeUnion node_union =
+            UnionOf(ranks, of_rank, node_of, path, static_cast<int>(n),
+                    socket.socket, num_events);
+        if (!node_union.usable && !node_union.why.empty()) {
+          Warn(m.warnings,
+               fmt::format("region {} on node {} socket {}: {}; its counts "
+                           "there are one rank's view (the socket's leader)",
+                           path, n, socket.socket, node_union.why));
+        }
         for (size_t e = 0; e < num_events; ++e) {
           SocketCount count;
           count.node = static_cast<int>(n);
@@ -453,6 +554,12 @@ MergedReport Merge(const std::vector<RankRecord>& ranks) {
             }
           }
           if (count.ranks == 0) continue;
+          if (node_union.usable) {
+            count.value = node_union.values[e];
+            count.from_rank = -1;
+            count.node_union = true;
+            count.wall_ns = node_union.wall_ns;
+          }
           MergedEvent& merged = out.events[e];
           merged.total += count.value;
           merged.per_node[n] += count.value;
@@ -551,9 +658,10 @@ std::string FormatMergedJson(const MergedReport& m) {
           ev.estimated, JsonArray(ev.per_socket, [&](const SocketCount& s) {
             return fmt::format(
                 "{{\"node\": {}, \"host\": {}, \"socket\": {}, \"value\": {}, "
+                "\"node_union\": {}, \"union_wall_ns\": {}, "
                 "\"from_rank\": {}, \"ranks\": {}, \"min\": {}, \"max\": {}}}",
                 s.node, JsonString(m.nodes[s.node].host), s.socket, s.value,
-                s.from_rank, s.ranks, s.min, s.max);
+                s.node_union, s.wall_ns, s.from_rank, s.ranks, s.min, s.max);
           }));
     }
     o += "},\n";
@@ -665,7 +773,8 @@ std::string FormatMergedTable(const MergedReport& m) {
                      sockets.empty() ? "no socket counted" : sockets);
   }
   o += "calls: summed over ranks; wall: mean over the ranks that entered the "
-       "region; counts: each socket of each node once (its leader's view)\n";
+       "region; counts: each socket of each node once, while at least one of "
+       "its ranks was inside (the node union; else its leader's view)\n";
   if (m.simulated) {
     o += "### SIMULATED — every count below is made up by the simulator, not "
          "measured ###\n";
@@ -706,8 +815,9 @@ std::string FormatMergedTable(const MergedReport& m) {
           rows.push_back(
               {r.path, m.events[e].canonical, fmt::format("{}", s.node),
                fmt::format("{}", s.socket), Grouped(s.value),
-               fmt::format("{}", s.from_rank), fmt::format("{}", s.ranks),
-               Grouped(s.min), Grouped(s.max)});
+               s.node_union ? std::string("union")
+                            : fmt::format("{}", s.from_rank),
+               fmt::format("{}", s.ranks), Grouped(s.min), Grouped(s.max)});
         }
       }
     }

@@ -8,11 +8,14 @@
 //   MergedReport merged = Merge(ranks);
 //   std::string json = FormatMergedJson(merged);
 //
-// The rule for an event's total: each socket of each node counts once, in
-// the view of one rank (the socket's leader when it entered the region,
-// else the lowest rank of that node that entered it and reads the socket);
-// the spread (min, max) over every rank of the node that entered the region
-// and reads the socket is reported beside it.
+// The rule for an event's total: each socket of each node counts once,
+// what it counted while at least one rank of the node that reads it was
+// inside the region (the node union: the ranks' RegionResult::NodeShare
+// summed, docs/mpi.md).  Where that is not available (a rank's node step
+// failed or it sampled; a warning says which), the view of one rank: the
+// socket's leader when it entered the region, else the lowest rank of that
+// node that entered it and reads the socket.  The spread (min, max) of the
+// ranks' own views is reported beside it.
 #ifndef UNCORE_INTEGRATIONS_MPI_MERGE_H_
 #define UNCORE_INTEGRATIONS_MPI_MERGE_H_
 
@@ -50,10 +53,12 @@ absl::StatusOr<RankRecord> DecodeRank(std::string_view bytes);
 struct SocketCount {
   int node = 0;  // index into MergedReport::nodes
   int socket = 0;
-  uint64_t value = 0;  // the count in the chosen view
-  int from_rank = -1;  // the rank whose view it is
-  int ranks = 0;       // ranks of the node that entered it and read it
-  uint64_t min = 0;    // their spread
+  uint64_t value = 0;       // the count: the node union, or one rank's view
+  bool node_union = false;  // value is the node union (from_rank -1)
+  uint64_t wall_ns = 0;     // node union: the time a rank was inside
+  int from_rank = -1;       // else the rank whose view it is
+  int ranks = 0;            // ranks of the node that entered it and read it
+  uint64_t min = 0;         // their spread
   uint64_t max = 0;
 };
 

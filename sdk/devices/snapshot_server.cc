@@ -42,7 +42,7 @@ namespace uncore::devices {
 // catalog's bytes.  Only lock-free atomics of fixed size, so both sides
 // agree on the layout and no process sees a torn value.
 struct ServedSegment {
-  static constexpr uint64_t kMagic = 0x3230524853434e55ULL;  // "UNCSHR02"
+  static constexpr uint64_t kMagic = 0x3330524853434e55ULL;  // "UNCSHR03"
   uint64_t magic = kMagic;
   // The server's process: its pid is stored last (0: not yet known), its
   // start time (/proc/PID/stat, clock ticks since boot) tells a reused pid,
@@ -74,6 +74,13 @@ struct ServedSegment {
   const char* catalog() {
     return reinterpret_cast<const char*>(values() + entries);
   }
+  // The node union table (node_union.h), after the catalog, 8-byte aligned.
+  NodeUnionSlot* union_slots() {
+    const size_t offset = (entries * sizeof(uint64_t) + catalog_bytes + 7) &
+                          ~static_cast<size_t>(7);
+    return reinterpret_cast<NodeUnionSlot*>(reinterpret_cast<char*>(values()) +
+                                            offset);
+  }
 };
 
 namespace {
@@ -100,7 +107,10 @@ void FutexWake(std::atomic<uint32_t>* word, int count) {
 }
 
 size_t SegmentSize(uint64_t entries, uint64_t catalog_bytes) {
-  return sizeof(ServedSegment) + entries * sizeof(uint64_t) + catalog_bytes;
+  const size_t head =
+      sizeof(ServedSegment) + entries * sizeof(uint64_t) + catalog_bytes;
+  return ((head + 7) & ~static_cast<size_t>(7)) +
+         kNodeUnionSlots * sizeof(NodeUnionSlot);
 }
 
 std::string Reason(int error) { return std::generic_category().message(error); }
@@ -388,6 +398,11 @@ absl::StatusOr<std::unique_ptr<SnapshotServer>> SnapshotServer::Start(
   }
   std::memcpy(const_cast<char*>(segment->catalog()), encoded.data(),
               encoded.size());
+  for (size_t i = 0; i < kNodeUnionSlots; ++i) {
+    NodeUnionSlot* slot = new (&segment->union_slots()[i]) NodeUnionSlot;
+    slot->key.store(0, std::memory_order_relaxed);
+    slot->word.store(0, std::memory_order_relaxed);
+  }
 
   std::unique_ptr<SnapshotServer> server(new SnapshotServer());
   server->path_ = std::move(path);
@@ -471,6 +486,15 @@ uint64_t SnapshotServer::served() const {
   return segment_ == nullptr
              ? 0
              : segment_->snapshots.load(std::memory_order_relaxed);
+}
+
+NodeUnionGroup SnapshotServer::node_union_group() const {
+  NodeUnionGroup group;
+  if (segment_ == nullptr) return group;
+  group.name = path_;
+  group.table = NodeUnionTable(segment_->union_slots());
+  group.entries = segment_->entries;
+  return group;
 }
 
 int SnapshotServer::attached() const {
@@ -614,6 +638,20 @@ absl::Status RemoteSnapshotDevice::Program(const ProgramRequest& request) {
     }
   }
   return absl::OkStatus();
+}
+
+std::vector<NodeUnionGroup> RemoteSnapshotDevice::node_union_groups() const {
+  std::vector<NodeUnionGroup> groups;
+  for (const Source& source : sources_) {
+    NodeUnionGroup& g = groups.emplace_back();
+    // Named as the server names it (its shm path): every process steps
+    // the groups in the order of these names.
+    g.name = ServedSegmentPath(source.name).value_or(source.name);
+    g.table = NodeUnionTable(source.segment->union_slots());
+    g.first_entry = source.first_entry;
+    g.entries = source.catalog.plan.size();
+  }
+  return groups;
 }
 
 absl::Status RemoteSnapshotDevice::TakeSnapshot(Snapshot* out) {

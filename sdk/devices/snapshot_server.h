@@ -58,6 +58,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "sdk/devices/device.h"
+#include "sdk/devices/node_union.h"
 
 namespace uncore::devices {
 
@@ -123,6 +124,8 @@ class SnapshotServer {
   uint64_t served() const;
   // Followers attached now.
   int attached() const;
+  // The segment's node union table over the whole read plan (node_union.h).
+  NodeUnionGroup node_union_group() const;
 
  private:
   SnapshotServer() = default;
@@ -160,6 +163,9 @@ class RemoteSnapshotDevice : public Device {
   absl::Status Release() override;
   uint64_t frozen_ns() const override { return 0; }
 
+  // Each segment's node union table over its entries of the read plan
+  // (valid once programmed; node_union.h).
+  std::vector<NodeUnionGroup> node_union_groups() const;
   // The first server's catalog (backend, simulated, events).
   const ServedCatalog& catalog() const { return sources_.front().catalog; }
   // Scale, unit and encoding of event `event` of the Program request

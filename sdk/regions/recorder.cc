@@ -350,6 +350,9 @@ inline void CpuRelax() {
 // mean snapshot time (computed when collected: no division on the path).
 constexpr uint64_t kTimeEvery = 16;
 
+// Node groups a process steps at most (Transition's bit masks).
+constexpr size_t kMaxNodeGroups = 32;
+
 inline uint64_t Delta(uint64_t end, uint64_t begin) {
   return end >= begin ? end - begin : 0;
 }
@@ -362,12 +365,26 @@ inline uint64_t Delta(uint64_t end, uint64_t begin) {
 // reads CLOCK_MONOTONIC); Totals turns them into nanoseconds for
 // RegionTotals.
 struct Recorder::Accumulator {
-  explicit Accumulator(size_t n)
+  Accumulator(size_t n, size_t groups)
       : inclusive(new std::atomic<uint64_t>[n]),
-        exclusive(new std::atomic<uint64_t>[n]) {
+        exclusive(new std::atomic<uint64_t>[n]),
+        node_groups(groups) {
+    if (groups > 0) {
+      node_share.reset(new std::atomic<uint64_t>[n]);
+      node_counts.reset(new std::atomic<uint64_t>[3 * groups]);
+    }
     Reset(n);
   }
   void Reset(size_t n) {
+    node_failed.store(false, std::memory_order_relaxed);
+    if (node_groups > 0) {
+      for (size_t i = 0; i < n; ++i) {
+        node_share[i].store(0, std::memory_order_relaxed);
+      }
+      for (size_t i = 0; i < 3 * node_groups; ++i) {
+        node_counts[i].store(0, std::memory_order_relaxed);
+      }
+    }
     for (std::atomic<uint64_t>* a :
          {&calls, &sampled_calls, &thread_ns, &max_ns, &snapshots, &open_calls,
           &intervals, &measured_intervals, &wall_ns}) {
@@ -393,6 +410,13 @@ struct Recorder::Accumulator {
   std::atomic<uint64_t> wall_ns{0};
   std::unique_ptr<std::atomic<uint64_t>[]> inclusive;
   std::unique_ptr<std::atomic<uint64_t>[]> exclusive;
+  // Node sharing (RegionTotals::NodeShare), credited by this thread's
+  // boundaries: per read-plan entry its share (modulo 2^64), then per node
+  // group [opens, closes, wall] at node_counts[3 * group].
+  const size_t node_groups;
+  std::unique_ptr<std::atomic<uint64_t>[]> node_share;
+  std::unique_ptr<std::atomic<uint64_t>[]> node_counts;
+  std::atomic<bool> node_failed{false};
 };
 
 // One per region path, shared by every thread.
@@ -400,6 +424,9 @@ struct Recorder::PathState {
   explicit PathState(size_t n)
       : begin(n), exclusive_begin(n), exclusive(n, 0) {}
   std::atomic<uint64_t> word{0};
+  // Per node group (RecorderOptions::node_groups), the path's node word in
+  // that group's segment; nullptr where its table was full.
+  std::vector<std::atomic<uint64_t>*> node_words;
   // The open interval's counts are read (sampling, or a failed snapshot).
   std::atomic<bool> measuring{false};
   // Written by the thread that holds the busy bit only.
@@ -430,6 +457,10 @@ struct Recorder::Transition {
   // are in Boundary::trace_counts.
   uint64_t open_ns;
   bool counted;
+  // Node groups (bit g: RecorderOptions::node_groups[g]) whose node word of
+  // the path this boundary took 0 -> 1 or 1 -> 0, held busy until Apply.
+  uint32_t node_opened;
+  uint32_t node_closed;
 };
 
 struct Recorder::Boundary {
@@ -454,6 +485,10 @@ struct Recorder::RetiredTotals {
   uint64_t wall_ns = 0;
   std::vector<uint64_t> inclusive;  // empty until something is added
   std::vector<uint64_t> exclusive;
+  // Node sharing: Accumulator's node_share and node_counts, summed.
+  bool node_failed = false;
+  std::vector<uint64_t> node_share;
+  std::vector<uint64_t> node_counts;
 
   // Adds a thread's accumulator of `n` values (relaxed loads: its owner
   // may still be counting); its snapshots took `mean_snapshot_ns` each.
@@ -478,6 +513,17 @@ struct Recorder::RetiredTotals {
       inclusive[i] += a.inclusive[i].load(std::memory_order_relaxed);
       exclusive[i] += a.exclusive[i].load(std::memory_order_relaxed);
     }
+    if (a.node_groups > 0) {
+      node_failed |= a.node_failed.load(std::memory_order_relaxed);
+      node_share.resize(n, 0);
+      node_counts.resize(3 * a.node_groups, 0);
+      for (size_t i = 0; i < n; ++i) {
+        node_share[i] += a.node_share[i].load(std::memory_order_relaxed);
+      }
+      for (size_t i = 0; i < node_counts.size(); ++i) {
+        node_counts[i] += a.node_counts[i].load(std::memory_order_relaxed);
+      }
+    }
   }
   void Add(const RetiredTotals& other) {
     calls += other.calls;
@@ -496,6 +542,16 @@ struct Recorder::RetiredTotals {
     for (size_t i = 0; i < other.inclusive.size(); ++i) {
       inclusive[i] += other.inclusive[i];
       exclusive[i] += other.exclusive[i];
+    }
+    node_failed |= other.node_failed;
+    node_share.resize(std::max(node_share.size(), other.node_share.size()), 0);
+    node_counts.resize(std::max(node_counts.size(), other.node_counts.size()),
+                       0);
+    for (size_t i = 0; i < other.node_share.size(); ++i) {
+      node_share[i] += other.node_share[i];
+    }
+    for (size_t i = 0; i < other.node_counts.size(); ++i) {
+      node_counts[i] += other.node_counts[i];
     }
   }
 };
@@ -566,6 +622,24 @@ Recorder::Recorder(devices::Device* device, RecorderOptions options)
   }
   if (options_.trace != nullptr) {
     options_.trace->SetPathNames([this](int path) { return PathNames(path); });
+  }
+  if (device_ != nullptr && options_.sample_every <= 1) {
+    for (const devices::NodeUnionGroup& g : options_.node_groups) {
+      if (g.table.present() && g.first_entry + g.entries <= num_values_) {
+        node_groups_.push_back(g);
+      }
+    }
+    std::sort(node_groups_.begin(), node_groups_.end(),
+              [](const devices::NodeUnionGroup& a,
+                 const devices::NodeUnionGroup& b) { return a.name < b.name; });
+    if (node_groups_.size() > kMaxNodeGroups) {
+      AddError(fmt::format(
+          "this process reads {} shared counters segments; node unions are "
+          "counted over at most {}: the merged report takes one process's "
+          "view per socket",
+          node_groups_.size(), kMaxNodeGroups));
+      node_groups_.clear();
+    }
   }
 }
 
@@ -644,8 +718,21 @@ int Recorder::SlowPathOf(ThreadState& t, int parent, int name_id,
       const std::string name = RegionName(name_id);
       info.path = parent < 0 ? name : paths_[parent].path + "/" + name;
       path = static_cast<int>(paths_.size());
+      auto state = std::make_unique<PathState>(num_values_);
+      bool full = false;
+      for (const devices::NodeUnionGroup& g : node_groups_) {
+        state->node_words.push_back(g.table.WordOf(info.path));
+        full |= state->node_words.back() == nullptr;
+      }
+      if (full) {
+        AddError(fmt::format(
+            "region \"{}\": the node's table of region paths is full ({} "
+            "paths per shared counters segment): its merged counts take one "
+            "process's view per socket",
+            info.path, devices::kNodeUnionSlots));
+      }
       paths_.push_back(std::move(info));
-      path_states_.push_back(std::make_unique<PathState>(num_values_));
+      path_states_.push_back(std::move(state));
       path_by_key_.emplace(key, path);
     }
     *state = path_states_[path].get();
@@ -663,7 +750,8 @@ Recorder::Accumulator& Recorder::AccumulatorOf(ThreadState& t, int path) {
   if (path >= static_cast<int>(t.accumulators.size())) {
     t.accumulators.resize(path + 1);
   }
-  t.accumulators[path] = std::make_unique<Accumulator>(num_values_);
+  t.accumulators[path] =
+      std::make_unique<Accumulator>(num_values_, node_groups_.size());
   return *t.accumulators[path];
 }
 
@@ -736,7 +824,9 @@ bool Recorder::Step(Boundary& b, PathState& p, Accumulator* acc, uint64_t add,
           .exclusive_stopped = exclusive_before && !exclusive_after,
           .measure = false,
           .open_ns = 0,
-          .counted = false};
+          .counted = false,
+          .node_opened = 0,
+          .node_closed = 0};
     if (tr.opened) {
       // Sampling: the 1st, N+1th, ... interval of a path is read.
       tr.measure =
@@ -750,6 +840,56 @@ bool Recorder::Step(Boundary& b, PathState& p, Accumulator* acc, uint64_t add,
       b.needs_snapshot |= tr.closed || options_.sample_every <= 1;
     }
     return tr.opened || tr.closed;
+  }
+}
+
+void Recorder::StepNodeWords(Boundary& b) {
+  if (node_groups_.empty()) return;
+  // Innermost first (the order of the transitions), and each path's groups
+  // by name: every process takes node words in one order, after its own
+  // words, so that waiting cannot go round in a circle.
+  for (int k = 0; k < b.count; ++k) {
+    Transition& tr = b.transitions[k];
+    if (!tr.opened && !tr.closed) continue;
+    Accumulator& acc = *tr.accumulator;  // an opening or closing step's
+    for (size_t g = 0; g < node_groups_.size(); ++g) {
+      std::atomic<uint64_t>* word = tr.path->node_words[g];
+      if (word == nullptr || node_off_.load(std::memory_order_relaxed)) {
+        acc.node_failed.store(true, std::memory_order_relaxed);
+        continue;
+      }
+      const uint32_t bit = uint32_t{1} << g;
+      switch (
+          devices::StepNodeWord(*word, tr.opened, devices::kNodeWordTimeout)) {
+        case devices::NodeStep::kJoined:
+          break;
+        case devices::NodeStep::kOpened:
+          tr.node_opened |= bit;
+          b.needs_snapshot = true;
+          break;
+        case devices::NodeStep::kClosed:
+          tr.node_closed |= bit;
+          b.needs_snapshot = true;
+          break;
+        case devices::NodeStep::kTimedOut:
+        case devices::NodeStep::kBroken:
+          acc.node_failed.store(true, std::memory_order_relaxed);
+          if (!node_off_.exchange(true, std::memory_order_relaxed)) {
+            // Words are held busy until Apply: nothing may throw here.
+            try {
+              AddError(fmt::format(
+                  "the node's count of processes inside a region of shared "
+                  "counters segment {} was held by another process for over "
+                  "{} s, or was inconsistent (a process died inside a "
+                  "boundary?): this process no longer counts node unions, "
+                  "and the merged report takes one process's view per socket",
+                  node_groups_[g].name, devices::kNodeWordTimeout.count()));
+            } catch (...) {  // NOLINT(bugprone-empty-catch): a lost line
+            }
+          }
+          break;
+      }
+    }
   }
 }
 
@@ -780,12 +920,46 @@ const devices::Snapshot* Recorder::SnapshotFor(Boundary& b, ThreadState& t,
   return nullptr;
 }
 
+void Recorder::CreditNode(const Transition& tr, const devices::Snapshot* snap,
+                          uint64_t now_ns) {
+  Accumulator& acc = *tr.accumulator;
+  if (snap == nullptr) {
+    acc.node_failed.store(true, std::memory_order_relaxed);
+    return;
+  }
+  // The opener subtracts its snapshot and its time, the closer adds its
+  // own (one writer: this thread; modulo 2^64).
+  const bool opened = tr.node_opened != 0;
+  for (uint32_t bits = tr.node_opened | tr.node_closed; bits != 0;
+       bits &= bits - 1) {
+    const auto g = static_cast<size_t>(__builtin_ctz(bits));
+    const devices::NodeUnionGroup& group = node_groups_[g];
+    for (size_t i = group.first_entry; i < group.first_entry + group.entries;
+         ++i) {
+      const uint64_t v = snap->values[i];
+      std::atomic<uint64_t>& share = acc.node_share[i];
+      share.store(share.load(std::memory_order_relaxed) + (opened ? -v : v),
+                  std::memory_order_relaxed);
+    }
+    Add(acc.node_counts[3 * g + (opened ? 0 : 1)], 1);
+    std::atomic<uint64_t>& wall = acc.node_counts[3 * g + 2];
+    wall.store(
+        wall.load(std::memory_order_relaxed) + (opened ? -now_ns : now_ns),
+        std::memory_order_relaxed);
+  }
+}
+
 void Recorder::Apply(Boundary& b, const devices::Snapshot* snap,
                      uint64_t now_ns) {
   const bool track_exclusive = options_.sample_every <= 1;
+  uint64_t node_now_ns = 0;  // CLOCK_MONOTONIC: the node's processes' clock
   for (int k = 0; k < b.count; ++k) {
     Transition& tr = b.transitions[k];
     PathState& p = *tr.path;
+    if ((tr.node_opened | tr.node_closed) != 0) {
+      if (node_now_ns == 0) node_now_ns = common::MonotonicNowNs();
+      CreditNode(tr, snap, node_now_ns);
+    }
     if (tr.opened) {
       const bool measure = tr.measure && snap != nullptr;
       p.open_ns = now_ns;
@@ -855,9 +1029,17 @@ void Recorder::Apply(Boundary& b, const devices::Snapshot* snap,
       p.exclusive_valid = false;
     }
   }
-  // Release the words.  Nothing changes a busy word but its holder (the
-  // others' compare-and-swaps expect it not busy), so a release store of
-  // the word without the bit is the whole release.
+  // Release the words, the node's first.  Nothing changes a busy word but
+  // its holder (the others' compare-and-swaps expect it not busy), so a
+  // release store of the word without the bit is the whole release.
+  for (int k = b.count - 1; k >= 0; --k) {
+    const Transition& tr = b.transitions[k];
+    for (uint32_t bits = tr.node_opened | tr.node_closed; bits != 0;
+         bits &= bits - 1) {
+      devices::ReleaseNodeWord(
+          *tr.path->node_words[static_cast<size_t>(__builtin_ctz(bits))]);
+    }
+  }
   for (int k = b.count - 1; k >= 0; --k) {
     std::atomic<uint64_t>& word = b.transitions[k].path->word;
     word.store(word.load(std::memory_order_relaxed) & ~kBusy,
@@ -907,6 +1089,7 @@ void Recorder::Begin(ThreadSlot& slot, int name_id,
 }
 
 void Recorder::OpenFrame(Boundary& b, ThreadState& t, Frame& f, int name_id) {
+  StepNodeWords(b);
   const uint64_t snapshots_before = t.snapshots;
   // The snapshot, then the clock: the call starts after its snapshot.
   const devices::Snapshot* snap = SnapshotFor(b, t, "begin", name_id);
@@ -986,6 +1169,7 @@ void Recorder::CloseMarker(ThreadState& t, int index, uint64_t now_ns,
   Frame& f = t.markers[index];
   Boundary b;
   Step(b, *f.state, f.accumulator, 0, kCountOne);
+  StepNodeWords(b);
   if (now_ns == 0) now_ns = clock_.Now();
   const uint64_t snapshots_before = t.snapshots;
   const devices::Snapshot* snap = !b.needs_snapshot ? nullptr
@@ -1023,6 +1207,9 @@ int Recorder::ResetMarker(ThreadSlot& slot, int name_id) {
   if (path < static_cast<int>(t.accumulators.size()) &&
       t.accumulators[path] != nullptr) {
     t.accumulators[path]->Reset(num_values_);
+    // Its node share restarted with it: the node's processes' shares no
+    // longer add up.
+    t.accumulators[path]->node_failed.store(true, std::memory_order_relaxed);
   }
   return 0;
 }
@@ -1051,6 +1238,7 @@ void Recorder::CloseFrom(ThreadState& t, int level, uint64_t now_ns, bool open,
   if (child_closed && t.frames[level].parent_state != nullptr) {
     Step(b, *t.frames[level].parent_state, nullptr, 0, kChildOne);
   }
+  StepNodeWords(b);
   // The clock after the steps (which may have waited), then the snapshot:
   // the call ends before its snapshot, and the thread that closes the path
   // reads the clock after every other thread's call ended.
@@ -1255,6 +1443,20 @@ void Recorder::Totals(const std::vector<PathInfo>& paths,
     t.inclusive = scaled(r.inclusive);
     t.exclusive =
         options_.sample_every <= 1 ? scaled(r.exclusive) : t.inclusive;
+    if (!node_groups_.empty()) {
+      const size_t groups = node_groups_.size();
+      t.node.valid =
+          !r.node_failed && !node_off_.load(std::memory_order_relaxed);
+      t.node.values = r.node_share;
+      t.node.values.resize(num_values_, 0);
+      std::vector<uint64_t> counts = r.node_counts;
+      counts.resize(3 * groups, 0);
+      for (size_t g = 0; g < groups; ++g) {
+        t.node.opens.push_back(counts[3 * g]);
+        t.node.closes.push_back(counts[3 * g + 1]);
+        t.node.wall_ns.push_back(counts[3 * g + 2]);
+      }
+    }
   }
   if (options_.sample_every > 1) {
     for (size_t p = 0; p < paths.size(); ++p) {

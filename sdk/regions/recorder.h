@@ -61,6 +61,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "sdk/common/clock.h"
 #include "sdk/devices/device.h"
+#include "sdk/devices/node_union.h"
 #include "sdk/devices/shared_snapshots.h"
 #include "sdk/trace/trace_collector.h"
 #include "uncore/region.h"
@@ -80,6 +81,11 @@ struct RecorderOptions {
   // Records every call and snapshot (UNCORE_TRACE, an HTML report); must
   // outlive the recorder.  nullptr: one pointer test per boundary.
   trace::TraceCollector* trace = nullptr;
+  // Node sharing (devices/node_union.h): the shared counters segments whose
+  // node words this process steps when one of its paths opens or closes,
+  // so that the node's processes together count each socket once.  Not
+  // with sampling (sample_every > 1): no node union is then counted.
+  std::vector<devices::NodeUnionGroup> node_groups;
 };
 
 struct ThreadSlot;
@@ -121,6 +127,19 @@ class Recorder {
     std::vector<uint64_t> inclusive;  // per read-plan entry, scaled
     std::vector<uint64_t> exclusive;  // while no child path was open
     bool estimated = false;           // scaled from measured intervals
+    // Node sharing (RecorderOptions::node_groups): this process's share of
+    // the counts while at least one process of the node was inside the
+    // path; meaningful only summed over the node's processes (modulo
+    // 2^64).  Per node group: the node intervals this process opened and
+    // closed, and its share of their time (CLOCK_MONOTONIC ns).
+    struct NodeShare {
+      bool valid = false;            // every node step of the path counted
+      std::vector<uint64_t> values;  // per read-plan entry
+      std::vector<uint64_t> opens;   // per node group
+      std::vector<uint64_t> closes;
+      std::vector<uint64_t> wall_ns;
+    };
+    NodeShare node;
   };
   // Every region entered so far, in order of first entry, merged over
   // threads (live and exited).  An interval still open is not in it (it is
@@ -150,6 +169,11 @@ class Recorder {
                         std::string_view first_where);
 
   size_t num_values() const { return num_values_; }
+  // The node groups the recorder steps (RecorderOptions::node_groups it
+  // accepted, sorted by name; RegionTotals::NodeShare's order).
+  const std::vector<devices::NodeUnionGroup>& node_groups() const {
+    return node_groups_;
+  }
   uint64_t generation() const { return generation_; }
   const devices::SharedSnapshots* snapshots() const { return snapshots_.get(); }
   // For a trace's background snapshots (nullptr when counting nothing).
@@ -202,6 +226,14 @@ class Recorder {
   // A snapshot through the shared-snapshot protocol; an invalid one is an
   // error.
   absl::Status ReadCounters(devices::Snapshot* out);
+  // Steps the node words (RecorderOptions::node_groups) of the paths the
+  // boundary's transitions opened or closed, innermost first; a node
+  // transition needs the boundary's snapshot.
+  void StepNodeWords(Boundary& b);
+  // Credits a node transition of `tr` (its snapshot `snap`, nullptr when it
+  // failed) to the boundary thread's accumulator at CLOCK_MONOTONIC `now_ns`.
+  void CreditNode(const Transition& tr, const devices::Snapshot* snap,
+                  uint64_t now_ns);
   // Adds (`add`) or removes (`sub`) threads inside `path` and open child
   // paths of it; records a transition (the word is then held busy) when
   // the path opens or closes or its exclusive stretch starts or stops.
@@ -244,6 +276,11 @@ class Recorder {
   // this clock, turned into nanoseconds when collected.
   const common::TickClock clock_;
   std::unique_ptr<devices::SharedSnapshots> snapshots_;
+  // Sorted by name (every process takes them in this order).
+  std::vector<devices::NodeUnionGroup> node_groups_;
+  // A node word stayed busy past devices::kNodeWordTimeout (a process died
+  // holding it): node unions are no longer counted.
+  std::atomic<bool> node_off_{false};
 
   mutable std::mutex paths_mu_;
   std::vector<PathInfo> paths_;                     // guarded by paths_mu_

@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "sdk/devices/device.h"
 #include "sdk/devices/engine/register_program.h"
+#include "sdk/devices/node_union.h"
 #include "sdk/platforms/perfmon/perfmon_tables.h"
 
 namespace uncore::sim {
@@ -69,6 +70,11 @@ class Backend {
   // The simulator a program tells its activity (sim/simulated_activity.h):
   // every `sim` platform's with its demo traffic on, else nullptr.
   virtual sim::SimulatedActivity* simulated_activity() const { return nullptr; }
+  // Node sharing (node_sharing.h): the shared counters segments whose node
+  // union tables the recorder steps (devices/node_union.h); none otherwise.
+  virtual std::vector<devices::NodeUnionGroup> node_union_groups() const {
+    return {};
+  }
 };
 
 struct BackendRequest {

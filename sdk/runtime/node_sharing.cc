@@ -44,6 +44,10 @@ class ServingBackend : public Backend {
   sim::SimulatedActivity* simulated_activity() const override {
     return inner_->simulated_activity();
   }
+  std::vector<devices::NodeUnionGroup> node_union_groups() const override {
+    if (server_ == nullptr || inner_->device() == nullptr) return {};
+    return {server_->node_union_group()};
+  }
 
  private:
   std::unique_ptr<Backend> inner_;
@@ -69,6 +73,9 @@ class SharedBackend : public Backend {
     return {e.scale, e.unit, e.encoding};
   }
   absl::Status Stop() override { return device_->Release(); }
+  std::vector<devices::NodeUnionGroup> node_union_groups() const override {
+    return device_->node_union_groups();
+  }
 
  private:
   std::unique_ptr<devices::RemoteSnapshotDevice> device_;

@@ -647,6 +647,7 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Assemble(
     recorder_options.sample_every = std::max(1, s.options.sample_every);
     UNCORE_RETURN_IF_ERROR(OpenTrace(s));
     recorder_options.trace = s.trace.get();
+    recorder_options.node_groups = s.backend->node_union_groups();
     s.recorder = std::make_unique<regions::Recorder>(s.backend->device(),
                                                      recorder_options);
     session->recorder_ = s.recorder.get();
@@ -970,6 +971,29 @@ Results Session::CollectResults(bool calling_thread) const {
     };
     region.inclusive = fold(t.inclusive);
     region.exclusive = fold(t.exclusive);
+    if (!t.node.opens.empty()) {
+      RegionResult::NodeShare& share = region.node_share;
+      share.valid = t.node.valid;
+      share.counts = fold(t.node.values);
+      for (EventCounts& c : share.counts) c.per_instance.clear();
+      const size_t sockets = r.run.sockets.size();
+      share.opens.assign(sockets, 0);
+      share.closes.assign(sockets, 0);
+      share.wall_ns.assign(sockets, 0);
+      // Each node group covers its sockets' entries of the plan.
+      const std::vector<devices::NodeUnionGroup>& groups =
+          s.recorder->node_groups();
+      for (size_t g = 0; g < groups.size() && g < t.node.opens.size(); ++g) {
+        for (size_t i = groups[g].first_entry;
+             i < groups[g].first_entry + groups[g].entries && i < plan.size();
+             ++i) {
+          const size_t k = socket_index(plan[i].socket);
+          share.opens[k] = t.node.opens[g];
+          share.closes[k] = t.node.closes[g];
+          share.wall_ns[k] = t.node.wall_ns[g];
+        }
+      }
+    }
     const double seconds = static_cast<double>(region.wall_ns) * 1e-9;
     for (const Impl::Metric& m : s.metrics) {
       std::vector<double> values;

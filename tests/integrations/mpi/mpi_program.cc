@@ -2,11 +2,17 @@
 // mpi_test.py: linked with uncore::mpi (or not, then run with LD_PRELOAD).
 //   work   each rank once: --region-ms of sleep
 //   step   rank r r+1 times (calls summed over 4 ranks: 10)
+//   staggered  rank r enters at r x 30 ms for 100 ms (the ranks overlap)
+//   gapped     rank r enters at r x 150 ms for 100 ms (gaps between them)
 // Built with UNCORE_TEST_EXPLICIT_INIT, it opts out of the start in MPI_Init
 // and calls uncore_mpi_init / uncore_mpi_finalize itself.
 // Rank 0 prints one JSON line: the TSC rate it measured (rdtsc over 200 ms
 // of CLOCK_MONOTONIC), the perf_event file descriptors open in every
-// rank's process while the sessions run (from /proc/PID/fd), and its pid.
+// rank's process while the sessions run (from /proc/PID/fd), its pid, and
+// per region the time at least one rank was inside it: "union_ns", the
+// union of the ranks' calls timed inside the region, and "outer_union_ns",
+// timed around its boundaries (a count taken at the boundaries lies
+// between the two).
 // --end exit: every rank calls exit(0) instead of MPI_Finalize; --end kill:
 // every rank kills itself (SIGKILL) instead.  --region NAME: every rank also
 // opens a region named NAME once (2 ms), a name given at run time (UTF-8
@@ -18,10 +24,13 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "uncore/uncore.h"
@@ -70,6 +79,71 @@ int PerfFds(int pid) {
   return n;
 }
 
+// A rank's calls of one region: [begin, end) on CLOCK_MONOTONIC, one
+// node's clock, inside the region and around its boundaries.
+struct Calls {
+  std::vector<uint64_t> inner;  // begin, end, begin, end, ...
+  std::vector<uint64_t> outer;
+  void Add(uint64_t outer_begin, uint64_t begin, uint64_t end,
+           uint64_t outer_end) {
+    inner.push_back(begin);
+    inner.push_back(end);
+    outer.push_back(outer_begin);
+    outer.push_back(outer_end);
+  }
+};
+
+// Gathers every rank's calls at rank 0 and returns the length of their
+// union there (0 elsewhere).
+uint64_t UnionNs(const std::vector<uint64_t>& mine, int rank, int size) {
+  const int n = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<size_t>(size));
+  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::vector<int> offsets(static_cast<size_t>(size), 0);
+  int total = 0;
+  for (int r = 0; r < size && rank == 0; ++r) {
+    offsets[r] = total;
+    total += counts[r];
+  }
+  std::vector<uint64_t> all(static_cast<size_t>(total));
+  MPI_Gatherv(mine.data(), n, MPI_UINT64_T, all.data(), counts.data(),
+              offsets.data(), MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  if (rank != 0) return 0;
+  std::vector<std::pair<uint64_t, uint64_t>> calls;
+  for (size_t i = 0; i + 1 < all.size(); i += 2) {
+    calls.emplace_back(all[i], all[i + 1]);
+  }
+  std::sort(calls.begin(), calls.end());
+  uint64_t sum = 0;
+  uint64_t start = 0;
+  uint64_t end = 0;
+  for (const auto& [b, e] : calls) {
+    if (b > end) {
+      sum += end - start;
+      start = b;
+      end = e;
+    } else if (e > end) {
+      end = e;
+    }
+  }
+  return sum + (end - start);
+}
+
+// Rank r enters `name` at r x `every_ms` after the barrier, for `hold_ms`.
+Calls Staggered(const char* name, int rank, int every_ms, int hold_ms) {
+  Calls calls;
+  MPI_Barrier(MPI_COMM_WORLD);
+  SleepMs(rank * every_ms);
+  const uint64_t outer_begin = NowNs();
+  uncore::RegionBegin(name);
+  const uint64_t begin = NowNs();
+  SleepMs(hold_ms);
+  const uint64_t end = NowNs();
+  uncore::RegionEnd(name);
+  calls.Add(outer_begin, begin, end, NowNs());
+  return calls;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -104,9 +178,18 @@ int main(int argc, char** argv) {
     for (int p : pids) perf_fds += PerfFds(p);
   }
   MPI_Barrier(MPI_COMM_WORLD);
+  Calls work;
   {
-    UNCORE_REGION("work");
-    SleepMs(region_ms);
+    const uint64_t outer_begin = NowNs();
+    uint64_t begin = 0;
+    uint64_t end = 0;
+    {
+      UNCORE_REGION("work");
+      begin = NowNs();
+      SleepMs(region_ms);
+      end = NowNs();
+    }
+    work.Add(outer_begin, begin, end, NowNs());
   }
   for (int i = 0; i <= rank; ++i) {
     UNCORE_REGION("step");
@@ -117,11 +200,28 @@ int main(int argc, char** argv) {
     SleepMs(2);
     uncore::RegionEnd(extra_region);
   }
+  const Calls staggered = Staggered("staggered", rank, 30, 100);
+  const Calls gapped = Staggered("gapped", rank, 150, 100);
+  uint64_t unions[2][3] = {};
+  const Calls* regions[3] = {&work, &staggered, &gapped};
+  for (int k = 0; k < 3; ++k) {
+    unions[0][k] = UnionNs(regions[k]->inner, rank, size);
+    unions[1][k] = UnionNs(regions[k]->outer, rank, size);
+  }
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) {
     std::printf(
-        "{\"tsc_hz\": %.1f, \"perf_fds\": %d, \"ranks\": %d, \"pid\": %d}\n",
-        tsc_hz, perf_fds, size, pid);
+        "{\"tsc_hz\": %.1f, \"perf_fds\": %d, \"ranks\": %d, \"pid\": %d, "
+        "\"union_ns\": {\"work\": %llu, \"staggered\": %llu, "
+        "\"gapped\": %llu}, \"outer_union_ns\": {\"work\": %llu, "
+        "\"staggered\": %llu, \"gapped\": %llu}}\n",
+        tsc_hz, perf_fds, size, pid,
+        static_cast<unsigned long long>(unions[0][0]),
+        static_cast<unsigned long long>(unions[0][1]),
+        static_cast<unsigned long long>(unions[0][2]),
+        static_cast<unsigned long long>(unions[1][0]),
+        static_cast<unsigned long long>(unions[1][1]),
+        static_cast<unsigned long long>(unions[1][2]));
     std::fflush(stdout);
   }
   if (end == "exit") std::exit(0);

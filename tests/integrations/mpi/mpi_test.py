@@ -3,9 +3,13 @@
 and with perf's msr/tsc/, the LD_PRELOAD route, one rank, and bound ranks.
 
 Checks the merged report at rank 0: "ranks", "nodes", calls summed over
-ranks, and a total counted once per socket: the simulated U-Box clock
-(2 GHz) or the TSC rate (measured by the program) times the region's mean
-wall time, within 2%.  With perf, the perf_event file descriptors open in
+ranks, and each region's total counted once per socket while at least one
+rank was inside it (the node union): the simulated U-Box clock (2 GHz) or
+the TSC rate (measured by the program) times the union of the ranks' calls
+(timed by the program inside the regions, and around their boundaries: the
+count lies between the two, within 1%), for ranks that overlap ("work",
+"staggered": rank r enters at r x 30 ms for 100 ms) and ranks with gaps
+between them ("gapped": at r x 150 ms).  With perf, the perf_event file descriptors open in
 the job's processes while it runs must be events x sockets, not x ranks.
 """
 import argparse
@@ -62,7 +66,18 @@ def region(report, path):
     return None
 
 
-def check_merged(name, report, np, rate_per_socket, event, sockets):
+def views_sum(r, event, report):
+    """The ranks' own views of a region's count, summed (what counting
+    each rank's intervals would give)."""
+    index = [e["canonical"] for e in report.get("events", [])].index(event) \
+        if event in [e["canonical"] for e in report.get("events", [])] else -1
+    if index < 0:
+        return "-"
+    return sum(pr["totals"][index] for pr in r.get("per_rank", [])
+               if len(pr.get("totals", [])) > index)
+
+
+def check_merged(name, report, np, rate_per_socket, event, sockets, fx):
     check(report.get("ranks") == np, f"{name}: ranks == {np}")
     check(report.get("nodes") == 1, f"{name}: nodes == 1")
     check(not report.get("errors"), f"{name}: no errors {report.get('errors')}")
@@ -75,20 +90,38 @@ def check_merged(name, report, np, rate_per_socket, event, sockets):
           f"{name}: work calls {work['calls']} == {np}")
     check(step["calls"] == np * (np + 1) // 2,
           f"{name}: step calls {step['calls']} summed over ranks")
-    ev = work["events"][event]
-    expected = rate_per_socket * sockets * work["wall_ns"] * 1e-9
-    error = abs(ev["total"] - expected) / expected
-    check(error < 0.02,
-          f"{name}: {event} total {ev['total']} vs rate x wall_ns "
-          f"{expected:.0f} ({error:.2%}, counted once, not x{np})")
-    check(len(ev["per_socket"]) == sockets,
-          f"{name}: one count per socket ({len(ev['per_socket'])})")
-    leaders = {(s["socket"], s["leader"]) for n in report["node_list"]
-               for s in n["sockets"]}
-    for s in ev["per_socket"]:
-        check((s["socket"], s["from_rank"]) in leaders,
-              f"{name}: socket {s['socket']} counted in its leader's view")
-        check(s["ranks"] == np, f"{name}: spread over {s['ranks']} ranks")
+    union_ns = fx.get("union_ns", {})
+    outer_ns = fx.get("outer_union_ns", {})
+    check(len(union_ns) == 3 and len(outer_ns) == 3,
+          f"{name}: the program timed the unions")
+    for path, union in union_ns.items():
+        outer = outer_ns.get(path, union)
+        r = region(report, path)
+        check(r is not None and r["calls"] == np,
+              f"{name}: {path}: {np} calls")
+        if r is None:
+            continue
+        ev = r["events"][event]
+        low = rate_per_socket * sockets * union * 1e-9
+        high = rate_per_socket * sockets * outer * 1e-9
+        check(0.99 * low <= ev["total"] <= 1.01 * high,
+              f"{name}: {path}: {event} total {ev['total']} vs rate x the "
+              f"ranks' union {union / 1e6:.2f} ms (inside) to "
+              f"{outer / 1e6:.2f} ms (around the boundaries): {low:.0f} to "
+              f"{high:.0f}, within 1% (the ranks' own views summed: "
+              f"{views_sum(r, event, report)})")
+        check(len(ev["per_socket"]) == sockets,
+              f"{name}: {path}: one count per socket "
+              f"({len(ev['per_socket'])})")
+        for s in ev["per_socket"]:
+            check(s["node_union"] is True and s["from_rank"] == -1,
+                  f"{name}: {path}: socket {s['socket']} counted as the "
+                  f"node union")
+            check(s["ranks"] == np,
+                  f"{name}: {path}: spread over {s['ranks']} ranks")
+            check(0.98 * union <= s["union_wall_ns"] <= 1.02 * outer,
+                  f"{name}: {path}: union_wall_ns {s['union_wall_ns']} "
+                  f"within 2% of {union} (inside) to {outer} (around)")
 
 
 def main():
@@ -115,7 +148,8 @@ def main():
         with open(out) as f:
             report = json.load(f)
         check(report.get("simulated") is True, "sim -np 4: simulated")
-        check_merged("sim -np 4", report, 4, 2e9, "ubox/UCLK", sockets)
+        check_merged("sim -np 4", report, 4, 2e9, "ubox/UCLK", sockets,
+                     facts(p))
 
     # perf msr/tsc/: only where the msr PMU exists and may be opened
     # system-wide.
@@ -134,7 +168,7 @@ def main():
             fx = facts(p)
             check(report.get("backend") == "perf", "perf -np 4: backend perf")
             check_merged("perf -np 4", report, 4, fx["tsc_hz"], "msr/tsc/",
-                         sockets)
+                         sockets, fx)
             check(fx["perf_fds"] == 1 * sockets,
                   f"perf -np 4: {fx['perf_fds']} perf events open on the "
                   f"node == events x sockets ({sockets}), not x ranks")
@@ -149,7 +183,7 @@ def main():
     if p.returncode == 0:
         with open(out) as f:
             check_merged("LD_PRELOAD -np 4", json.load(f), 4, 2e9,
-                         "ubox/UCLK", sockets)
+                         "ubox/UCLK", sockets, facts(p))
 
     # One rank, CSV.
     out = os.path.join(tmp, "one-%r.csv")
@@ -214,7 +248,8 @@ def main():
         if p.returncode == 0:
             with open(out) as f:
                 report = json.load(f)
-            check_merged("bound -np 2", report, 2, 2e9, "ubox/UCLK", sockets)
+            check_merged("bound -np 2", report, 2, 2e9, "ubox/UCLK", sockets,
+                         facts(p))
 
     # uncore_mpi_init / uncore_mpi_finalize called by the program.
     out = os.path.join(tmp, "explicit.json")
@@ -225,7 +260,7 @@ def main():
     if p.returncode == 0:
         with open(out) as f:
             check_merged("explicit init -np 2", json.load(f), 2, 2e9,
-                         "ubox/UCLK", sockets)
+                         "ubox/UCLK", sockets, facts(p))
 
     # A report that cannot be written is said at the start; the job runs.
     out = os.path.join(tmp, "missing-dir", "x.json")
