@@ -322,34 +322,41 @@ NodeUnion UnionOf(const std::vector<RankRecord>& ranks,
                   int node, int socket, size_t num_events) {
   NodeUnion u;
   u.values.assign(num_events, 0);
-  uint64_t opens = 0;
-  uint64_t closes = 0;
-  int entered = 0;
+  // The ranks of the node that read the socket and entered the region.
+  std::vector<size_t> entered;
   bool any_share = false;
   for (size_t i = 0; i < ranks.size(); ++i) {
-    if (node_of[i] != node) continue;
-    const int k = SocketIndex(ranks[i].results, socket);
-    if (k < 0) continue;
+    if (node_of[i] != node || SocketIndex(ranks[i].results, socket) < 0) {
+      continue;
+    }
+    const RegionResult* region = FindRegion(ranks[i].results, path);
+    if (region == nullptr) continue;  // no node step, no share
+    entered.push_back(i);
+    any_share |= !region->node_share.opens.empty();
+  }
+  // No rank counted node unions (no node sharing, or every rank sampled):
+  // nothing to sum and nothing to say.
+  if (entered.empty() || !any_share) return u;
+  uint64_t opens = 0;
+  uint64_t closes = 0;
+  for (const size_t i : entered) {
     const RegionResult* region = of_rank[i];
     if (region == nullptr) {
-      // Not entered (no node step, no share), or entered with counts the
-      // merge leaves out (and its share with them).
-      if (FindRegion(ranks[i].results, path) == nullptr) continue;
+      // Entered with counts the merge leaves out, and its share with them.
       u.why = fmt::format("rank {}'s counts are left out", ranks[i].rank);
       return u;
     }
-    ++entered;
     const RegionResult::NodeShare& share = region->node_share;
-    const auto at = static_cast<size_t>(k);
-    any_share |= !share.opens.empty();
+    const auto at = static_cast<size_t>(SocketIndex(ranks[i].results, socket));
     if (!share.valid || share.counts.size() != num_events ||
         at >= share.opens.size() || at >= share.closes.size() ||
         at >= share.wall_ns.size()) {
-      u.why = fmt::format("rank {} has no node share of it{}", ranks[i].rank,
-                          share.opens.empty() ? ""
-                                              : " (a node step failed: see "
-                                                "its errors)");
-      if (!any_share) u.why.clear();
+      u.why = fmt::format(
+          "rank {} has no node share of it ({})", ranks[i].rank,
+          share.opens.empty()
+              ? "it sampled, or did not share the node's counters"
+              : "a snapshot or a node step failed, or it reset the region: "
+                "see its errors");
       return u;
     }
     for (size_t e = 0; e < num_events; ++e) {
@@ -363,7 +370,6 @@ NodeUnion UnionOf(const std::vector<RankRecord>& ranks,
     closes += share.closes[at];
     u.wall_ns += share.wall_ns[at];
   }
-  if (entered == 0) return u;
   if (opens != closes || opens == 0) {
     u.why = fmt::format(
         "its ranks opened {} node intervals and closed {} (a rank stopped "

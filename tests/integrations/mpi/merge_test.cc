@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -266,6 +267,219 @@ TEST(MergeTest, Utf8NamesKeepTheirBytes) {
   EXPECT_EQ(j["regions"][0]["path"], name);
   EXPECT_THAT(FormatMergedCsv(m), ::testing::HasSubstr(name + "," + name));
   EXPECT_THAT(FormatMergedTable(m), ::testing::HasSubstr(name));
+}
+
+// Node 0 (ranks 0 and 1) reads socket 0, led by `leader`; both entered
+// region "r" and saw 700 and 800 there.  Their node shares sum to 1000
+// (modulo 2^64: rank 0, the opener, subtracted more than it added), their
+// wall shares to 300; rank 0 opened two node intervals and closed one,
+// rank 1 closed the other.
+std::vector<RankRecord> NodeUnionJob(int leader) {
+  std::vector<RankRecord> ranks = {
+      Rank(0, 0, leader == 0 ? std::vector<int>{0} : std::vector<int>{}, {0}),
+      Rank(1, 0, leader == 1 ? std::vector<int>{0} : std::vector<int>{}, {0})};
+  ranks[0].results.regions.push_back(Region("r", 2, 100, {700}));
+  ranks[1].results.regions.push_back(Region("r", 1, 200, {800}));
+  const uint64_t shares[2] = {uint64_t{0} - 500, 1500};
+  const uint64_t opens[2] = {2, 0};
+  const uint64_t walls[2] = {uint64_t{0} - 100, 400};
+  for (int i = 0; i < 2; ++i) {
+    RegionResult::NodeShare& share = ranks[i].results.regions[0].node_share;
+    share.valid = true;
+    EventCounts c;
+    c.per_socket = {shares[i]};
+    c.total = shares[i];
+    share.counts.push_back(c);
+    share.opens = {opens[i]};
+    share.closes = {1};
+    share.wall_ns = {walls[i]};
+  }
+  return ranks;
+}
+
+bool WarnsAboutNodeUnions(const MergedReport& m) {
+  for (const std::string& w : m.warnings) {
+    if (w.find("node") != std::string::npos &&
+        w.find("rank's view") != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+TEST(MergeNodeUnionTest, TheRanksSharesSumToTheUnion) {
+  const MergedReport m = Merge(NodeUnionJob(/*leader=*/0));
+  EXPECT_THAT(m.warnings, ::testing::IsEmpty());
+  EXPECT_THAT(m.errors, ::testing::IsEmpty());
+  ASSERT_EQ(m.regions.size(), 1u);
+  const MergedRegion& r = m.regions[0];
+  EXPECT_EQ(r.ranks, 2);
+  ASSERT_EQ(r.events.size(), 1u);
+  const MergedEvent& e = r.events[0];
+  EXPECT_EQ(e.total, 1000u);
+  EXPECT_THAT(e.per_node, ::testing::ElementsAre(1000));
+  ASSERT_EQ(e.per_socket.size(), 1u);
+  const SocketCount& s = e.per_socket[0];
+  EXPECT_EQ(s.node, 0);
+  EXPECT_EQ(s.socket, 0);
+  EXPECT_TRUE(s.node_union);
+  EXPECT_EQ(s.from_rank, -1);
+  EXPECT_EQ(s.value, 1000u);
+  EXPECT_EQ(s.wall_ns, 300u);  // (0 - 100) + 400, modulo 2^64
+  // The ranks' own views, beside it.
+  EXPECT_EQ(s.ranks, 2);
+  EXPECT_EQ(s.min, 700u);
+  EXPECT_EQ(s.max, 800u);
+  ASSERT_EQ(r.per_rank.size(), 2u);
+  EXPECT_THAT(r.per_rank[0].totals, ::testing::ElementsAre(700));
+  EXPECT_THAT(r.per_rank[1].totals, ::testing::ElementsAre(800));
+  // The formats say so.
+  const nlohmann::json j = nlohmann::json::parse(FormatMergedJson(m));
+  const nlohmann::json& socket = j["regions"][0]["events"]["ubox/UCLK"];
+  EXPECT_EQ(socket["total"], 1000);
+  EXPECT_EQ(socket["per_socket"][0]["node_union"], true);
+  EXPECT_EQ(socket["per_socket"][0]["union_wall_ns"], 300);
+  EXPECT_EQ(socket["per_socket"][0]["from_rank"], -1);
+  EXPECT_THAT(FormatMergedTable(m), ::testing::HasSubstr("union"));
+  EXPECT_THAT(MergedResults(m).regions[0].inclusive[0].per_socket,
+              ::testing::ElementsAre(1000));
+}
+
+TEST(MergeNodeUnionTest, IntervalsOpenedButNotClosedFallBackToTheLeader) {
+  for (const int leader : {0, 1}) {
+    std::vector<RankRecord> ranks = NodeUnionJob(leader);
+    ranks[1].results.regions[0].node_share.closes = {0};  // 2 opens, 1 close
+    const MergedReport m = Merge(ranks);
+    ASSERT_EQ(m.regions.size(), 1u);
+    const MergedEvent& e = m.regions[0].events[0];
+    ASSERT_EQ(e.per_socket.size(), 1u);
+    const SocketCount& s = e.per_socket[0];
+    EXPECT_FALSE(s.node_union) << leader;
+    EXPECT_EQ(s.from_rank, leader);
+    EXPECT_EQ(s.value, leader == 0 ? 700u : 800u);
+    EXPECT_EQ(s.wall_ns, 0u);
+    EXPECT_EQ(e.total, s.value);
+    EXPECT_EQ(s.min, 700u);
+    EXPECT_EQ(s.max, 800u);
+    ASSERT_EQ(m.warnings.size(), 1u) << leader;
+    EXPECT_THAT(m.warnings[0], ::testing::HasSubstr("region r "));
+    EXPECT_THAT(m.warnings[0], ::testing::HasSubstr("node 0 socket 0"));
+    EXPECT_THAT(m.warnings[0],
+                ::testing::HasSubstr("opened 2 node intervals and closed 1"));
+  }
+}
+
+TEST(MergeNodeUnionTest, ARankWhoseNodeStepFailedFallsBackWithAWarning) {
+  for (const int failed : {0, 1}) {
+    std::vector<RankRecord> ranks = NodeUnionJob(/*leader=*/0);
+    ranks[failed].results.regions[0].node_share.valid = false;
+    const MergedReport m = Merge(ranks);
+    const SocketCount& s = m.regions[0].events[0].per_socket[0];
+    EXPECT_FALSE(s.node_union) << failed;
+    EXPECT_EQ(s.from_rank, 0);
+    EXPECT_EQ(s.value, 700u);
+    EXPECT_EQ(m.regions[0].events[0].total, 700u);
+    ASSERT_EQ(m.warnings.size(), 1u) << failed;
+    EXPECT_THAT(m.warnings[0], ::testing::HasSubstr("region r "));
+    EXPECT_THAT(m.warnings[0],
+                ::testing::HasSubstr("rank " + std::to_string(failed) +
+                                     " has no node share"));
+  }
+}
+
+TEST(MergeNodeUnionTest, RecordsWithoutNodeSharesTakeTheLeadersViewQuietly) {
+  std::vector<RankRecord> ranks = NodeUnionJob(/*leader=*/1);
+  for (RankRecord& r : ranks) {
+    r.results.regions[0].node_share = RegionResult::NodeShare();
+  }
+  const MergedReport m = Merge(ranks);
+  EXPECT_THAT(m.warnings, ::testing::IsEmpty());
+  EXPECT_FALSE(WarnsAboutNodeUnions(m));
+  const SocketCount& s = m.regions[0].events[0].per_socket[0];
+  EXPECT_FALSE(s.node_union);
+  EXPECT_EQ(s.from_rank, 1);
+  EXPECT_EQ(s.value, 800u);
+  EXPECT_EQ(m.regions[0].events[0].total, 800u);
+  // Nor does the older job (Job(): no node shares anywhere) warn of them.
+  EXPECT_FALSE(WarnsAboutNodeUnions(Merge(Job())));
+}
+
+// A rank without a share (it sampled) is named whichever rank it is.
+TEST(MergeNodeUnionTest, ARankWithoutAShareIsNamedWhateverItsPlace) {
+  for (int quiet = 0; quiet < 2; ++quiet) {
+    std::vector<RankRecord> ranks = NodeUnionJob(/*leader=*/0);
+    ranks[quiet].results.regions[0].node_share = RegionResult::NodeShare();
+    const MergedReport m = Merge(ranks);
+    EXPECT_FALSE(m.regions[0].events[0].per_socket[0].node_union);
+    EXPECT_EQ(m.regions[0].events[0].total, 700u);
+    EXPECT_THAT(m.warnings,
+                ::testing::ElementsAre(::testing::HasSubstr(
+                    fmt::format("rank {} has no node share", quiet))));
+  }
+}
+
+// A job without node shares says nothing of node unions, even with a rank
+// whose counts are left out.
+TEST(MergeTest, OldStyleJobWithAnUnmeasuredRankWarnsOfNoNodeUnion) {
+  std::vector<RankRecord> ranks = Job();
+  ranks[3].measured = false;
+  const MergedReport m = Merge(ranks);
+  EXPECT_THAT(m.warnings, ::testing::ElementsAre("w"));
+}
+
+TEST(MergeNodeUnionTest, RecordsCarryTheirNodeShares) {
+  RankRecord r = NodeUnionJob(/*leader=*/0)[0];
+  r.results.run.sockets = {0, 1};
+  RegionResult& region = r.results.regions[0];
+  region.inclusive[0].per_socket = {700, 5};
+  region.inclusive[0].total = 705;
+  RegionResult::NodeShare& share = region.node_share;
+  share.counts[0].per_socket = {uint64_t{0} - 500, 1500};
+  share.counts[0].total = 12345;  // not carried: the sum of per_socket is
+  share.opens = {2, 3};
+  share.closes = {1, 4};
+  share.wall_ns = {uint64_t{0} - 100, 77};
+  absl::StatusOr<RankRecord> back = DecodeRank(EncodeRank(r));
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->results.regions.size(), 1u);
+  const RegionResult::NodeShare& got = back->results.regions[0].node_share;
+  EXPECT_TRUE(got.valid);
+  ASSERT_EQ(got.counts.size(), 1u);
+  EXPECT_THAT(got.counts[0].per_socket,
+              ::testing::ElementsAre(uint64_t{0} - 500, 1500));
+  EXPECT_EQ(got.counts[0].total, 1000u);  // modulo 2^64
+  EXPECT_THAT(got.opens, ::testing::ElementsAre(2, 3));
+  EXPECT_THAT(got.closes, ::testing::ElementsAre(1, 4));
+  EXPECT_THAT(got.wall_ns, ::testing::ElementsAre(uint64_t{0} - 100, 77));
+  EXPECT_EQ(back->results.regions[0].inclusive[0].total, 705u);
+
+  // An invalid share keeps its valid bit, and an empty one stays empty.
+  share.valid = false;
+  back = DecodeRank(EncodeRank(r));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_FALSE(back->results.regions[0].node_share.valid);
+  EXPECT_THAT(back->results.regions[0].node_share.opens,
+              ::testing::ElementsAre(2, 3));
+  region.node_share = RegionResult::NodeShare();
+  back = DecodeRank(EncodeRank(r));
+  ASSERT_TRUE(back.ok()) << back.status();
+  const RegionResult::NodeShare& none = back->results.regions[0].node_share;
+  EXPECT_FALSE(none.valid);
+  EXPECT_TRUE(none.counts.empty());
+  EXPECT_TRUE(none.opens.empty());
+  EXPECT_TRUE(none.closes.empty());
+  EXPECT_TRUE(none.wall_ns.empty());
+
+  // The decoded ranks merge as the made-up ones do.
+  std::vector<RankRecord> ranks = NodeUnionJob(/*leader=*/0);
+  for (RankRecord& rank : ranks) {
+    absl::StatusOr<RankRecord> decoded = DecodeRank(EncodeRank(rank));
+    ASSERT_TRUE(decoded.ok()) << decoded.status();
+    rank = *decoded;
+  }
+  const MergedReport m = Merge(ranks);
+  EXPECT_TRUE(m.regions[0].events[0].per_socket[0].node_union);
+  EXPECT_EQ(m.regions[0].events[0].total, 1000u);
 }
 
 TEST(MergeTest, NothingMeasured) {
