@@ -810,8 +810,8 @@ std::string FormatMergedTable(const MergedReport& m) {
   }
   o += Columns(rows);
   if (!m.events.empty() && !m.regions.empty()) {
-    o += "\nper socket (the view counted, and the spread over the socket's "
-         "ranks):\n";
+    o += "\nper socket (the count: the node union, or one rank's view; and "
+         "the spread of the socket's ranks' own views):\n";
     rows.clear();
     rows.push_back({"region", "event", "node", "socket", "count", "from rank",
                     "ranks", "min", "max"});
