@@ -609,15 +609,15 @@ struct Recorder::ThreadState {
 
 Recorder::Recorder(devices::Device* device, RecorderOptions options)
     : device_(device),
-      options_(options),
+      options_(std::move(options)),
       num_values_(device == nullptr ? 0 : device->read_plan().size()),
       generation_(g_generation.fetch_add(1)),
       // A trace's records carry CLOCK_MONOTONIC times: ticks are then
       // nanoseconds.
-      clock_(options.trace == nullptr && common::TscIsUsableClock()) {
+      clock_(options_.trace == nullptr && common::TscIsUsableClock()) {
   if (device_ != nullptr) {
     snapshots_ =
-        std::make_unique<devices::SharedSnapshots>(device_, options.snapshots);
+        std::make_unique<devices::SharedSnapshots>(device_, options_.snapshots);
     if (options_.trace != nullptr) snapshots_->SetObserver(options_.trace);
   }
   if (options_.trace != nullptr) {

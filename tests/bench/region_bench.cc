@@ -23,6 +23,12 @@
 //                           alternate on the event's CPU; counter `ratio`
 //                           is region time / bare time (README
 //                           "Performance": the goal is 1.05, at most 1.10)
+//   BM_FloorPairOverTwoReads  the same ratio for the least a boundary under
+//                           the union rule must do (no SDK code): one
+//                           compare-and-swap on a path word held busy over
+//                           the read, the read, the TSC, the interval's
+//                           counts and time added; what any design of the
+//                           boundary could reach on this machine
 // The bookkeeping of a region is BM_RegionMemory8 - BM_TwoSnapshotsMemory8
 // (and, drowned in the simulator's cost, BM_RegionSim8 -
 // BM_TwoSnapshotsSim8); the cost of an unmeasured region is
@@ -31,8 +37,11 @@
 #include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -290,6 +299,109 @@ void BM_PairOverTwoReads(benchmark::State& state, bool cross_cpu) {
   sched_setaffinity(0, sizeof(old_set), &old_set);
 }
 BENCHMARK_CAPTURE(BM_PairOverTwoReads, on_event_cpu, false);
+
+// The least a region pair under the union rule does: a path word stepped
+// with a compare-and-swap and held busy over the read that opens or closes
+// the path, the read (a one-event group, as the perf backend reads), the
+// TSC, the interval's counts and time added up.
+struct FloorPath {
+  std::atomic<uint64_t> word{0};
+  uint64_t begin = 0;
+  uint64_t open_ticks = 0;
+  std::atomic<uint64_t> calls{0};
+  std::atomic<uint64_t> ticks{0};
+  std::atomic<uint64_t> count{0};
+};
+constexpr uint64_t kFloorBusy = uint64_t{1} << 63;
+
+inline uint64_t FloorTicks() {
+  _mm_lfence();
+  return __rdtsc();
+}
+
+__attribute__((noinline)) uint64_t FloorRead(int fd) {
+  uint64_t buffer[4];
+  if (read(fd, buffer, sizeof(buffer)) != sizeof(buffer)) return 0;
+  return buffer[3];
+}
+
+__attribute__((noinline)) void FloorBegin(int fd, FloorPath& p) {
+  uint64_t w = p.word.load(std::memory_order_acquire);
+  while (!p.word.compare_exchange_weak(w, (w + 1) | (w == 0 ? kFloorBusy : 0),
+                                       std::memory_order_acq_rel)) {
+  }
+  if (w != 0) return;
+  p.begin = FloorRead(fd);
+  p.open_ticks = FloorTicks();
+  p.word.store(1, std::memory_order_release);
+}
+
+__attribute__((noinline)) void FloorEnd(int fd, FloorPath& p) {
+  uint64_t w = p.word.load(std::memory_order_acquire);
+  while (!p.word.compare_exchange_weak(w, (w - 1) | (w == 1 ? kFloorBusy : 0),
+                                       std::memory_order_acq_rel)) {
+  }
+  p.calls.store(p.calls.load(std::memory_order_relaxed) + 1,
+                std::memory_order_relaxed);
+  if (w != 1) return;
+  const uint64_t now = FloorTicks();
+  const uint64_t value = FloorRead(fd);
+  p.count.store(p.count.load(std::memory_order_relaxed) + value - p.begin,
+                std::memory_order_relaxed);
+  p.ticks.store(p.ticks.load(std::memory_order_relaxed) + now - p.open_ticks,
+                std::memory_order_relaxed);
+  p.word.store(0, std::memory_order_release);
+}
+
+void BM_FloorPairOverTwoReads(benchmark::State& state) {
+  int cpu = 0;
+  const int fd = OpenMsrTsc(&cpu);
+  if (fd < 0) {
+    state.SkipWithError("perf_event_open(msr/tsc/) failed");
+    return;
+  }
+  cpu_set_t old_set;
+  CPU_ZERO(&old_set);
+  sched_getaffinity(0, sizeof(old_set), &old_set);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  sched_setaffinity(0, sizeof(set), &set);
+  using Clock = std::chrono::steady_clock;
+  constexpr int kBlock = 1000;
+  Clock::duration bare{};
+  Clock::duration floor{};
+  uint64_t buffer[4];
+  FloorPath path;
+  for (auto _ : state) {
+    const Clock::time_point t0 = Clock::now();
+    for (int i = 0; i < kBlock; ++i) {
+      benchmark::DoNotOptimize(read(fd, buffer, sizeof(buffer)));
+      benchmark::DoNotOptimize(read(fd, buffer, sizeof(buffer)));
+      benchmark::ClobberMemory();
+    }
+    const Clock::time_point t1 = Clock::now();
+    for (int i = 0; i < kBlock; ++i) {
+      FloorBegin(fd, path);
+      benchmark::ClobberMemory();
+      FloorEnd(fd, path);
+    }
+    const Clock::time_point t2 = Clock::now();
+    bare += t1 - t0;
+    floor += t2 - t1;
+  }
+  const double pairs = static_cast<double>(state.iterations()) * kBlock;
+  state.counters["ratio"] = std::chrono::duration<double>(floor).count() /
+                            std::chrono::duration<double>(bare).count();
+  state.counters["bare_ns"] =
+      std::chrono::duration<double, std::nano>(bare).count() / pairs;
+  state.counters["floor_ns"] =
+      std::chrono::duration<double, std::nano>(floor).count() / pairs;
+  benchmark::DoNotOptimize(path.count.load());
+  close(fd);
+  sched_setaffinity(0, sizeof(old_set), &old_set);
+}
+BENCHMARK(BM_FloorPairOverTwoReads);
 BENCHMARK_CAPTURE(BM_PairOverTwoReads, cross_cpu, true);
 
 trace::TraceLayout EightCounterLayout() {
