@@ -30,8 +30,8 @@
 // RemoteSnapshotDevice::Attach find such a leftover dead and remove it, and
 // RemoveStaleSegments sweeps them.
 //
-// Guarantees: the segment holds only counts, the catalog and the server's
-// process identity (no pointers); a follower never programs anything;
+// Guarantees: the segment holds only counts, the catalog, the server's
+// process identity and the node union table (node_union.h; no pointers); a follower never programs anything;
 // RemoteSnapshotDevice::TakeSnapshot is safe from many threads; a server
 // that stops, dies, or does not answer within kFollowerTimeout makes the
 // follower's snapshots fail, never blocks it for longer: a death is seen
