@@ -469,6 +469,10 @@ struct Recorder::Boundary {
   bool needs_snapshot = false;
   // Tracing: num_values per transition, the counts of the intervals closed.
   uint64_t* trace_counts = nullptr;
+  // A node word opened or closed (StepNodeWords): the boundary's time on
+  // CLOCK_MONOTONIC, read beside its own clock (NodeTime).
+  bool node_transition = false;
+  uint64_t node_now_ns = 0;
 };
 
 struct Recorder::RetiredTotals {
@@ -866,10 +870,12 @@ void Recorder::StepNodeWords(Boundary& b) {
         case devices::NodeStep::kOpened:
           tr.node_opened |= bit;
           b.needs_snapshot = true;
+          b.node_transition = true;
           break;
         case devices::NodeStep::kClosed:
           tr.node_closed |= bit;
           b.needs_snapshot = true;
+          b.node_transition = true;
           break;
         case devices::NodeStep::kTimedOut:
         case devices::NodeStep::kBroken:
@@ -920,6 +926,11 @@ const devices::Snapshot* Recorder::SnapshotFor(Boundary& b, ThreadState& t,
   return nullptr;
 }
 
+void Recorder::NodeTime(Boundary& b) {
+  // CLOCK_MONOTONIC, which every process of the node reads alike.
+  if (b.node_transition) b.node_now_ns = common::MonotonicNowNs();
+}
+
 void Recorder::CreditNode(const Transition& tr, const devices::Snapshot* snap,
                           uint64_t now_ns) {
   Accumulator& acc = *tr.accumulator;
@@ -952,13 +963,11 @@ void Recorder::CreditNode(const Transition& tr, const devices::Snapshot* snap,
 void Recorder::Apply(Boundary& b, const devices::Snapshot* snap,
                      uint64_t now_ns) {
   const bool track_exclusive = options_.sample_every <= 1;
-  uint64_t node_now_ns = 0;  // CLOCK_MONOTONIC: the node's processes' clock
   for (int k = 0; k < b.count; ++k) {
     Transition& tr = b.transitions[k];
     PathState& p = *tr.path;
     if ((tr.node_opened | tr.node_closed) != 0) {
-      if (node_now_ns == 0) node_now_ns = common::MonotonicNowNs();
-      CreditNode(tr, snap, node_now_ns);
+      CreditNode(tr, snap, b.node_now_ns);
     }
     if (tr.opened) {
       const bool measure = tr.measure && snap != nullptr;
@@ -1094,6 +1103,7 @@ void Recorder::OpenFrame(Boundary& b, ThreadState& t, Frame& f, int name_id) {
   // The snapshot, then the clock: the call starts after its snapshot.
   const devices::Snapshot* snap = SnapshotFor(b, t, "begin", name_id);
   const uint64_t now = clock_.Now();
+  NodeTime(b);
   Apply(b, snap, now);
   f.start_ns = now;
   if (t.snapshots != snapshots_before) Add(f.accumulator->snapshots, 1);
@@ -1171,6 +1181,7 @@ void Recorder::CloseMarker(ThreadState& t, int index, uint64_t now_ns,
   Step(b, *f.state, f.accumulator, 0, kCountOne);
   StepNodeWords(b);
   if (now_ns == 0) now_ns = clock_.Now();
+  NodeTime(b);
   const uint64_t snapshots_before = t.snapshots;
   const devices::Snapshot* snap = !b.needs_snapshot ? nullptr
                                   : given != nullptr
@@ -1243,6 +1254,7 @@ void Recorder::CloseFrom(ThreadState& t, int level, uint64_t now_ns, bool open,
   // the call ends before its snapshot, and the thread that closes the path
   // reads the clock after every other thread's call ended.
   if (now_ns == 0) now_ns = clock_.Now();
+  NodeTime(b);
   const uint64_t snapshots_before = t.snapshots;
   const devices::Snapshot* snap =
       !b.needs_snapshot  ? nullptr

@@ -230,6 +230,9 @@ class Recorder {
   // boundary's transitions opened or closed, innermost first; a node
   // transition needs the boundary's snapshot.
   void StepNodeWords(Boundary& b);
+  // Reads the boundary's node time (Boundary::node_now_ns) where it has a
+  // node transition: right beside the boundary's own clock read.
+  void NodeTime(Boundary& b);
   // Credits a node transition of `tr` (its snapshot `snap`, nullptr when it
   // failed) to the boundary thread's accumulator at CLOCK_MONOTONIC `now_ns`.
   void CreditNode(const Transition& tr, const devices::Snapshot* snap,

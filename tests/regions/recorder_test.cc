@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/devices/device.h"
+#include "sdk/devices/node_union.h"
 #include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
 #include "sdk/runtime/session_testing.h"
 #include "uncore/region.h"
@@ -843,6 +844,159 @@ TEST(RegionTeamTest, WorkersOpenUnderTheirTeamsRegion) {
   EXPECT_EQ(solve->inclusive[0].total, 507u);
   EXPECT_EQ(solve->exclusive[0].total, 7u);
   EXPECT_TRUE(r.run.errors.empty());
+}
+
+// Node sharing (RecorderOptions::node_groups): a recorder steps the node
+// word of a path when the path opens or closes in its process, and credits
+// its node share: the opener's snapshot subtracted, the closer's added.
+class RecorderNodeUnionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    slots_.reset(new devices::NodeUnionSlot[devices::kNodeUnionSlots]);
+    for (size_t i = 0; i < devices::kNodeUnionSlots; ++i) {
+      slots_[i].key.store(0);
+      slots_[i].word.store(0);
+    }
+    devices::ProgramRequest request;
+    request.events.resize(2);
+    ASSERT_TRUE(device_.Program(request).ok());
+    g_counters[0].store(1000);
+    g_counters[1].store(0);
+  }
+  regions::RecorderOptions Options() const {
+    regions::RecorderOptions o;
+    devices::NodeUnionGroup group;
+    group.name = "/uncore-test";
+    group.table = table();
+    group.entries = 2;
+    o.node_groups.push_back(group);
+    return o;
+  }
+  devices::NodeUnionTable table() const {
+    return devices::NodeUnionTable(slots_.get());
+  }
+  static const regions::Recorder::RegionTotals* Find(
+      const std::vector<regions::Recorder::RegionTotals>& totals,
+      const std::string& path) {
+    for (const regions::Recorder::RegionTotals& t : totals) {
+      if (t.path == path) return &t;
+    }
+    return nullptr;
+  }
+
+  std::unique_ptr<devices::NodeUnionSlot[]> slots_;
+  CountingDevice device_;
+};
+
+// Alone on the node, a process's node share is its own union: the same
+// counts, as many node intervals as its own, every node word back at 0.
+TEST_F(RecorderNodeUnionTest, AloneTheNodeShareIsTheProcessUnion) {
+  regions::Recorder rec(&device_, Options());
+  regions::Activate(&rec);
+  {
+    std::barrier start(3);
+    std::vector<std::thread> team;
+    for (int i = 0; i < 3; ++i) {
+      team.emplace_back([&start, i] {
+        start.arrive_and_wait();
+        std::this_thread::sleep_for(std::chrono::milliseconds(5 * i));
+        UNCORE_REGION("team");
+        CountingDevice::Bump(0, 100);
+        {
+          UNCORE_REGION("inner");
+          CountingDevice::Bump(1, 7);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      });
+    }
+    for (std::thread& t : team) t.join();
+  }
+  for (int i = 0; i < 4; ++i) {
+    UNCORE_REGION("team");
+    CountingDevice::Bump(0, 5);
+  }
+  ASSERT_EQ(regions::Deactivate(&rec, std::chrono::seconds(5)),
+            regions::Quiescence::kQuiet);
+  const std::vector<regions::Recorder::RegionTotals> totals = rec.Collect();
+  for (const std::string path : {"team", "team/inner"}) {
+    const regions::Recorder::RegionTotals* t = Find(totals, path);
+    ASSERT_NE(t, nullptr) << path;
+    EXPECT_TRUE(t->node.valid) << path;
+    EXPECT_EQ(t->node.values, t->inclusive) << path;
+    ASSERT_EQ(t->node.opens.size(), 1u);
+    EXPECT_EQ(t->node.opens[0], t->intervals) << path;
+    EXPECT_EQ(t->node.closes[0], t->intervals) << path;
+    // The same time on CLOCK_MONOTONIC as the recorder's own clock.
+    EXPECT_NEAR(static_cast<double>(t->node.wall_ns[0]),
+                static_cast<double>(t->wall_ns),
+                0.02 * static_cast<double>(t->wall_ns) + 20000.0)
+        << path;
+    std::atomic<uint64_t>* word = table().WordOf(path);
+    ASSERT_NE(word, nullptr);
+    EXPECT_EQ(word->load(), 0u) << path;
+  }
+  EXPECT_EQ(Find(totals, "team")->inclusive[0], 3 * 100 + 4 * 5u);
+  EXPECT_EQ(Find(totals, "team/inner")->inclusive[1], 3 * 7u);
+}
+
+// Another process inside: this one joins and leaves its node interval
+// (nothing credited); when the other leaves first, this one closes it and
+// adds its snapshot, the other having subtracted its own at the opening.
+TEST_F(RecorderNodeUnionTest, AnotherProcessInsideMakesThisOneJoinOrClose) {
+  std::atomic<uint64_t>* word = table().WordOf("phase");
+  ASSERT_NE(word, nullptr);
+  // The other process opens the node interval at the counters' 1000.
+  ASSERT_EQ(devices::StepNodeWord(*word, true, std::chrono::seconds(5)),
+            devices::NodeStep::kOpened);
+  devices::ReleaseNodeWord(*word);
+  const uint64_t other_opened_at = g_counters[0].load();
+  regions::Recorder rec(&device_, Options());
+  regions::Activate(&rec);
+  {
+    UNCORE_REGION("phase");  // joins: the other stays inside
+    CountingDevice::Bump(0, 40);
+  }
+  uint64_t closed_at = 0;
+  {
+    UNCORE_REGION("phase");
+    CountingDevice::Bump(0, 2);
+    // The other leaves while this process is inside: this one closes.
+    ASSERT_EQ(devices::StepNodeWord(*word, false, std::chrono::seconds(5)),
+              devices::NodeStep::kJoined);
+    CountingDevice::Bump(0, 3);
+    closed_at = g_counters[0].load();
+  }
+  ASSERT_EQ(regions::Deactivate(&rec, std::chrono::seconds(5)),
+            regions::Quiescence::kQuiet);
+  const std::vector<regions::Recorder::RegionTotals> totals = rec.Collect();
+  const regions::Recorder::RegionTotals* t = Find(totals, "phase");
+  ASSERT_NE(t, nullptr);
+  EXPECT_TRUE(t->node.valid);
+  EXPECT_EQ(t->node.opens, std::vector<uint64_t>{0});
+  EXPECT_EQ(t->node.closes, std::vector<uint64_t>{1});
+  EXPECT_EQ(t->node.values[0], closed_at);
+  // Summed with the other's share (its opening subtracted): the counts
+  // while at least one of the two was inside.
+  EXPECT_EQ(t->node.values[0] - other_opened_at, 45u);
+  EXPECT_EQ(t->inclusive[0], 45u);  // this process's own view, here equal
+  EXPECT_EQ(word->load(), 0u);
+}
+
+// Sampling reads only some intervals: no node union is counted.
+TEST_F(RecorderNodeUnionTest, SamplingCountsNoNodeUnion) {
+  regions::RecorderOptions o = Options();
+  o.sample_every = 2;
+  regions::Recorder rec(&device_, o);
+  regions::Activate(&rec);
+  { UNCORE_REGION("sampled"); }
+  ASSERT_EQ(regions::Deactivate(&rec, std::chrono::seconds(5)),
+            regions::Quiescence::kQuiet);
+  const std::vector<regions::Recorder::RegionTotals> totals = rec.Collect();
+  const regions::Recorder::RegionTotals* t = Find(totals, "sampled");
+  ASSERT_NE(t, nullptr);
+  EXPECT_FALSE(t->node.valid);
+  EXPECT_TRUE(t->node.opens.empty());
+  EXPECT_TRUE(rec.node_groups().empty());
 }
 
 }  // namespace
