@@ -118,7 +118,9 @@ struct RegionResult {
     std::vector<uint64_t> closes;
     std::vector<uint64_t> wall_ns;
   };
-  NodeShare node_share;  // valid false and empty without node sharing
+  // Empty (valid false) without node sharing, and in a calling thread's
+  // results (Session::CollectCallingThread: a thread's part means nothing).
+  NodeShare node_share;
 };
 
 struct RunInfo {

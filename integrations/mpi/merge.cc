@@ -197,7 +197,10 @@ std::string EncodeRank(const RankRecord& record) {
     const RegionResult::NodeShare& share = region.node_share;
     w.Bool(share.valid);
     w.U64(share.counts.size());
-    for (const EventCounts& c : share.counts) w.U64s(c.per_socket);
+    for (const EventCounts& c : share.counts) {
+      w.U64s(c.per_socket);
+      w.Bool(c.estimated);
+    }
     w.U64s(share.opens);
     w.U64s(share.closes);
     w.U64s(share.wall_ns);
@@ -282,10 +285,11 @@ absl::StatusOr<RankRecord> DecodeRank(std::string_view bytes) {
     }
     RegionResult::NodeShare& share = region.node_share;
     share.valid = r.Bool();
-    share.counts.resize(r.Count(8));
+    share.counts.resize(r.Count(uint64_t{2} * 8));
     for (EventCounts& c : share.counts) {
       c.per_socket = r.U64s();
       for (const uint64_t v : c.per_socket) c.total += v;
+      c.estimated = r.Bool();
     }
     share.opens = r.U64s();
     share.closes = r.U64s();
@@ -313,6 +317,7 @@ struct NodeUnion {
   bool usable = false;
   std::string why;               // not usable, and a rank had shares: why
   std::vector<uint64_t> values;  // per event
+  std::vector<bool> estimated;   // per event: a rank's backend scaled it
   uint64_t wall_ns = 0;
 };
 
@@ -322,6 +327,8 @@ NodeUnion UnionOf(const std::vector<RankRecord>& ranks,
                   int node, int socket, size_t num_events) {
   NodeUnion u;
   u.values.assign(num_events, 0);
+  u.estimated.assign(num_events, false);
+  std::vector<uint64_t> views(num_events, 0);  // the ranks' own, summed
   // The ranks of the node that read the socket and entered the region.
   std::vector<size_t> entered;
   bool any_share = false;
@@ -365,6 +372,11 @@ NodeUnion UnionOf(const std::vector<RankRecord>& ranks,
         return u;
       }
       u.values[e] += share.counts[e].per_socket[at];
+      u.estimated[e] = u.estimated[e] || share.counts[e].estimated;
+      if (e < region->inclusive.size() &&
+          at < region->inclusive[e].per_socket.size()) {
+        views[e] += region->inclusive[e].per_socket[at];
+      }
     }
     opens += share.opens[at];
     closes += share.closes[at];
@@ -376,6 +388,18 @@ NodeUnion UnionOf(const std::vector<RankRecord>& ranks,
         "counting node unions, or ended inside it)",
         opens, closes);
     return u;
+  }
+  // The union lies between the largest rank's view and their sum (give or
+  // take the boundaries' own moments); a count that went down (scaled by
+  // perf's multiplexing) wraps it round to about 2^64.
+  for (size_t e = 0; e < num_events; ++e) {
+    if (u.values[e] > 2 * views[e] + (uint64_t{1} << 32)) {
+      u.why = fmt::format(
+          "its node union of event {} came out at {}, beyond its ranks' "
+          "views summed ({}): counts that went down (multiplexed?)",
+          e, u.values[e], views[e]);
+      return u;
+    }
   }
   u.usable = true;
   return u;
@@ -528,7 +552,8 @@ MergedReport Merge(const std::vector<RankRecord>& ranks) {
         if (!node_union.usable && !node_union.why.empty()) {
           Warn(m.warnings,
                fmt::format("region {} on node {} socket {}: {}; its counts "
-                           "there are one rank's view (the socket's leader)",
+                           "there are one rank's view (the socket's "
+                           "leader's, or the lowest rank's that entered it)",
                            path, n, socket.socket, node_union.why));
         }
         for (size_t e = 0; e < num_events; ++e) {
@@ -565,6 +590,7 @@ MergedReport Merge(const std::vector<RankRecord>& ranks) {
             count.from_rank = -1;
             count.node_union = true;
             count.wall_ns = node_union.wall_ns;
+            estimated = node_union.estimated[e];
           }
           MergedEvent& merged = out.events[e];
           merged.total += count.value;
@@ -594,7 +620,7 @@ MergedReport Merge(const std::vector<RankRecord>& ranks) {
 
 std::string FormatMergedJson(const MergedReport& m) {
   std::string o = "{\n";
-  o += "  \"schema_version\": 2,\n  \"kind\": \"mpi\",\n";
+  o += "  \"schema_version\": 3,\n  \"kind\": \"mpi\",\n";
   o += fmt::format("  \"ranks\": {},\n  \"nodes\": {},\n", m.ranks,
                    m.nodes.size());
   o += fmt::format(

@@ -44,7 +44,8 @@ std::atomic<uint64_t>* NodeUnionTable::WordOf(std::string_view path) const {
 }
 
 NodeStep StepNodeWord(std::atomic<uint64_t>& word, bool enter,
-                      std::chrono::nanoseconds timeout) {
+                      std::chrono::nanoseconds timeout,
+                      const std::atomic<bool>* cancel) {
   uint64_t w = word.load(std::memory_order_acquire);
   int waited = 0;
   std::chrono::steady_clock::time_point deadline{};
@@ -57,6 +58,9 @@ NodeStep StepNodeWord(std::atomic<uint64_t>& word, bool enter,
       } else if (waited < 80) {
         std::this_thread::yield();
       } else {
+        if (cancel != nullptr && cancel->load(std::memory_order_acquire)) {
+          return NodeStep::kTimedOut;
+        }
         const auto now = std::chrono::steady_clock::now();
         if (deadline == std::chrono::steady_clock::time_point{}) {
           deadline = now + timeout;

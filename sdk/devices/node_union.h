@@ -20,8 +20,9 @@
 // the server); a path's slot is claimed once by whichever process names it
 // first and never freed (kNodeUnionSlots paths per segment, then WordOf
 // returns nullptr); StepNodeWord waits only while another process holds
-// the word busy (one snapshot's time) and gives up after `timeout` (a
-// process that died holding it), returning kTimedOut: the caller stops
+// the word busy (that process's snapshot, and its steps of the other node
+// words of the same boundary) and gives up after `timeout` (a process that
+// died holding it) or when told to, returning kTimedOut: the caller stops
 // counting node unions, and the merge, seeing the opens and closes of the
 // path disagree, falls back to one view per socket.
 #ifndef UNCORE_SDK_DEVICES_NODE_UNION_H_
@@ -78,9 +79,12 @@ enum class NodeStep {
   kBroken,    // a leave of a word that counts no process
 };
 
-// Adds (`enter`) or removes this process from the word's count.
+// Adds (`enter`) or removes this process from the word's count.  While
+// it waits, a `cancel` that turns true ends the wait as kTimedOut (the
+// process's session is stopping).
 NodeStep StepNodeWord(std::atomic<uint64_t>& word, bool enter,
-                      std::chrono::nanoseconds timeout);
+                      std::chrono::nanoseconds timeout,
+                      const std::atomic<bool>* cancel = nullptr);
 // Ends the busy hold of kOpened or kClosed.
 void ReleaseNodeWord(std::atomic<uint64_t>& word);
 

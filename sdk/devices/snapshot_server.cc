@@ -531,6 +531,12 @@ RemoteSnapshotDevice::Attach(const std::vector<std::string>& names) {
   }
   std::unique_ptr<RemoteSnapshotDevice> device(new RemoteSnapshotDevice());
   for (const std::string& name : names) {
+    if (std::count(names.begin(), names.end(), name) > 1) {
+      return absl::InvalidArgumentError(fmt::format(
+          "shared counters \"{}\" are named twice: name each serving "
+          "process once",
+          name));
+    }
     UNCORE_ASSIGN_OR_RETURN(const std::string path, ServedSegmentPath(name));
     const int fd =
         common::KeepAboveStdio(shm_open(path.c_str(), O_RDWR | O_CLOEXEC, 0));

@@ -385,6 +385,11 @@ struct Recorder::Accumulator {
         node_counts[i].store(0, std::memory_order_relaxed);
       }
     }
+    ResetOwn(n);
+  }
+  // The thread's own calls and counts only (a LIKWID reset): its node
+  // share is the node's history and stays.
+  void ResetOwn(size_t n) {
     for (std::atomic<uint64_t>* a :
          {&calls, &sampled_calls, &thread_ns, &max_ns, &snapshots, &open_calls,
           &intervals, &measured_intervals, &wall_ns}) {
@@ -863,8 +868,8 @@ void Recorder::StepNodeWords(Boundary& b) {
         continue;
       }
       const uint32_t bit = uint32_t{1} << g;
-      switch (
-          devices::StepNodeWord(*word, tr.opened, devices::kNodeWordTimeout)) {
+      switch (devices::StepNodeWord(*word, tr.opened, devices::kNodeWordTimeout,
+                                    &quiescing_)) {
         case devices::NodeStep::kJoined:
           break;
         case devices::NodeStep::kOpened:
@@ -886,9 +891,10 @@ void Recorder::StepNodeWords(Boundary& b) {
               AddError(fmt::format(
                   "the node's count of processes inside a region of shared "
                   "counters segment {} was held by another process for over "
-                  "{} s, or was inconsistent (a process died inside a "
-                  "boundary?): this process no longer counts node unions, "
-                  "and the merged report takes one process's view per socket",
+                  "{} s or while the session stopped, or was inconsistent (a "
+                  "process died inside a boundary?): this process no longer "
+                  "counts node unions, and the merged report takes one "
+                  "process's view per socket",
                   node_groups_[g].name, devices::kNodeWordTimeout.count()));
             } catch (...) {  // NOLINT(bugprone-empty-catch): a lost line
             }
@@ -1217,10 +1223,7 @@ int Recorder::ResetMarker(ThreadSlot& slot, int name_id) {
   std::lock_guard<std::mutex> lock(t.mu);
   if (path < static_cast<int>(t.accumulators.size()) &&
       t.accumulators[path] != nullptr) {
-    t.accumulators[path]->Reset(num_values_);
-    // Its node share restarted with it: the node's processes' shares no
-    // longer add up.
-    t.accumulators[path]->node_failed.store(true, std::memory_order_relaxed);
+    t.accumulators[path]->ResetOwn(num_values_);
   }
   return 0;
 }
@@ -1393,6 +1396,8 @@ Quiescence Recorder::Quiesce(std::chrono::nanoseconds timeout) const {
     // the interrupted boundary may hold any lock of this recorder.
     return Quiescence::kCallerInside;
   }
+  // A boundary waiting for another process's node word stops waiting.
+  quiescing_.store(true, std::memory_order_release);
   // Every boundary that published this recorder before the fence is seen
   // below; every later one sees that it is no longer the active one.
   common::HeavyFence();
@@ -1406,6 +1411,8 @@ Quiescence Recorder::Quiesce(std::chrono::nanoseconds timeout) const {
       std::this_thread::yield();
     }
   }
+  // Quiet: CloseOpenRegions' node steps may wait again (bounded).
+  quiescing_.store(false, std::memory_order_release);
   return Quiescence::kQuiet;
 }
 
@@ -1509,7 +1516,13 @@ std::vector<Recorder::RegionTotals> Recorder::Collect() const {
   Totals(paths, raw, out);
   std::vector<RegionTotals> result;
   for (RegionTotals& t : out) {
-    if (t.calls > 0) result.push_back(std::move(t));
+    // A path whose calls a LIKWID reset took away may still hold the
+    // node's history (its node share): kept for the merge.
+    bool node_history = false;
+    for (size_t g = 0; g < t.node.opens.size(); ++g) {
+      node_history |= t.node.opens[g] != 0 || t.node.closes[g] != 0;
+    }
+    if (t.calls > 0 || node_history) result.push_back(std::move(t));
   }
   return result;
 }

@@ -284,6 +284,8 @@ class Recorder {
   // A node word stayed busy past devices::kNodeWordTimeout (a process died
   // holding it): node unions are no longer counted.
   std::atomic<bool> node_off_{false};
+  // Quiesce has begun: a boundary waiting for a node word gives up.
+  mutable std::atomic<bool> quiescing_{false};
 
   mutable std::mutex paths_mu_;
   std::vector<PathInfo> paths_;                     // guarded by paths_mu_

@@ -971,23 +971,36 @@ Results Session::CollectResults(bool calling_thread) const {
     };
     region.inclusive = fold(t.inclusive);
     region.exclusive = fold(t.exclusive);
-    if (!t.node.opens.empty()) {
+    // A thread's part of the node share means nothing: only the process's.
+    if (!calling_thread && !t.node.opens.empty()) {
       RegionResult::NodeShare& share = region.node_share;
       share.valid = t.node.valid;
       share.counts = fold(t.node.values);
-      for (EventCounts& c : share.counts) c.per_instance.clear();
+      for (EventCounts& c : share.counts) {
+        c.per_instance.clear();
+        c.estimated = false;  // the backend's scaling only (below)
+      }
+      for (size_t i = 0; i < plan.size(); ++i) {
+        if (estimated(i)) share.counts[plan[i].event].estimated = true;
+      }
       const size_t sockets = r.run.sockets.size();
       share.opens.assign(sockets, 0);
       share.closes.assign(sockets, 0);
       share.wall_ns.assign(sockets, 0);
-      // Each node group covers its sockets' entries of the plan.
+      // Each node group covers its sockets' entries of the plan; a socket
+      // that two groups cover (servers that overlap) has no one node word.
       const std::vector<devices::NodeUnionGroup>& groups =
           s.recorder->node_groups();
+      std::vector<size_t> group_of(sockets, groups.size());
       for (size_t g = 0; g < groups.size() && g < t.node.opens.size(); ++g) {
         for (size_t i = groups[g].first_entry;
              i < groups[g].first_entry + groups[g].entries && i < plan.size();
              ++i) {
           const size_t k = socket_index(plan[i].socket);
+          if (group_of[k] != groups.size() && group_of[k] != g) {
+            share.valid = false;
+          }
+          group_of[k] = g;
           share.opens[k] = t.node.opens[g];
           share.closes[k] = t.node.closes[g];
           share.wall_ns[k] = t.node.wall_ns[g];

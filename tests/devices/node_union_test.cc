@@ -192,6 +192,25 @@ TEST(StepNodeWordTest, AWordHeldBusyTimesOut) {
   EXPECT_EQ(word.load(), 1u);
 }
 
+// A stopping session's boundary does not wait out the timeout.
+TEST(StepNodeWordTest, ACancelEndsTheWait) {
+  std::atomic<uint64_t> word{0};
+  ASSERT_EQ(StepNodeWord(word, true, std::chrono::seconds(5)),
+            NodeStep::kOpened);
+  std::atomic<bool> cancel{false};
+  std::thread stopper([&cancel] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    cancel.store(true);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(StepNodeWord(word, true, std::chrono::seconds(600), &cancel),
+            NodeStep::kTimedOut);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+  stopper.join();
+  EXPECT_EQ(CountOf(word), 1u);  // untouched
+  ReleaseNodeWord(word);
+}
+
 TEST(StepNodeWordTest, AWaiterProceedsOnceTheHolderReleases) {
   std::atomic<uint64_t> word{0};
   ASSERT_EQ(StepNodeWord(word, true, std::chrono::seconds(5)),

@@ -181,6 +181,22 @@ TEST(SnapshotServerTest, SnapshotsAreTakenAfterTheRequest) {
   EXPECT_EQ((*server)->attached(), 0);
 }
 
+// The same segment twice would step its node words twice in one boundary
+// (a process waiting on itself): refused, naming it.
+TEST(SnapshotServerTest, ASegmentNamedTwiceIsRefused) {
+  CountingDevice device({0});
+  const std::string name = UniqueName("twice");
+  auto server =
+      SnapshotServer::Start(name, &device, CatalogFor(device, "ubox/UCLK"));
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto follower = RemoteSnapshotDevice::Attach({name, name});
+  ASSERT_FALSE(follower.ok());
+  EXPECT_EQ(follower.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(follower.status().message()),
+              ::testing::HasSubstr("named twice"));
+  EXPECT_EQ((*server)->attached(), 0);
+}
+
 TEST(SnapshotServerTest, ConcurrentRequestsAreAllAnsweredAfterTheirRequest) {
   CountingDevice device({0});
   const std::string name = UniqueName("concurrent");

@@ -982,6 +982,28 @@ TEST_F(RecorderNodeUnionTest, AnotherProcessInsideMakesThisOneJoinOrClose) {
   EXPECT_EQ(word->load(), 0u);
 }
 
+// A LIKWID reset zeroes the thread's own calls and counts, not the node's
+// history: the path stays in Collect with its node share.
+TEST_F(RecorderNodeUnionTest, AResetKeepsTheNodeShare) {
+  regions::Recorder rec(&device_, Options());
+  regions::Activate(&rec);
+  ASSERT_EQ(uncore_marker_start("m"), 0);
+  CountingDevice::Bump(0, 9);
+  ASSERT_EQ(uncore_marker_stop("m"), 0);
+  ASSERT_EQ(uncore_marker_reset("m"), 0);
+  ASSERT_EQ(regions::Deactivate(&rec, std::chrono::seconds(5)),
+            regions::Quiescence::kQuiet);
+  const std::vector<regions::Recorder::RegionTotals> totals = rec.Collect();
+  const regions::Recorder::RegionTotals* t = Find(totals, "m");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->calls, 0u);
+  EXPECT_EQ(t->inclusive[0], 0u);
+  EXPECT_TRUE(t->node.valid);
+  EXPECT_EQ(t->node.opens, std::vector<uint64_t>{1});
+  EXPECT_EQ(t->node.closes, std::vector<uint64_t>{1});
+  EXPECT_EQ(t->node.values[0], 9u);
+}
+
 // Sampling reads only some intervals: no node union is counted.
 TEST_F(RecorderNodeUnionTest, SamplingCountsNoNodeUnion) {
   regions::RecorderOptions o = Options();

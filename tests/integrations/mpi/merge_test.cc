@@ -427,6 +427,28 @@ TEST(MergeTest, OldStyleJobWithAnUnmeasuredRankWarnsOfNoNodeUnion) {
   EXPECT_THAT(m.warnings, ::testing::ElementsAre("w"));
 }
 
+// Counts that went down (perf's multiplexing scales them) wrap the sum
+// round: beyond the ranks' views, it falls back and says so.
+TEST(MergeNodeUnionTest, AUnionBeyondTheViewsFallsBack) {
+  std::vector<RankRecord> ranks = NodeUnionJob(/*leader=*/0);
+  ranks[1].results.regions[0].node_share.counts[0].per_socket[0] = 400;
+  const MergedReport m = Merge(ranks);
+  EXPECT_FALSE(m.regions[0].events[0].per_socket[0].node_union);
+  EXPECT_EQ(m.regions[0].events[0].total, 700u);
+  EXPECT_THAT(m.warnings, ::testing::ElementsAre(
+                              ::testing::HasSubstr("counts that went down")));
+}
+
+// A rank's backend scaled a count (multiplexing): the union is estimated.
+TEST(MergeNodeUnionTest, AScaledShareMakesTheUnionEstimated) {
+  std::vector<RankRecord> ranks = NodeUnionJob(/*leader=*/0);
+  EXPECT_FALSE(Merge(ranks).regions[0].events[0].estimated);
+  ranks[1].results.regions[0].node_share.counts[0].estimated = true;
+  const MergedReport m = Merge(ranks);
+  EXPECT_TRUE(m.regions[0].events[0].per_socket[0].node_union);
+  EXPECT_TRUE(m.regions[0].events[0].estimated);
+}
+
 TEST(MergeNodeUnionTest, RecordsCarryTheirNodeShares) {
   RankRecord r = NodeUnionJob(/*leader=*/0)[0];
   r.results.run.sockets = {0, 1};
