@@ -328,7 +328,6 @@ NodeUnion UnionOf(const std::vector<RankRecord>& ranks,
   NodeUnion u;
   u.values.assign(num_events, 0);
   u.estimated.assign(num_events, false);
-  std::vector<uint64_t> views(num_events, 0);  // the ranks' own, summed
   // The ranks of the node that read the socket and entered the region.
   std::vector<size_t> entered;
   bool any_share = false;
@@ -358,12 +357,11 @@ NodeUnion UnionOf(const std::vector<RankRecord>& ranks,
     if (!share.valid || share.counts.size() != num_events ||
         at >= share.opens.size() || at >= share.closes.size() ||
         at >= share.wall_ns.size()) {
-      u.why = fmt::format(
-          "rank {} has no node share of it ({})", ranks[i].rank,
-          share.opens.empty()
-              ? "it sampled, or did not share the node's counters"
-              : "a snapshot or a node step failed, or it reset the region: "
-                "see its errors");
+      u.why =
+          fmt::format("rank {} has no node share of it ({})", ranks[i].rank,
+                      share.opens.empty()
+                          ? "it sampled, or did not share the node's counters"
+                          : "a snapshot or a node step failed: see its errors");
       return u;
     }
     for (size_t e = 0; e < num_events; ++e) {
@@ -373,10 +371,6 @@ NodeUnion UnionOf(const std::vector<RankRecord>& ranks,
       }
       u.values[e] += share.counts[e].per_socket[at];
       u.estimated[e] = u.estimated[e] || share.counts[e].estimated;
-      if (e < region->inclusive.size() &&
-          at < region->inclusive[e].per_socket.size()) {
-        views[e] += region->inclusive[e].per_socket[at];
-      }
     }
     opens += share.opens[at];
     closes += share.closes[at];
@@ -389,15 +383,15 @@ NodeUnion UnionOf(const std::vector<RankRecord>& ranks,
         opens, closes);
     return u;
   }
-  // The union lies between the largest rank's view and their sum (give or
-  // take the boundaries' own moments); a count that went down (scaled by
-  // perf's multiplexing) wraps it round to about 2^64.
+  // A sum below zero (counts that went down: perf's multiplexing scales
+  // them) wraps round past 2^63, which no count reaches (29 years at 10^10
+  // a second).
   for (size_t e = 0; e < num_events; ++e) {
-    if (u.values[e] > 2 * views[e] + (uint64_t{1} << 32)) {
+    if (u.values[e] >= uint64_t{1} << 63) {
       u.why = fmt::format(
-          "its node union of event {} came out at {}, beyond its ranks' "
-          "views summed ({}): counts that went down (multiplexed?)",
-          e, u.values[e], views[e]);
+          "its node union of event {} came out below zero ({}): counts that "
+          "went down (multiplexed?)",
+          e, static_cast<int64_t>(u.values[e]));
       return u;
     }
   }

@@ -427,9 +427,9 @@ TEST(MergeTest, OldStyleJobWithAnUnmeasuredRankWarnsOfNoNodeUnion) {
   EXPECT_THAT(m.warnings, ::testing::ElementsAre("w"));
 }
 
-// Counts that went down (perf's multiplexing scales them) wrap the sum
-// round: beyond the ranks' views, it falls back and says so.
-TEST(MergeNodeUnionTest, AUnionBeyondTheViewsFallsBack) {
+// Counts that went down (perf's multiplexing scales them) take the sum
+// below zero: it falls back and says so.
+TEST(MergeNodeUnionTest, AUnionBelowZeroFallsBack) {
   std::vector<RankRecord> ranks = NodeUnionJob(/*leader=*/0);
   ranks[1].results.regions[0].node_share.counts[0].per_socket[0] = 400;
   const MergedReport m = Merge(ranks);
