@@ -233,6 +233,58 @@ BENCHMARK(BM_RegionPerfMsrTsc);
 // both see the same machine: the ratio is what a region adds to its reads.
 // Pinned to the event's CPU, as a region's reads are cheapest there; with
 // `cross_cpu` the thread runs on another CPU (a read then costs an IPI).
+// Runs the benchmark's thread on `cpu` until destroyed.
+class PinnedTo {
+ public:
+  explicit PinnedTo(int cpu) {
+    CPU_ZERO(&old_set_);
+    sched_getaffinity(0, sizeof(old_set_), &old_set_);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    sched_setaffinity(0, sizeof(set), &set);
+  }
+  ~PinnedTo() { sched_setaffinity(0, sizeof(old_set_), &old_set_); }
+  PinnedTo(const PinnedTo&) = delete;
+  PinnedTo& operator=(const PinnedTo&) = delete;
+
+ private:
+  cpu_set_t old_set_;
+};
+
+// Blocks of 1,000 bare read pairs of `fd` and 1,000 calls of `pair`
+// alternate; counters: `ratio` (pairs' time / bare time), `bare_ns` and
+// `pair_counter` (ns per pair of each).
+template <typename Pair>
+void AlternateWithTwoReads(benchmark::State& state, int fd,
+                           const char* pair_counter, Pair pair) {
+  using Clock = std::chrono::steady_clock;
+  constexpr int kBlock = 1000;
+  Clock::duration bare{};
+  Clock::duration pairs_time{};
+  uint64_t buffer[4];
+  for (auto _ : state) {
+    const Clock::time_point t0 = Clock::now();
+    for (int i = 0; i < kBlock; ++i) {
+      benchmark::DoNotOptimize(read(fd, buffer, sizeof(buffer)));
+      benchmark::DoNotOptimize(read(fd, buffer, sizeof(buffer)));
+      benchmark::ClobberMemory();
+    }
+    const Clock::time_point t1 = Clock::now();
+    for (int i = 0; i < kBlock; ++i) pair();
+    const Clock::time_point t2 = Clock::now();
+    bare += t1 - t0;
+    pairs_time += t2 - t1;
+  }
+  const double pairs = static_cast<double>(state.iterations()) * kBlock;
+  state.counters["ratio"] = std::chrono::duration<double>(pairs_time).count() /
+                            std::chrono::duration<double>(bare).count();
+  state.counters["bare_ns"] =
+      std::chrono::duration<double, std::nano>(bare).count() / pairs;
+  state.counters[pair_counter] =
+      std::chrono::duration<double, std::nano>(pairs_time).count() / pairs;
+}
+
 void BM_PairOverTwoReads(benchmark::State& state, bool cross_cpu) {
   int cpu = 0;
   const int fd = OpenMsrTsc(&cpu);
@@ -246,57 +298,26 @@ void BM_PairOverTwoReads(benchmark::State& state, bool cross_cpu) {
     state.SkipWithError("one CPU: no other CPU to read from");
     return;
   }
-  cpu_set_t old_set;
-  CPU_ZERO(&old_set);
-  sched_getaffinity(0, sizeof(old_set), &old_set);
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cross_cpu ? (cpu + 1) % ncpus : cpu, &set);
-  sched_setaffinity(0, sizeof(set), &set);
-  SessionOptions o;
-  o.events = {"msr/tsc/"};
-  o.backend = "perf";
-  o.sockets = {0};
-  auto session = Session::Start(std::move(o));
-  if (!session.ok()) {
-    close(fd);
-    sched_setaffinity(0, sizeof(old_set), &old_set);
-    state.SkipWithError("session");
-    return;
-  }
-  using Clock = std::chrono::steady_clock;
-  constexpr int kBlock = 1000;
-  Clock::duration bare{};
-  Clock::duration regions{};
-  uint64_t buffer[4];
-  int x = 0;
-  for (auto _ : state) {
-    const Clock::time_point t0 = Clock::now();
-    for (int i = 0; i < kBlock; ++i) {
-      benchmark::DoNotOptimize(read(fd, buffer, sizeof(buffer)));
-      benchmark::DoNotOptimize(read(fd, buffer, sizeof(buffer)));
-      benchmark::ClobberMemory();
+  {
+    const PinnedTo pinned(cross_cpu ? (cpu + 1) % ncpus : cpu);
+    SessionOptions o;
+    o.events = {"msr/tsc/"};
+    o.backend = "perf";
+    o.sockets = {0};
+    auto session = Session::Start(std::move(o));
+    if (!session.ok()) {
+      state.SkipWithError("session");
+    } else {
+      int x = 0;
+      AlternateWithTwoReads(state, fd, "region_ns", [&x] {
+        UNCORE_REGION("bench");
+        benchmark::DoNotOptimize(x);
+        benchmark::ClobberMemory();
+      });
+      (*session)->Stop().IgnoreError();
     }
-    const Clock::time_point t1 = Clock::now();
-    for (int i = 0; i < kBlock; ++i) {
-      UNCORE_REGION("bench");
-      benchmark::DoNotOptimize(x);
-      benchmark::ClobberMemory();
-    }
-    const Clock::time_point t2 = Clock::now();
-    bare += t1 - t0;
-    regions += t2 - t1;
   }
-  const double pairs = static_cast<double>(state.iterations()) * kBlock;
-  state.counters["ratio"] = std::chrono::duration<double>(regions).count() /
-                            std::chrono::duration<double>(bare).count();
-  state.counters["bare_ns"] =
-      std::chrono::duration<double, std::nano>(bare).count() / pairs;
-  state.counters["region_ns"] =
-      std::chrono::duration<double, std::nano>(regions).count() / pairs;
-  (*session)->Stop().IgnoreError();
   close(fd);
-  sched_setaffinity(0, sizeof(old_set), &old_set);
 }
 BENCHMARK_CAPTURE(BM_PairOverTwoReads, on_event_cpu, false);
 
@@ -360,46 +381,17 @@ void BM_FloorPairOverTwoReads(benchmark::State& state) {
     state.SkipWithError("perf_event_open(msr/tsc/) failed");
     return;
   }
-  cpu_set_t old_set;
-  CPU_ZERO(&old_set);
-  sched_getaffinity(0, sizeof(old_set), &old_set);
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  sched_setaffinity(0, sizeof(set), &set);
-  using Clock = std::chrono::steady_clock;
-  constexpr int kBlock = 1000;
-  Clock::duration bare{};
-  Clock::duration floor{};
-  uint64_t buffer[4];
-  FloorPath path;
-  for (auto _ : state) {
-    const Clock::time_point t0 = Clock::now();
-    for (int i = 0; i < kBlock; ++i) {
-      benchmark::DoNotOptimize(read(fd, buffer, sizeof(buffer)));
-      benchmark::DoNotOptimize(read(fd, buffer, sizeof(buffer)));
-      benchmark::ClobberMemory();
-    }
-    const Clock::time_point t1 = Clock::now();
-    for (int i = 0; i < kBlock; ++i) {
+  {
+    const PinnedTo pinned(cpu);
+    FloorPath path;
+    AlternateWithTwoReads(state, fd, "floor_ns", [fd, &path] {
       FloorBegin(fd, path);
       benchmark::ClobberMemory();
       FloorEnd(fd, path);
-    }
-    const Clock::time_point t2 = Clock::now();
-    bare += t1 - t0;
-    floor += t2 - t1;
+    });
+    benchmark::DoNotOptimize(path.count.load());
   }
-  const double pairs = static_cast<double>(state.iterations()) * kBlock;
-  state.counters["ratio"] = std::chrono::duration<double>(floor).count() /
-                            std::chrono::duration<double>(bare).count();
-  state.counters["bare_ns"] =
-      std::chrono::duration<double, std::nano>(bare).count() / pairs;
-  state.counters["floor_ns"] =
-      std::chrono::duration<double, std::nano>(floor).count() / pairs;
-  benchmark::DoNotOptimize(path.count.load());
   close(fd);
-  sched_setaffinity(0, sizeof(old_set), &old_set);
 }
 BENCHMARK(BM_FloorPairOverTwoReads);
 BENCHMARK_CAPTURE(BM_PairOverTwoReads, cross_cpu, true);
