@@ -972,7 +972,7 @@ void Recorder::Apply(Boundary& b, const devices::Snapshot* snap,
   for (int k = 0; k < b.count; ++k) {
     Transition& tr = b.transitions[k];
     PathState& p = *tr.path;
-    if ((tr.node_opened | tr.node_closed) != 0) {
+    if (b.node_transition && (tr.node_opened | tr.node_closed) != 0) {
       CreditNode(tr, snap, b.node_now_ns);
     }
     if (tr.opened) {
@@ -1047,7 +1047,7 @@ void Recorder::Apply(Boundary& b, const devices::Snapshot* snap,
   // Release the words, the node's first.  Nothing changes a busy word but
   // its holder (the others' compare-and-swaps expect it not busy), so a
   // release store of the word without the bit is the whole release.
-  for (int k = b.count - 1; k >= 0; --k) {
+  for (int k = b.count - 1; k >= 0 && b.node_transition; --k) {
     const Transition& tr = b.transitions[k];
     for (uint32_t bits = tr.node_opened | tr.node_closed; bits != 0;
          bits &= bits - 1) {
