@@ -3,17 +3,13 @@
 #include <chrono>
 #include <thread>
 
+#include "sdk/common/cpu_relax.h"
+
 namespace uncore::devices {
 namespace {
 
 constexpr uint64_t kNodeBusy = uint64_t{1} << 63;
 constexpr uint64_t kNodeCountMask = (uint64_t{1} << 32) - 1;
-
-inline void Relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
 
 }  // namespace
 
@@ -54,7 +50,7 @@ NodeStep StepNodeWord(std::atomic<uint64_t>& word, bool enter,
       // Another process takes its snapshot: spin through a short one, then
       // yield, then nap in 20 us steps until the deadline.
       if (waited < 64) {
-        Relax();
+        common::CpuRelax();
       } else if (waited < 80) {
         std::this_thread::yield();
       } else {

@@ -11,19 +11,11 @@
 #include "absl/status/status.h"
 #include "sdk/common/asymmetric_fence.h"
 #include "sdk/common/clock.h"
+#include "sdk/common/cpu_relax.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/devices/device.h"
 
 namespace uncore::devices {
-namespace {
-
-inline void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
-}  // namespace
 
 SharedSnapshots::SharedSnapshots(Device* device, Mode mode)
     : device_(device), mode_(mode), num_values_(device->read_plan().size()) {
@@ -107,7 +99,7 @@ absl::Status SharedSnapshots::Lead(uint64_t idle, bool contended,
     start = common::MonotonicNowNs();
     const uint64_t until = start + last_duration_ns_ / 4;
     while (start < until) {
-      CpuRelax();
+      common::CpuRelax();
       start = common::MonotonicNowNs();
     }
     // From here on, a thread that arrives cannot join: the reading begins
@@ -178,7 +170,7 @@ void SharedSnapshots::WaitFor(uint64_t target) const {
   // snapshot gets the CPU when threads outnumber cores.
   for (int spin = 0; spin < 64; ++spin) {
     if (sequence_.load(std::memory_order_acquire) >= target) return;
-    CpuRelax();
+    common::CpuRelax();
   }
   // Then let another thread of this CPU run a little (the one taking the
   // snapshot, when threads outnumber cores), before sleeping.

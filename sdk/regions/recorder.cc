@@ -23,6 +23,7 @@
 #include "fmt/format.h"
 #include "sdk/common/asymmetric_fence.h"
 #include "sdk/common/clock.h"
+#include "sdk/common/cpu_relax.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/devices/shared_snapshots.h"
 #include "uncore/region.h"
@@ -337,12 +338,6 @@ inline uint64_t CountOf(uint64_t word) { return word & kFieldMask; }
 inline uint64_t ChildrenOf(uint64_t word) { return (word >> 30) & kFieldMask; }
 inline bool ExclusiveOpen(uint64_t word) {
   return CountOf(word) > 0 && ChildrenOf(word) == 0;
-}
-
-inline void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
 }
 
 // One snapshot in this many of a thread's is timed (two more clock reads);
@@ -784,7 +779,7 @@ namespace {
 void WaitWhileBusy(const std::atomic<uint64_t>& word) {
   for (int spin = 0; spin < 64; ++spin) {
     if ((word.load(std::memory_order_acquire) & kBusy) == 0) return;
-    CpuRelax();
+    common::CpuRelax();
   }
   for (int turn = 0; turn < 16; ++turn) {
     if ((word.load(std::memory_order_acquire) & kBusy) == 0) return;
