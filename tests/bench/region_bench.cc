@@ -6,6 +6,9 @@
 //   BM_RegionSim8           a region pair on the same device
 //   BM_TwoSnapshotsMemory8  two snapshots of an in-memory 8-counter device
 //   BM_RegionMemory8        a region pair on it
+//   BM_RegionMemory1        a region pair on a 1-counter in-memory device:
+//                           BM_PairOverTwoReads's bookkeeping without its
+//                           system calls
 //   BM_RegionMemory8Traced  ... with a trace (to /dev/null: every call
 //                           recorded, formatted and written by the trace's
 //                           writer thread); minus BM_RegionMemory8 it is
@@ -118,6 +121,15 @@ void BM_RegionMemory8(benchmark::State& state) {
   RegionLoop(state, std::move(o), std::make_unique<MemoryDevice>());
 }
 BENCHMARK(BM_RegionMemory8);
+
+// One counter, as the perf pair below reads (msr/tsc/): the bookkeeping of
+// BM_PairOverTwoReads without its system calls.
+void BM_RegionMemory1(benchmark::State& state) {
+  SessionOptions o;
+  o.events = {kEightCounters[0]};
+  RegionLoop(state, std::move(o), std::make_unique<MemoryDevice>());
+}
+BENCHMARK(BM_RegionMemory1);
 
 void BM_RegionMemory8Traced(benchmark::State& state) {
   SessionOptions o;
