@@ -32,6 +32,10 @@
 //                           the read, the read, the TSC, the interval's
 //                           counts and time added; what any design of the
 //                           boundary could reach on this machine
+//   BM_LeanPairOverTwoReads the same ratio for the floor plus a call's whole
+//                           bookkeeping (thread state, a stack of calls,
+//                           calls, times, minimum, maximum, inclusive and
+//                           exclusive counts), inline with no layers
 // The bookkeeping of a region is BM_RegionMemory8 - BM_TwoSnapshotsMemory8
 // (and, drowned in the simulator's cost, BM_RegionSim8 -
 // BM_TwoSnapshotsSim8); the cost of an unmeasured region is
@@ -42,6 +46,8 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -358,22 +364,28 @@ __attribute__((noinline)) uint64_t FloorRead(int fd) {
   return buffer[3];
 }
 
-__attribute__((noinline)) void FloorBegin(int fd, FloorPath& p) {
+// Steps `p`'s count of threads inside by one thread in (`enter`) or out,
+// held busy where the step opens or closes the path; the word before it.
+inline uint64_t StepFloorWord(FloorPath& p, bool enter) {
   uint64_t w = p.word.load(std::memory_order_acquire);
-  while (!p.word.compare_exchange_weak(w, (w + 1) | (w == 0 ? kFloorBusy : 0),
-                                       std::memory_order_acq_rel)) {
+  for (;;) {
+    const uint64_t next =
+        (enter ? w + 1 : w - 1) | (w == (enter ? 0 : 1) ? kFloorBusy : 0);
+    if (p.word.compare_exchange_weak(w, next, std::memory_order_acq_rel)) {
+      return w;
+    }
   }
-  if (w != 0) return;
+}
+
+__attribute__((noinline)) void FloorBegin(int fd, FloorPath& p) {
+  if (StepFloorWord(p, /*enter=*/true) != 0) return;
   p.begin = FloorRead(fd);
   p.open_ticks = FloorTicks();
   p.word.store(1, std::memory_order_release);
 }
 
 __attribute__((noinline)) void FloorEnd(int fd, FloorPath& p) {
-  uint64_t w = p.word.load(std::memory_order_acquire);
-  while (!p.word.compare_exchange_weak(w, (w - 1) | (w == 1 ? kFloorBusy : 0),
-                                       std::memory_order_acq_rel)) {
-  }
+  const uint64_t w = StepFloorWord(p, /*enter=*/false);
   p.calls.store(p.calls.load(std::memory_order_relaxed) + 1,
                 std::memory_order_relaxed);
   if (w != 1) return;
@@ -386,7 +398,11 @@ __attribute__((noinline)) void FloorEnd(int fd, FloorPath& p) {
   p.word.store(0, std::memory_order_release);
 }
 
-void BM_FloorPairOverTwoReads(benchmark::State& state) {
+// `pair(fd)` against two bare reads of msr/tsc/ (AlternateWithTwoReads),
+// on the event's CPU; `counter` names its time per pair.
+template <typename Pair>
+void OnEventCpuOverTwoReads(benchmark::State& state, const char* counter,
+                            Pair pair) {
   int cpu = 0;
   const int fd = OpenMsrTsc(&cpu);
   if (fd < 0) {
@@ -395,17 +411,99 @@ void BM_FloorPairOverTwoReads(benchmark::State& state) {
   }
   {
     const PinnedTo pinned(cpu);
-    FloorPath path;
-    AlternateWithTwoReads(state, fd, "floor_ns", [fd, &path] {
-      FloorBegin(fd, path);
-      benchmark::ClobberMemory();
-      FloorEnd(fd, path);
-    });
-    benchmark::DoNotOptimize(path.count.load());
+    AlternateWithTwoReads(state, fd, counter, [fd, &pair] { pair(fd); });
   }
   close(fd);
 }
+
+void BM_FloorPairOverTwoReads(benchmark::State& state) {
+  FloorPath path;
+  OnEventCpuOverTwoReads(state, "floor_ns", [&path](int fd) {
+    FloorBegin(fd, path);
+    benchmark::ClobberMemory();
+    FloorEnd(fd, path);
+  });
+  benchmark::DoNotOptimize(path.count.load());
+}
 BENCHMARK(BM_FloorPairOverTwoReads);
+
+// The floor plus what a call must record besides its path's interval, all
+// inline, no layers: the thread's state through thread-local storage, a
+// stack of open calls, and per thread and path the calls, their time,
+// minimum and maximum, and the interval's inclusive and exclusive counts
+// and wall time.  What a boundary with the report's whole bookkeeping and
+// nothing else could reach here (README "Performance").
+struct LeanAccumulator {
+  uint64_t calls = 0;
+  uint64_t thread_ticks = 0;
+  uint64_t min_ticks = UINT64_MAX;
+  uint64_t max_ticks = 0;
+  uint64_t intervals = 0;
+  uint64_t wall_ticks = 0;
+  uint64_t inclusive = 0;
+  uint64_t exclusive = 0;
+};
+struct LeanFrame {
+  FloorPath* path;
+  LeanAccumulator* accumulator;
+  uint64_t start;
+};
+struct LeanThread {
+  int depth = 0;
+  std::array<LeanFrame, 8> frames{};
+  LeanAccumulator accumulator;  // the one path's, of this thread
+};
+thread_local LeanThread* t_lean = nullptr;
+
+__attribute__((noinline)) void LeanBegin(int fd, FloorPath& p) {
+  LeanThread& t = *t_lean;
+  uint64_t now = 0;
+  if (StepFloorWord(p, /*enter=*/true) == 0) {
+    p.begin = FloorRead(fd);
+    now = FloorTicks();
+    p.open_ticks = now;
+    p.word.store(1, std::memory_order_release);
+  } else {
+    now = FloorTicks();
+  }
+  t.frames[t.depth++] = {&p, &t.accumulator, now};
+}
+
+__attribute__((noinline)) void LeanEnd(int fd) {
+  LeanThread& t = *t_lean;
+  const LeanFrame& f = t.frames[--t.depth];
+  FloorPath& p = *f.path;
+  LeanAccumulator& a = *f.accumulator;
+  const bool closes = StepFloorWord(p, /*enter=*/false) == 1;
+  const uint64_t now = FloorTicks();
+  if (closes) {
+    const uint64_t value = FloorRead(fd);
+    a.inclusive += value - p.begin;
+    a.exclusive += value - p.begin;  // no child path was open
+    a.wall_ticks += now - p.open_ticks;
+    ++a.intervals;
+    p.word.store(0, std::memory_order_release);
+  }
+  const uint64_t ticks = now - f.start;
+  ++a.calls;
+  a.thread_ticks += ticks;
+  a.min_ticks = std::min(a.min_ticks, ticks);
+  a.max_ticks = std::max(a.max_ticks, ticks);
+}
+
+void BM_LeanPairOverTwoReads(benchmark::State& state) {
+  FloorPath path;
+  LeanThread thread;
+  t_lean = &thread;
+  OnEventCpuOverTwoReads(state, "lean_ns", [&path](int fd) {
+    LeanBegin(fd, path);
+    benchmark::ClobberMemory();
+    LeanEnd(fd);
+  });
+  benchmark::DoNotOptimize(thread.accumulator.inclusive);
+  t_lean = nullptr;
+}
+BENCHMARK(BM_LeanPairOverTwoReads);
 BENCHMARK_CAPTURE(BM_PairOverTwoReads, cross_cpu, true);
 
 trace::TraceLayout EightCounterLayout() {
