@@ -247,10 +247,6 @@ void BM_RegionPerfMsrTsc(benchmark::State& state) {
 }
 BENCHMARK(BM_RegionPerfMsrTsc);
 
-// BM_TwoReadsMsrTsc and BM_RegionPerfMsrTsc in one run, interleaved so that
-// both see the same machine: the ratio is what a region adds to its reads.
-// Pinned to the event's CPU, as a region's reads are cheapest there; with
-// `cross_cpu` the thread runs on another CPU (a read then costs an IPI).
 // Runs the benchmark's thread on `cpu` until destroyed.
 class PinnedTo {
  public:
@@ -303,7 +299,12 @@ void AlternateWithTwoReads(benchmark::State& state, int fd,
       std::chrono::duration<double, std::nano>(pairs_time).count() / pairs;
 }
 
-void BM_PairOverTwoReads(benchmark::State& state, bool cross_cpu) {
+// `pair(fd)` against two bare reads of msr/tsc/ (AlternateWithTwoReads),
+// on the event's CPU or, with `cross_cpu`, on another one; `counter` names
+// its time per pair.
+template <typename Pair>
+void OverTwoReads(benchmark::State& state, const char* counter, bool cross_cpu,
+                  Pair pair) {
   int cpu = 0;
   const int fd = OpenMsrTsc(&cpu);
   if (fd < 0) {
@@ -318,24 +319,32 @@ void BM_PairOverTwoReads(benchmark::State& state, bool cross_cpu) {
   }
   {
     const PinnedTo pinned(cross_cpu ? (cpu + 1) % ncpus : cpu);
-    SessionOptions o;
-    o.events = {"msr/tsc/"};
-    o.backend = "perf";
-    o.sockets = {0};
-    auto session = Session::Start(std::move(o));
-    if (!session.ok()) {
-      state.SkipWithError("session");
-    } else {
-      int x = 0;
-      AlternateWithTwoReads(state, fd, "region_ns", [&x] {
-        UNCORE_REGION("bench");
-        benchmark::DoNotOptimize(x);
-        benchmark::ClobberMemory();
-      });
-      (*session)->Stop().IgnoreError();
-    }
+    AlternateWithTwoReads(state, fd, counter, [fd, &pair] { pair(fd); });
   }
   close(fd);
+}
+
+// BM_TwoReadsMsrTsc and BM_RegionPerfMsrTsc in one run, interleaved so that
+// both see the same machine: the ratio is what a region adds to its reads.
+// Pinned to the event's CPU, as a region's reads are cheapest there; with
+// `cross_cpu` the thread runs on another CPU (a read then costs an IPI).
+void BM_PairOverTwoReads(benchmark::State& state, bool cross_cpu) {
+  SessionOptions o;
+  o.events = {"msr/tsc/"};
+  o.backend = "perf";
+  o.sockets = {0};
+  auto session = Session::Start(std::move(o));
+  if (!session.ok()) {
+    state.SkipWithError("session");
+    return;
+  }
+  int x = 0;
+  OverTwoReads(state, "region_ns", cross_cpu, [&x](int /*fd*/) {
+    UNCORE_REGION("bench");
+    benchmark::DoNotOptimize(x);
+    benchmark::ClobberMemory();
+  });
+  (*session)->Stop().IgnoreError();
 }
 BENCHMARK_CAPTURE(BM_PairOverTwoReads, on_event_cpu, false);
 
@@ -398,27 +407,9 @@ __attribute__((noinline)) void FloorEnd(int fd, FloorPath& p) {
   p.word.store(0, std::memory_order_release);
 }
 
-// `pair(fd)` against two bare reads of msr/tsc/ (AlternateWithTwoReads),
-// on the event's CPU; `counter` names its time per pair.
-template <typename Pair>
-void OnEventCpuOverTwoReads(benchmark::State& state, const char* counter,
-                            Pair pair) {
-  int cpu = 0;
-  const int fd = OpenMsrTsc(&cpu);
-  if (fd < 0) {
-    state.SkipWithError("perf_event_open(msr/tsc/) failed");
-    return;
-  }
-  {
-    const PinnedTo pinned(cpu);
-    AlternateWithTwoReads(state, fd, counter, [fd, &pair] { pair(fd); });
-  }
-  close(fd);
-}
-
 void BM_FloorPairOverTwoReads(benchmark::State& state) {
   FloorPath path;
-  OnEventCpuOverTwoReads(state, "floor_ns", [&path](int fd) {
+  OverTwoReads(state, "floor_ns", /*cross_cpu=*/false, [&path](int fd) {
     FloorBegin(fd, path);
     benchmark::ClobberMemory();
     FloorEnd(fd, path);
@@ -457,14 +448,12 @@ thread_local LeanThread* t_lean = nullptr;
 
 __attribute__((noinline)) void LeanBegin(int fd, FloorPath& p) {
   LeanThread& t = *t_lean;
-  uint64_t now = 0;
-  if (StepFloorWord(p, /*enter=*/true) == 0) {
-    p.begin = FloorRead(fd);
-    now = FloorTicks();
+  const bool opens = StepFloorWord(p, /*enter=*/true) == 0;
+  if (opens) p.begin = FloorRead(fd);
+  const uint64_t now = FloorTicks();
+  if (opens) {
     p.open_ticks = now;
     p.word.store(1, std::memory_order_release);
-  } else {
-    now = FloorTicks();
   }
   t.frames[t.depth++] = {&p, &t.accumulator, now};
 }
@@ -495,7 +484,7 @@ void BM_LeanPairOverTwoReads(benchmark::State& state) {
   FloorPath path;
   LeanThread thread;
   t_lean = &thread;
-  OnEventCpuOverTwoReads(state, "lean_ns", [&path](int fd) {
+  OverTwoReads(state, "lean_ns", /*cross_cpu=*/false, [&path](int fd) {
     LeanBegin(fd, path);
     benchmark::ClobberMemory();
     LeanEnd(fd);
