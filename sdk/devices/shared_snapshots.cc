@@ -83,7 +83,7 @@ absl::Status SharedSnapshots::Take(Snapshot* out, Trace* trace) {
   }
 }
 
-absl::Status SharedSnapshots::Lead(uint64_t idle, bool contended,
+inline absl::Status SharedSnapshots::Lead(uint64_t idle, bool contended,
                                    Snapshot* out) {
   // When the last snapshot served other threads too, give the threads it
   // released a moment to reach their next boundary and join this one: a

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
 #include "fmt/format.h"
@@ -161,11 +162,12 @@ inline void PublishHazard(std::atomic<Recorder*>& hazard, Recorder* recorder) {
 }
 
 std::atomic<uint64_t> g_generation{1};
+std::atomic<bool> g_general_boundaries_only{false};
 std::atomic<uint64_t> g_dropped{0};
 std::atomic<uint64_t> g_refused{0};
 
 // Single-writer accumulation: only the owning thread writes.
-inline void Add(std::atomic<uint64_t>& a, uint64_t v) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void Add(std::atomic<uint64_t>& a, uint64_t v) {
   a.store(a.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
 }
 
@@ -286,6 +288,10 @@ std::string RegionName(int name_id) {
 uint64_t DroppedBoundaries() { return g_dropped.load(); }
 uint64_t RefusedReentrantRegions() { return g_refused.load(); }
 
+void UseGeneralBoundariesOnlyForTesting(bool general_only) {
+  g_general_boundaries_only.store(general_only, std::memory_order_relaxed);
+}
+
 void ForgetActiveRecorderInChild() {
   internal::g_active_recorder.store(nullptr, std::memory_order_relaxed);
   // The other threads are gone: their hazards must not stall a recorder of
@@ -343,7 +349,7 @@ inline bool ExclusiveOpen(uint64_t word) {
 // One snapshot in this many of a thread's is timed (two more clock reads);
 // a region's overhead is its boundaries' snapshots times their thread's
 // mean snapshot time (computed when collected: no division on the path).
-constexpr uint64_t kTimeEvery = 16;
+constexpr uint64_t kTimeEvery = 64;
 
 // Node groups a process steps at most (Transition's bit masks).
 constexpr size_t kMaxNodeGroups = 32;
@@ -645,6 +651,9 @@ Recorder::Recorder(devices::Device* device, RecorderOptions options)
       node_groups_.clear();
     }
   }
+  fast_ = options_.trace == nullptr && node_groups_.empty() &&
+          options_.sample_every <= 1 &&
+          !g_general_boundaries_only.load(std::memory_order_relaxed);
 }
 
 std::pair<std::string, std::string> Recorder::PathNames(int path) const {
@@ -900,17 +909,26 @@ void Recorder::StepNodeWords(Boundary& b) {
   }
 }
 
-const devices::Snapshot* Recorder::SnapshotFor(Boundary& b, ThreadState& t,
+inline const devices::Snapshot* Recorder::SnapshotFor(ThreadState& t,
                                                const char* where, int name_id) {
-  if (!b.needs_snapshot) return nullptr;
   const bool timed = t.snapshots++ % kTimeEvery == 0;
   const uint64_t t0 = timed ? clock_.Now() : 0;
-  absl::Status s = ReadCounters(&t.snapshot);
+  const absl::Status s = snapshots_->Take(&t.snapshot);
   if (timed) {
     Add(t.timed_ns, clock_.Now() - t0);
     Add(t.timed, 1);
   }
-  if (s.ok()) return &t.snapshot;
+  if (s.ok() && t.snapshot.valid) [[likely]] {
+    return &t.snapshot;
+  }
+  SnapshotFailed(s.ok() ? absl::DataLossError("the snapshot is marked invalid")
+                        : s,
+                 where, name_id);
+  return nullptr;
+}
+
+void Recorder::SnapshotFailed(const absl::Status& s, const char* where,
+                              int name_id) {
   // The words are held busy until Apply: nothing may throw out of here
   // (std::bad_alloc from the message), or their paths would hang.
   try {
@@ -924,7 +942,6 @@ const devices::Snapshot* Recorder::SnapshotFor(Boundary& b, ThreadState& t,
         reason, fmt::format("the {} of \"{}\"", where, name));
   } catch (...) {  // NOLINT(bugprone-empty-catch): the report loses a line
   }
-  return nullptr;
 }
 
 void Recorder::NodeTime(Boundary& b) {
@@ -1057,7 +1074,7 @@ void Recorder::Apply(Boundary& b, const devices::Snapshot* snap,
   }
 }
 
-void Recorder::Begin(ThreadSlot& slot, int name_id,
+inline void Recorder::Begin(ThreadSlot& slot, int name_id,
                      const internal::RegionParent* under) {
   ThreadState& t = *StateOf(slot);
   const int depth = t.depth.load(std::memory_order_relaxed);
@@ -1086,6 +1103,10 @@ void Recorder::Begin(ThreadSlot& slot, int name_id,
   f.path = PathOf(t, parent_path, name_id, &f.state);
   f.name_id = name_id;
   f.accumulator = &AccumulatorOf(t, f.path);
+  if (fast_ && OpenFast(t, f)) {
+    t.depth.store(depth + 1, std::memory_order_relaxed);
+    return;
+  }
   // The path's word, then, if the path opened, its parent's count of open
   // child paths: a thread only ever waits for a word above the ones it
   // holds, so waiting cannot go round in a circle (docs/concurrency.md).
@@ -1102,7 +1123,8 @@ void Recorder::OpenFrame(Boundary& b, ThreadState& t, Frame& f, int name_id) {
   StepNodeWords(b);
   const uint64_t snapshots_before = t.snapshots;
   // The snapshot, then the clock: the call starts after its snapshot.
-  const devices::Snapshot* snap = SnapshotFor(b, t, "begin", name_id);
+  const devices::Snapshot* snap =
+      b.needs_snapshot ? SnapshotFor(t, "begin", name_id) : nullptr;
   const uint64_t now = clock_.Now();
   NodeTime(b);
   Apply(b, snap, now);
@@ -1111,7 +1133,106 @@ void Recorder::OpenFrame(Boundary& b, ThreadState& t, Frame& f, int name_id) {
   f.measured = f.state->measuring.load(std::memory_order_relaxed);
 }
 
-void Recorder::CountCall(const Frame& f, uint64_t now_ns, bool open,
+// What Step and Apply do for these cases, written out: a join or a leave
+// changes no state but the count (no transition); an open of a path whose
+// word is 0 (no thread inside, no open child path, so its exclusive stretch
+// starts with it) or a close of one whose word is 1 holds the word busy
+// over its snapshot, as a transition does.  A path with a parent path is
+// left to the general path (its parent's word is stepped too).
+inline bool Recorder::OpenFast(ThreadState& t, Frame& f) {
+  PathState& p = *f.state;
+  uint64_t w = p.word.load(std::memory_order_acquire);
+  if (CountOf(w) > 0 && (w & kBusy) == 0) {
+    if (!p.word.compare_exchange_strong(w, w + kCountOne,
+                                        std::memory_order_acq_rel,
+                                        std::memory_order_acquire)) {
+      return false;
+    }
+    f.start_ns = clock_.Now();
+    f.measured = p.measuring.load(std::memory_order_relaxed);
+    return true;
+  }
+  if (w != 0 || f.parent_state != nullptr ||
+      !p.word.compare_exchange_strong(w, kCountOne | kBusy,
+                                      std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+    return false;
+  }
+  ++p.opened;
+  const devices::Snapshot* snap = nullptr;
+  if (device_ != nullptr) {
+    // The snapshot, then the clock: the call starts after its snapshot.
+    snap = SnapshotFor(t, "begin", f.name_id);
+    Add(f.accumulator->snapshots, 1);
+  }
+  const uint64_t now = clock_.Now();
+  p.open_ns = now;
+  const bool measure = snap != nullptr;
+  if (measure) {
+    // A loop, not two memmove calls: a few values, after a system call.
+    for (size_t i = 0; i < num_values_; ++i) {
+      p.begin.values[i] = snap->values[i];
+      p.exclusive_begin.values[i] = snap->values[i];
+    }
+  }
+  p.exclusive_valid = measure;
+  p.measuring.store(measure, std::memory_order_relaxed);
+  p.word.store(kCountOne, std::memory_order_release);
+  f.start_ns = now;
+  f.measured = measure;
+  return true;
+}
+
+inline bool Recorder::CloseFast(ThreadState& t, Frame& f) {
+  PathState& p = *f.state;
+  uint64_t w = p.word.load(std::memory_order_acquire);
+  if (CountOf(w) > 1 && (w & kBusy) == 0) {
+    if (!p.word.compare_exchange_strong(w, w - kCountOne,
+                                        std::memory_order_acq_rel,
+                                        std::memory_order_acquire)) {
+      return false;
+    }
+    CountCall(f, clock_.Now(), /*open=*/false, /*took_snapshot=*/false);
+    return true;
+  }
+  if (w != kCountOne || f.parent_state != nullptr ||
+      !p.word.compare_exchange_strong(w, kBusy, std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+    return false;
+  }
+  // The clock, then the snapshot: the call ends before its snapshot.
+  const uint64_t now = clock_.Now();
+  const bool measuring = p.measuring.load(std::memory_order_relaxed);
+  const devices::Snapshot* snap =
+      measuring ? SnapshotFor(t, "end", f.name_id) : nullptr;
+  Accumulator& acc = *f.accumulator;
+  if (snap != nullptr) {
+    // The interval's counts, and its exclusive ones: the stretches before
+    // (a child path was open in between) and the last one, ending here.
+    for (size_t i = 0; i < num_values_; ++i) {
+      const uint64_t v = snap->values[i];
+      const uint64_t last =
+          p.exclusive_valid ? Delta(v, p.exclusive_begin.values[i]) : 0;
+      Add(acc.inclusive[i], Delta(v, p.begin.values[i]));
+      Add(acc.exclusive[i], p.exclusive[i] + last);
+      p.exclusive[i] = 0;
+    }
+    Add(acc.measured_intervals, 1);
+  } else {
+    std::fill(p.exclusive.begin(), p.exclusive.end(), 0);
+  }
+  Add(acc.wall_ns, Delta(now, p.open_ns));
+  // Released: a Collect that reads the new count sees the counts above.
+  acc.intervals.store(acc.intervals.load(std::memory_order_relaxed) + 1,
+                      std::memory_order_release);
+  p.measuring.store(false, std::memory_order_relaxed);
+  p.exclusive_valid = false;
+  p.word.store(0, std::memory_order_release);
+  CountCall(f, now, /*open=*/false, /*took_snapshot=*/measuring);
+  return true;
+}
+
+inline void Recorder::CountCall(const Frame& f, uint64_t now_ns, bool open,
                          bool took_snapshot) {
   Accumulator& acc = *f.accumulator;
   const uint64_t wall = Delta(now_ns, f.start_ns);
@@ -1151,9 +1272,11 @@ int Recorder::BeginMarker(ThreadSlot& slot, int name_id) {
   f.path = PathOf(t, -1, name_id, &f.state);
   f.name_id = name_id;
   f.accumulator = &AccumulatorOf(t, f.path);
-  Boundary b;
-  Step(b, *f.state, f.accumulator, kCountOne, 0);
-  OpenFrame(b, t, f, name_id);
+  if (!fast_ || !OpenFast(t, f)) {
+    Boundary b;
+    Step(b, *f.state, f.accumulator, kCountOne, 0);
+    OpenFrame(b, t, f, name_id);
+  }
   ++t.markers_open;
   return 0;
 }
@@ -1163,7 +1286,11 @@ int Recorder::EndMarker(ThreadSlot& slot, int name_id) {
     ThreadState& t = *static_cast<ThreadState*>(slot.state);
     for (int i = 0; i < t.markers_open; ++i) {
       if (t.markers[i].name_id == name_id) {
-        CloseMarker(t, i, /*now_ns=*/0, /*open=*/false, nullptr);
+        if (fast_ && CloseFast(t, t.markers[i])) {
+          DropMarker(t, i);
+        } else {
+          CloseMarker(t, i, /*now_ns=*/0, /*open=*/false, nullptr);
+        }
         return 0;
       }
     }
@@ -1187,11 +1314,15 @@ void Recorder::CloseMarker(ThreadState& t, int index, uint64_t now_ns,
   const devices::Snapshot* snap = !b.needs_snapshot ? nullptr
                                   : given != nullptr
                                       ? (given->valid ? given : nullptr)
-                                      : SnapshotFor(b, t, "end", f.name_id);
+                                      : SnapshotFor(t, "end", f.name_id);
   if (options_.trace != nullptr) b.trace_counts = t.trace_counts.data();
   Apply(b, snap, now_ns);
   CountCall(f, now_ns, open, t.snapshots != snapshots_before);
   if (options_.trace != nullptr) TraceCall(b, t, f, now_ns, true, open);
+  DropMarker(t, index);
+}
+
+void Recorder::DropMarker(ThreadState& t, int index) {
   t.markers[index] = t.markers[t.markers_open - 1];
   --t.markers_open;
 }
@@ -1257,7 +1388,7 @@ void Recorder::CloseFrom(ThreadState& t, int level, uint64_t now_ns, bool open,
   const devices::Snapshot* snap =
       !b.needs_snapshot  ? nullptr
       : given != nullptr ? (given->valid ? given : nullptr)
-                         : SnapshotFor(b, t, "end", t.frames[level].name_id);
+                         : SnapshotFor(t, "end", t.frames[level].name_id);
   if (options_.trace != nullptr) b.trace_counts = t.trace_counts.data();
   Apply(b, snap, now_ns);
   const bool took_snapshot = t.snapshots != snapshots_before;
@@ -1289,7 +1420,7 @@ void Recorder::TraceCall(const Boundary& b, ThreadState& t, const Frame& f,
                              open, counts);
 }
 
-void Recorder::End(ThreadSlot& slot, int name_id, bool exception) {
+inline void Recorder::End(ThreadSlot& slot, int name_id, bool exception) {
   if (slot.generation != generation_) {
     AddError(fmt::format(
         "end of region \"{}\" on a thread with no open region (an end "
@@ -1335,6 +1466,10 @@ void Recorder::End(ThreadSlot& slot, int name_id, bool exception) {
         "region \"{}\" was still open when its enclosing region \"{}\" "
         "ended: closed there",
         RegionName(t.frames[l].name_id), RegionName(t.frames[level].name_id)));
+  }
+  if (fast_ && level == depth - 1 && CloseFast(t, t.frames[level])) {
+    t.depth.store(level, std::memory_order_relaxed);
+    return;
   }
   CloseFrom(t, level, /*now_ns=*/0, /*open=*/false, nullptr);
 }
@@ -1720,9 +1855,12 @@ namespace {
 
 // Publishes `recorder` in this thread's slot, runs `boundary` if it is still
 // the active one, and withdraws it.  A region that interrupts the SDK on
-// its own thread (from a signal handler) is refused.
+// its own thread (from a signal handler) is refused.  Region boundaries
+// pass an inlined lambda (BoundaryLambda): a perf boundary's cost is mostly
+// what follows its read(), each return among it.
+#define UNCORE_INLINE_LAMBDA ABSL_ATTRIBUTE_ALWAYS_INLINE
 template <typename F>
-inline void OnActive(regions::Recorder* recorder, int name_id, F boundary) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void OnActive(regions::Recorder* recorder, int name_id, F boundary) {
   if (name_id == regions::kRefusedName || regions::t_busy != 0) {
     regions::g_refused.fetch_add(1, std::memory_order_relaxed);
     return;
@@ -1742,7 +1880,8 @@ inline void OnActive(regions::Recorder* recorder, int name_id, F boundary) {
 
 uint64_t BeginRegion(regions::Recorder* recorder, int name_id) {
   uint64_t generation = 0;
-  OnActive(recorder, name_id, [&](regions::ThreadSlot& slot) {
+  OnActive(recorder, name_id, [&](regions::ThreadSlot& slot)
+                                  UNCORE_INLINE_LAMBDA {
     recorder->Begin(slot, name_id);
     generation = recorder->generation();
   });
@@ -1797,7 +1936,8 @@ void EndRegion(regions::Recorder* recorder, int name_id, bool exception,
   if (g_active_recorder.load(std::memory_order_acquire) != recorder) {
     return;  // its session stopped: "still open" in that session's report
   }
-  OnActive(recorder, name_id, [&](regions::ThreadSlot& slot) {
+  OnActive(recorder, name_id, [&](regions::ThreadSlot& slot)
+                                  UNCORE_INLINE_LAMBDA {
     // A region begun on an earlier recorder that had the same address is
     // not this one's.
     if (generation != 0 && generation != recorder->generation()) return;

@@ -58,7 +58,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 #include "sdk/common/clock.h"
 #include "sdk/devices/device.h"
 #include "sdk/devices/node_union.h"
@@ -184,9 +186,14 @@ class Recorder {
   // The hot path; `slot` is the calling thread's, holding this recorder.
   // `under`: for the first region of a thread with none open, the path it
   // is a child of (another thread's region: a team's worker).
-  void Begin(ThreadSlot& slot, int name_id,
-             const internal::RegionParent* under = nullptr);
-  void End(ThreadSlot& slot, int name_id, bool exception);
+  // Inlined into the entry points of recorder.cc (internal::BeginRegion,
+  // EndRegion ...), their only callers: a return costs more after the
+  // snapshot's system call than anything else on a perf boundary.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void Begin(
+      ThreadSlot& slot, int name_id,
+      const internal::RegionParent* under = nullptr);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void End(ThreadSlot& slot, int name_id,
+                                        bool exception);
   // LIKWID-style markers (internal::BeginMarker): 0 or an internal::kMarker
   // code.
   int BeginMarker(ThreadSlot& slot, int name_id);
@@ -243,19 +250,30 @@ class Recorder {
   // Whether the path opened or closed.
   bool Step(Boundary& b, PathState& path, Accumulator* acc, uint64_t add,
             uint64_t sub);
-  // The snapshot the boundary's transitions need, or nullptr (none needed,
-  // or it failed: an error says so).
   // Takes the boundary's snapshot, reads the clock, applies the
   // transitions and starts `f`'s call.
   void OpenFrame(Boundary& b, ThreadState& t, Frame& f, int name_id);
+  // The boundaries most calls are, without Step and Apply (fast_): `f`
+  // joins its path while other threads are inside, or opens a path that
+  // has no parent path and no open child path; CloseFast, the same
+  // leaving.  false: nothing was done (another case, or the word changed
+  // under it), the general path follows.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool OpenFast(ThreadState& t, Frame& f);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool CloseFast(ThreadState& t, Frame& f);
   // Adds a call of `f` that ends at `now_ns` to its accumulator.
-  void CountCall(const Frame& f, uint64_t now_ns, bool open,
-                 bool took_snapshot);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void CountCall(const Frame& f, uint64_t now_ns,
+                                              bool open, bool took_snapshot);
   // Stops marker `index` of `t` (as CloseFrom does a stack's levels).
   void CloseMarker(ThreadState& t, int index, uint64_t now_ns, bool open,
                    const devices::Snapshot* given);
-  const devices::Snapshot* SnapshotFor(Boundary& b, ThreadState& t,
-                                       const char* where, int name_id);
+  // Removes stopped marker `index` from `t`'s running ones.
+  static void DropMarker(ThreadState& t, int index);
+  // The thread's snapshot for a boundary that needs one (at the `where`
+  // of region `name_id`), or nullptr: it failed (an error says so).
+  ABSL_ATTRIBUTE_ALWAYS_INLINE const devices::Snapshot* SnapshotFor(
+      ThreadState& t, const char* where, int name_id);
+  void SnapshotFailed(const absl::Status& status, const char* where,
+                      int name_id);
   // Applies the boundary's transitions with `snap` at `now_ns` and
   // releases their words.
   void Apply(Boundary& b, const devices::Snapshot* snap, uint64_t now_ns);
@@ -278,6 +296,9 @@ class Recorder {
   // Every time on the hot path (a boundary's one clock read) is a tick of
   // this clock, turned into nanoseconds when collected.
   const common::TickClock clock_;
+  // No trace, no node groups, every interval read: Begin and End try
+  // OpenFast and CloseFast first.
+  bool fast_ = false;
   std::unique_ptr<devices::SharedSnapshots> snapshots_;
   // Sorted by name (every process takes them in this order).
   std::vector<devices::NodeUnionGroup> node_groups_;
@@ -321,6 +342,10 @@ Quiescence Deactivate(Recorder* recorder, std::chrono::nanoseconds timeout);
 // process-wide counts (a recorder reports the difference over its life).
 uint64_t DroppedBoundaries();
 uint64_t RefusedReentrantRegions();
+
+// Tests: recorders made from now on take the general path at every
+// boundary (no OpenFast, CloseFast), so that one suite checks both.
+void UseGeneralBoundariesOnlyForTesting(bool general_only);
 
 // In a forked child: no region counts (the parent's session is not the
 // child's).  Installed by the first Activate with pthread_atfork.
