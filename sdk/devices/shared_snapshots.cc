@@ -84,7 +84,7 @@ absl::Status SharedSnapshots::Take(Snapshot* out, Trace* trace) {
 }
 
 inline absl::Status SharedSnapshots::Lead(uint64_t idle, bool contended,
-                                   Snapshot* out) {
+                                          Snapshot* out) {
   // When the last snapshot served other threads too, give the threads it
   // released a moment to reach their next boundary and join this one: a
   // quarter of the last snapshot's duration, so the wait costs little and
@@ -114,10 +114,8 @@ inline absl::Status SharedSnapshots::Lead(uint64_t idle, bool contended,
                std::memory_order_relaxed);
   const bool valid = status.ok() && out->valid;
   if (valid && observer_ != nullptr) observer_->OnSnapshot(*out);
-  if (!valid) {
-    std::lock_guard<std::mutex> lock(error_mu_);
-    last_error_ = status.ok() ? "the snapshot is marked invalid"
-                              : common::StatusMessage(status);
+  if (!valid) [[unlikely]] {
+    KeepError(status);
   }
   const uint64_t done = idle + kPhase;
   Slot& slot = SlotOf(done);
@@ -187,6 +185,12 @@ void SharedSnapshots::WaitFor(uint64_t target) const {
     published_.wait(published, std::memory_order_seq_cst);
   }
   waiters_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void SharedSnapshots::KeepError(const absl::Status& status) {
+  std::lock_guard<std::mutex> lock(error_mu_);
+  last_error_ = status.ok() ? "the snapshot is marked invalid"
+                            : common::StatusMessage(status);
 }
 
 absl::Status SharedSnapshots::FailedShared() const {

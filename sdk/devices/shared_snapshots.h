@@ -135,9 +135,8 @@ class SharedSnapshots {
   // publishes it (at idle + kPhase).
   // Inlined into Take: every return after the device's system call costs
   // (the boundary's time on perf is mostly what follows its read()).
-  ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status Lead(uint64_t idle,
-                                                  bool contended,
-                                                  Snapshot* out);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status Lead(uint64_t idle, bool contended,
+                                                 Snapshot* out);
   // Copies the snapshot published at `done`; false when its slot has been
   // reused since.
   bool CopyPublished(uint64_t done, Snapshot* out) const;
@@ -148,6 +147,9 @@ class SharedSnapshots {
     return ring_[(done / kPhase) % kRingSize];
   }
   absl::Status FailedShared() const;
+  // A failed snapshot's message, for the threads it served (FailedShared);
+  // a call, off the path of a good snapshot.
+  ABSL_ATTRIBUTE_NOINLINE void KeepError(const absl::Status& status);
 
   Device* const device_;
   const Mode mode_;

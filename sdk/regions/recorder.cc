@@ -167,7 +167,8 @@ std::atomic<uint64_t> g_dropped{0};
 std::atomic<uint64_t> g_refused{0};
 
 // Single-writer accumulation: only the owning thread writes.
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void Add(std::atomic<uint64_t>& a, uint64_t v) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void Add(std::atomic<uint64_t>& a,
+                                             uint64_t v) {
   a.store(a.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
 }
 
@@ -290,6 +291,10 @@ uint64_t RefusedReentrantRegions() { return g_refused.load(); }
 
 void UseGeneralBoundariesOnlyForTesting(bool general_only) {
   g_general_boundaries_only.store(general_only, std::memory_order_relaxed);
+}
+
+bool GeneralBoundariesOnlyForTesting() {
+  return g_general_boundaries_only.load(std::memory_order_relaxed);
 }
 
 void ForgetActiveRecorderInChild() {
@@ -666,10 +671,14 @@ std::pair<std::string, std::string> Recorder::PathNames(int path) const {
 
 Recorder::~Recorder() = default;
 
-Recorder::ThreadState* Recorder::StateOf(ThreadSlot& slot) {
-  if (slot.generation == generation_) {
+inline Recorder::ThreadState* Recorder::StateOf(ThreadSlot& slot) {
+  if (slot.generation == generation_) [[likely]] {
     return static_cast<ThreadState*>(slot.state);
   }
+  return NewStateOf(slot);
+}
+
+Recorder::ThreadState* Recorder::NewStateOf(ThreadSlot& slot) {
   ThreadState* t = nullptr;
   {
     std::lock_guard<std::mutex> lock(threads_mu_);
@@ -693,12 +702,12 @@ Recorder::ThreadState* Recorder::StateOf(ThreadSlot& slot) {
   return t;
 }
 
-int Recorder::PathOf(ThreadState& t, int parent, int name_id,
-                     PathState** state) {
+inline int Recorder::PathOf(ThreadState& t, int parent, int name_id,
+                            PathState** state) {
   ThreadState::FastPath& fast =
       t.fast_paths[static_cast<uint32_t>(name_id * 7 + parent) %
                    t.fast_paths.size()];
-  if (fast.parent == parent && fast.name_id == name_id) {
+  if (fast.parent == parent && fast.name_id == name_id) [[likely]] {
     *state = fast.state;
     return fast.path;
   }
@@ -754,11 +763,16 @@ int Recorder::SlowPathOf(ThreadState& t, int parent, int name_id,
   return path;
 }
 
-Recorder::Accumulator& Recorder::AccumulatorOf(ThreadState& t, int path) {
+inline Recorder::Accumulator& Recorder::AccumulatorOf(ThreadState& t,
+                                                      int path) {
   if (path < static_cast<int>(t.accumulators.size()) &&
-      t.accumulators[path] != nullptr) {
+      t.accumulators[path] != nullptr) [[likely]] {
     return *t.accumulators[path];
   }
+  return NewAccumulatorOf(t, path);
+}
+
+Recorder::Accumulator& Recorder::NewAccumulatorOf(ThreadState& t, int path) {
   std::lock_guard<std::mutex> lock(t.mu);
   if (path >= static_cast<int>(t.accumulators.size())) {
     t.accumulators.resize(path + 1);
@@ -910,7 +924,8 @@ void Recorder::StepNodeWords(Boundary& b) {
 }
 
 inline const devices::Snapshot* Recorder::SnapshotFor(ThreadState& t,
-                                               const char* where, int name_id) {
+                                                      const char* where,
+                                                      int name_id) {
   const bool timed = t.snapshots++ % kTimeEvery == 0;
   const uint64_t t0 = timed ? clock_.Now() : 0;
   const absl::Status s = snapshots_->Take(&t.snapshot);
@@ -921,9 +936,9 @@ inline const devices::Snapshot* Recorder::SnapshotFor(ThreadState& t,
   if (s.ok() && t.snapshot.valid) [[likely]] {
     return &t.snapshot;
   }
-  SnapshotFailed(s.ok() ? absl::DataLossError("the snapshot is marked invalid")
-                        : s,
-                 where, name_id);
+  SnapshotFailed(
+      s.ok() ? absl::DataLossError("the snapshot is marked invalid") : s, where,
+      name_id);
   return nullptr;
 }
 
@@ -1075,7 +1090,7 @@ void Recorder::Apply(Boundary& b, const devices::Snapshot* snap,
 }
 
 inline void Recorder::Begin(ThreadSlot& slot, int name_id,
-                     const internal::RegionParent* under) {
+                            const internal::RegionParent* under) {
   ThreadState& t = *StateOf(slot);
   const int depth = t.depth.load(std::memory_order_relaxed);
   if (depth >= kMaxRegionDepth) {
@@ -1233,7 +1248,7 @@ inline bool Recorder::CloseFast(ThreadState& t, Frame& f) {
 }
 
 inline void Recorder::CountCall(const Frame& f, uint64_t now_ns, bool open,
-                         bool took_snapshot) {
+                                bool took_snapshot) {
   Accumulator& acc = *f.accumulator;
   const uint64_t wall = Delta(now_ns, f.start_ns);
   Add(acc.calls, 1);
@@ -1855,12 +1870,12 @@ namespace {
 
 // Publishes `recorder` in this thread's slot, runs `boundary` if it is still
 // the active one, and withdraws it.  A region that interrupts the SDK on
-// its own thread (from a signal handler) is refused.  Region boundaries
-// pass an inlined lambda (BoundaryLambda): a perf boundary's cost is mostly
-// what follows its read(), each return among it.
-#define UNCORE_INLINE_LAMBDA ABSL_ATTRIBUTE_ALWAYS_INLINE
+// its own thread (from a signal handler) is refused.  BeginRegion and
+// EndRegion inline it and their lambdas: a perf boundary's cost is mostly
+// what follows its read(), each return included.
 template <typename F>
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void OnActive(regions::Recorder* recorder, int name_id, F boundary) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void OnActive(regions::Recorder* recorder,
+                                                  int name_id, F boundary) {
   if (name_id == regions::kRefusedName || regions::t_busy != 0) {
     regions::g_refused.fetch_add(1, std::memory_order_relaxed);
     return;
@@ -1880,11 +1895,11 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void OnActive(regions::Recorder* recorder, i
 
 uint64_t BeginRegion(regions::Recorder* recorder, int name_id) {
   uint64_t generation = 0;
-  OnActive(recorder, name_id, [&](regions::ThreadSlot& slot)
-                                  UNCORE_INLINE_LAMBDA {
-    recorder->Begin(slot, name_id);
-    generation = recorder->generation();
-  });
+  OnActive(recorder, name_id,
+           [&](regions::ThreadSlot& slot) ABSL_ATTRIBUTE_ALWAYS_INLINE {
+             recorder->Begin(slot, name_id);
+             generation = recorder->generation();
+           });
   return generation;
 }
 
@@ -1936,13 +1951,15 @@ void EndRegion(regions::Recorder* recorder, int name_id, bool exception,
   if (g_active_recorder.load(std::memory_order_acquire) != recorder) {
     return;  // its session stopped: "still open" in that session's report
   }
-  OnActive(recorder, name_id, [&](regions::ThreadSlot& slot)
-                                  UNCORE_INLINE_LAMBDA {
-    // A region begun on an earlier recorder that had the same address is
-    // not this one's.
-    if (generation != 0 && generation != recorder->generation()) return;
-    recorder->End(slot, name_id, exception);
-  });
+  OnActive(recorder, name_id,
+           [&](regions::ThreadSlot& slot) ABSL_ATTRIBUTE_ALWAYS_INLINE {
+             // A region begun on an earlier recorder that had the same
+             // address is not this one's.
+             if (generation != 0 && generation != recorder->generation()) {
+               return;
+             }
+             recorder->End(slot, name_id, exception);
+           });
 }
 
 }  // namespace internal

@@ -21,7 +21,12 @@
 // others stay inside reads nothing.  Exclusive counts are what the sockets
 // counted while the path was open and no thread was inside any of its
 // child paths.  Every interval's counts are credited to the thread that
-// closed it, so per-thread values (CollectThread) sum to the path's total.
+// closed it, so per-thread values (CollectCallingThread) sum to the path's
+// total.
+// Joins, leaves, and the opens and closes of top-level paths take a fast
+// path (OpenFast/CloseFast) where the recorder has no trace, node groups or
+// sampling; it follows the same rule (docs/concurrency.md, "Two paths, one
+// rule").
 //
 // Lifetime (docs/concurrency.md): every boundary publishes the recorder it
 // works on in its thread's slot (a hazard pointer) and checks that the
@@ -177,6 +182,9 @@ class Recorder {
     return node_groups_;
   }
   uint64_t generation() const { return generation_; }
+  // Whether Begin and End try the fast path (RecorderOptions with no
+  // trace, no node groups and no sampling).
+  bool fast_boundaries() const { return fast_; }
   const devices::SharedSnapshots* snapshots() const { return snapshots_.get(); }
   // For a trace's background snapshots (nullptr when counting nothing).
   devices::SharedSnapshots* shared_snapshots() { return snapshots_.get(); }
@@ -225,11 +233,17 @@ class Recorder {
   struct Transition;
   struct Boundary;
 
-  ThreadState* StateOf(ThreadSlot& slot);
+  // The lookups of a boundary: inline where the thread has used the
+  // recorder, the path and its accumulator before, a call otherwise.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE ThreadState* StateOf(ThreadSlot& slot);
+  ThreadState* NewStateOf(ThreadSlot& slot);
   // The path of `name_id` under `parent` (-1: top level), and its state.
-  int PathOf(ThreadState& t, int parent, int name_id, PathState** state);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE int PathOf(ThreadState& t, int parent,
+                                          int name_id, PathState** state);
   int SlowPathOf(ThreadState& t, int parent, int name_id, PathState** state);
-  Accumulator& AccumulatorOf(ThreadState& t, int path);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE Accumulator& AccumulatorOf(ThreadState& t,
+                                                          int path);
+  Accumulator& NewAccumulatorOf(ThreadState& t, int path);
   // A snapshot through the shared-snapshot protocol; an invalid one is an
   // error.
   absl::Status ReadCounters(devices::Snapshot* out);
@@ -346,6 +360,7 @@ uint64_t RefusedReentrantRegions();
 // Tests: recorders made from now on take the general path at every
 // boundary (no OpenFast, CloseFast), so that one suite checks both.
 void UseGeneralBoundariesOnlyForTesting(bool general_only);
+bool GeneralBoundariesOnlyForTesting();
 
 // In a forked child: no region counts (the parent's session is not the
 // child's).  Installed by the first Activate with pthread_atfork.

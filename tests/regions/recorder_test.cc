@@ -395,6 +395,20 @@ TEST(RegionTest, RegionsOpenAtStopAreCountedUpToTheStopAndMarkedOpen) {
                         "stopped: counted up to then"));
 }
 
+// The fast path (OpenFast/CloseFast) is for recorders with no trace, no
+// node groups and no sampling; regions_general_test runs this suite with it
+// off everywhere.
+TEST(RegionTest, OnlyPlainRecordersTryTheFastPath) {
+  CountingDevice device;
+  ASSERT_TRUE(device.Program({}).ok());
+  const bool general_only = regions::GeneralBoundariesOnlyForTesting();
+  EXPECT_EQ(regions::Recorder(&device).fast_boundaries(), !general_only);
+  EXPECT_EQ(regions::Recorder(nullptr).fast_boundaries(), !general_only);
+  regions::RecorderOptions sampled;
+  sampled.sample_every = 4;
+  EXPECT_FALSE(regions::Recorder(&device, sampled).fast_boundaries());
+}
+
 TEST(RegionTest, WithoutASessionRegionsDoNothing) {
   ASSERT_EQ(Session::Active(), nullptr);
   ASSERT_EQ(internal::g_active_recorder.load(), nullptr);
