@@ -38,6 +38,25 @@ absl::Status SharedSnapshots::Take(Snapshot* out, Trace* trace) {
     return status;
   }
   if (out->values.size() != num_values_) out->values.assign(num_values_, 0);
+  if (solo_.load(std::memory_order_relaxed) && trace == nullptr) {
+    // Mark the reading, then check that it is still solo: EndSolo stores
+    // the end, then looks at the mark (an asymmetric store-load handshake),
+    // so either this sees the end or EndSolo waits for this reading.
+    solo_reading_.store(true, std::memory_order_relaxed);
+    common::LightFence();
+    if (solo_.load(std::memory_order_relaxed)) [[likely]] {
+      absl::Status status = device_->TakeSnapshot(out);
+      // One writer: the solo thread, then leaders after EndSolo's wait.
+      taken_.store(taken_.load(std::memory_order_relaxed) + 1,
+                   std::memory_order_relaxed);
+      solo_reading_.store(false, std::memory_order_release);
+      if (status.ok() && !out->valid) [[unlikely]] {
+        return absl::DataLossError("the snapshot is marked invalid");
+      }
+      return status;
+    }
+    solo_reading_.store(false, std::memory_order_release);
+  }
   uint64_t arrived = sequence_.load(std::memory_order_seq_cst);
   if (trace != nullptr) *trace = {TraceNumber(arrived), 0, false};
   for (;;) {
@@ -185,6 +204,29 @@ void SharedSnapshots::WaitFor(uint64_t target) const {
     published_.wait(published, std::memory_order_seq_cst);
   }
   waiters_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void SharedSnapshots::AllowSolo() {
+  if (mode_ == Mode::kShared && observer_ == nullptr &&
+      !solo_over_.load(std::memory_order_relaxed)) {
+    solo_.store(true, std::memory_order_relaxed);
+  }
+}
+
+void SharedSnapshots::EndSolo() {
+  if (solo_over_.load(std::memory_order_acquire)) return;
+  solo_.store(false, std::memory_order_seq_cst);
+  // The heavy side of the handshake in Take: a solo reading that did not
+  // see the end is seen under way here.
+  common::HeavyFence();
+  for (int spin = 0; solo_reading_.load(std::memory_order_acquire); ++spin) {
+    if (spin < 64) {
+      common::CpuRelax();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+  solo_over_.store(true, std::memory_order_release);
 }
 
 void SharedSnapshots::KeepError(const absl::Status& status) {

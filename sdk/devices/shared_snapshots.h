@@ -36,6 +36,12 @@
 // - Take allocates nothing and takes no lock; the only system calls are the
 //   device's own reads, a futex wait when a thread waits longer than a short
 //   spin, and one futex wake per snapshot that has sleeping waiters.
+// - Solo (AllowSolo, until EndSolo): while its owner knows that one thread
+//   alone calls Take, that thread reads the device without claiming a
+//   snapshot (no locked instruction: a plain store and the light side of
+//   an asymmetric fence mark the reading).  EndSolo, called by every other
+//   thread before its first Take, waits for a solo reading under way, so
+//   readings still never overlap.
 // - With Mode::kEach every Take calls the device itself (the design before
 //   shared snapshots: the direct device serializes its freeze windows with a
 //   per-socket lock); kept as the baseline of tests/bench.
@@ -109,6 +115,16 @@ class SharedSnapshots {
   Mode mode() const { return mode_; }
   // Set before the first Take; nullptr: none.  Sees valid snapshots only.
   void SetObserver(SnapshotObserver* observer) { observer_ = observer; }
+  // Before the first Take, by an owner that will call EndSolo on every
+  // thread but one before that thread's first Take: until then Take reads
+  // the device without the protocol's claim.  Not with an observer or
+  // Mode::kEach (ignored).
+  void AllowSolo();
+  // Ends solo reading for good and waits until a solo reading under way
+  // has finished; cheap once ended.  Safe from any thread, any number of
+  // times.
+  void EndSolo();
+  bool solo() const { return solo_.load(std::memory_order_relaxed); }
 
  private:
   struct Slot {
@@ -166,6 +182,10 @@ class SharedSnapshots {
   mutable std::atomic<uint32_t> published_{0};
   mutable std::atomic<int> waiters_{0};
   std::array<Slot, kRingSize> ring_;
+  // Solo reading (AllowSolo): allowed; under way; ended and waited for.
+  std::atomic<bool> solo_{false};
+  std::atomic<bool> solo_reading_{false};
+  std::atomic<bool> solo_over_{false};
   std::atomic<uint64_t> taken_{0};
   std::atomic<uint64_t> shared_{0};
   std::atomic<uint64_t> retaken_{0};

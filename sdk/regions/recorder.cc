@@ -659,6 +659,10 @@ Recorder::Recorder(devices::Device* device, RecorderOptions options)
   fast_ = options_.trace == nullptr && node_groups_.empty() &&
           options_.sample_every <= 1 &&
           !g_general_boundaries_only.load(std::memory_order_relaxed);
+  // The first thread's snapshots need no claim until a second thread comes
+  // (NewStateOf); CloseOpenRegions takes its snapshot once every boundary
+  // has left (Quiesce), alone too.
+  if (fast_ && snapshots_ != nullptr) snapshots_->AllowSolo();
 }
 
 std::pair<std::string, std::string> Recorder::PathNames(int path) const {
@@ -680,8 +684,10 @@ inline Recorder::ThreadState* Recorder::StateOf(ThreadSlot& slot) {
 
 Recorder::ThreadState* Recorder::NewStateOf(ThreadSlot& slot) {
   ThreadState* t = nullptr;
+  bool first = false;
   {
     std::lock_guard<std::mutex> lock(threads_mu_);
+    first = states_handed_out_++ == 0;
     if (!free_threads_.empty()) {
       t = free_threads_.back();
       free_threads_.pop_back();
@@ -693,6 +699,9 @@ Recorder::ThreadState* Recorder::NewStateOf(ThreadSlot& slot) {
       threads_.push_back(std::move(fresh));
     }
   }
+  // A second thread: the first one's snapshots stop being solo (no claim,
+  // SharedSnapshots::AllowSolo) before this one takes any.
+  if (!first && snapshots_ != nullptr) snapshots_->EndSolo();
   if (options_.trace != nullptr && t->trace_log == nullptr) {
     t->trace_log = options_.trace->AttachThread();
     t->trace_counts.assign((kMaxRegionDepth + 1) * num_values_, 0);

@@ -168,12 +168,14 @@ class Recorder {
   // Misuse and failures, each once with its count: "... (x12)"; the first
   // 64 distinct ones, then one line "N more errors, not listed ...".
   std::vector<std::string> Errors() const;
-  void AddError(std::string message);
+  // Cold: the boundary's code keeps its error paths out of the way.
+  ABSL_ATTRIBUTE_COLD void AddError(std::string message);
   // A failed snapshot: the errors of one cause (`reason`, the device's
   // message: a dead server fails every boundary after it) are one line,
   // `message` for the first, counted: "N snapshots failed, the first ...".
-  void AddSnapshotError(std::string message, std::string_view reason,
-                        std::string_view first_where);
+  ABSL_ATTRIBUTE_COLD void AddSnapshotError(std::string message,
+                                            std::string_view reason,
+                                            std::string_view first_where);
 
   size_t num_values() const { return num_values_; }
   // The node groups the recorder steps (RecorderOptions::node_groups it
@@ -236,14 +238,15 @@ class Recorder {
   // The lookups of a boundary: inline where the thread has used the
   // recorder, the path and its accumulator before, a call otherwise.
   ABSL_ATTRIBUTE_ALWAYS_INLINE ThreadState* StateOf(ThreadSlot& slot);
-  ThreadState* NewStateOf(ThreadSlot& slot);
+  ABSL_ATTRIBUTE_COLD ThreadState* NewStateOf(ThreadSlot& slot);
   // The path of `name_id` under `parent` (-1: top level), and its state.
   ABSL_ATTRIBUTE_ALWAYS_INLINE int PathOf(ThreadState& t, int parent,
                                           int name_id, PathState** state);
-  int SlowPathOf(ThreadState& t, int parent, int name_id, PathState** state);
+  ABSL_ATTRIBUTE_COLD int SlowPathOf(ThreadState& t, int parent, int name_id,
+                                     PathState** state);
   ABSL_ATTRIBUTE_ALWAYS_INLINE Accumulator& AccumulatorOf(ThreadState& t,
                                                           int path);
-  Accumulator& NewAccumulatorOf(ThreadState& t, int path);
+  ABSL_ATTRIBUTE_COLD Accumulator& NewAccumulatorOf(ThreadState& t, int path);
   // A snapshot through the shared-snapshot protocol; an invalid one is an
   // error.
   absl::Status ReadCounters(devices::Snapshot* out);
@@ -286,8 +289,8 @@ class Recorder {
   // of region `name_id`), or nullptr: it failed (an error says so).
   ABSL_ATTRIBUTE_ALWAYS_INLINE const devices::Snapshot* SnapshotFor(
       ThreadState& t, const char* where, int name_id);
-  void SnapshotFailed(const absl::Status& status, const char* where,
-                      int name_id);
+  ABSL_ATTRIBUTE_COLD void SnapshotFailed(const absl::Status& status,
+                                          const char* where, int name_id);
   // Applies the boundary's transitions with `snap` at `now_ns` and
   // releases their words.
   void Apply(Boundary& b, const devices::Snapshot* snap, uint64_t now_ns);
@@ -331,6 +334,7 @@ class Recorder {
   mutable std::mutex threads_mu_;
   std::vector<std::unique_ptr<ThreadState>> threads_;  // guarded
   std::vector<ThreadState*> free_threads_;             // guarded
+  uint64_t states_handed_out_ = 0;                     // guarded
   std::vector<RetiredTotals> retired_;  // per path, guarded by threads_mu_
 
   struct ErrorEntry {

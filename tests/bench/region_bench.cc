@@ -40,9 +40,6 @@
 // (and, drowned in the simulator's cost, BM_RegionSim8 -
 // BM_TwoSnapshotsSim8); the cost of an unmeasured region is
 // BM_RegionBackendOff - BM_EmptyLoop.
-#include <linux/perf_event.h>
-#include <sched.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <x86intrin.h>
 
@@ -51,7 +48,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -59,18 +55,21 @@
 
 #include "benchmark/benchmark.h"
 #include "sdk/devices/device.h"
-#include "sdk/devices/perf/pmu_discovery.h"
 #include "sdk/platforms/ivytown/device/ivytown_device.h"
 #include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
 #include "sdk/runtime/session_testing.h"
 #include "sdk/spec/event_spec.h"
 #include "sdk/trace/trace_collector.h"
+#include "tests/bench/over_two_reads.h"
 #include "tests/testing/fake_device.h"
 #include "uncore/region.h"
 #include "uncore/session.h"
 
 namespace uncore {
 namespace {
+
+using bench_support::OpenMsrTsc;
+using bench_support::OverTwoReads;
 
 const std::vector<std::string> kEightCounters = {
     "cbo[0]/LLC_VICTIMS.M_STATE", "cbo[0]/RxR_OCCUPANCY.IRQ",
@@ -200,25 +199,6 @@ void BM_RegionSim8(benchmark::State& state) {
 }
 BENCHMARK(BM_RegionSim8);
 
-// A one-event msr/tsc group opened the way the perf backend opens it
-// (PERF_FORMAT_GROUP with the times) on `cpu`; -1 when it cannot be.
-int OpenMsrTsc(int* cpu) {
-  absl::StatusOr<devices::perf::PmuCatalog> pmus =
-      devices::perf::DiscoverPmus("/sys");
-  const devices::perf::Pmu* msr = pmus.ok() ? pmus->Find("msr") : nullptr;
-  if (msr == nullptr || msr->cpus.empty()) return -1;
-  perf_event_attr attr;
-  std::memset(&attr, 0, sizeof(attr));
-  attr.size = sizeof(attr);
-  attr.type = msr->type;
-  attr.config = 0;  // tsc
-  attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
-                     PERF_FORMAT_TOTAL_TIME_RUNNING;
-  *cpu = msr->cpus[0];
-  return static_cast<int>(
-      syscall(SYS_perf_event_open, &attr, -1, *cpu, -1, PERF_FLAG_FD_CLOEXEC));
-}
-
 // The perf floor: two read() calls of a one-event msr/tsc group.
 void BM_TwoReadsMsrTsc(benchmark::State& state) {
   int cpu = 0;
@@ -246,83 +226,6 @@ void BM_RegionPerfMsrTsc(benchmark::State& state) {
   RegionLoop(state, std::move(o));
 }
 BENCHMARK(BM_RegionPerfMsrTsc);
-
-// Runs the benchmark's thread on `cpu` until destroyed.
-class PinnedTo {
- public:
-  explicit PinnedTo(int cpu) {
-    CPU_ZERO(&old_set_);
-    sched_getaffinity(0, sizeof(old_set_), &old_set_);
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    sched_setaffinity(0, sizeof(set), &set);
-  }
-  ~PinnedTo() { sched_setaffinity(0, sizeof(old_set_), &old_set_); }
-  PinnedTo(const PinnedTo&) = delete;
-  PinnedTo& operator=(const PinnedTo&) = delete;
-
- private:
-  cpu_set_t old_set_;
-};
-
-// Blocks of 1,000 bare read pairs of `fd` and 1,000 calls of `pair`
-// alternate; counters: `ratio` (pairs' time / bare time), `bare_ns` and
-// `pair_counter` (ns per pair of each).
-template <typename Pair>
-void AlternateWithTwoReads(benchmark::State& state, int fd,
-                           const char* pair_counter, Pair pair) {
-  using Clock = std::chrono::steady_clock;
-  constexpr int kBlock = 1000;
-  Clock::duration bare{};
-  Clock::duration pairs_time{};
-  uint64_t buffer[4];
-  for (auto _ : state) {
-    const Clock::time_point t0 = Clock::now();
-    for (int i = 0; i < kBlock; ++i) {
-      benchmark::DoNotOptimize(read(fd, buffer, sizeof(buffer)));
-      benchmark::DoNotOptimize(read(fd, buffer, sizeof(buffer)));
-      benchmark::ClobberMemory();
-    }
-    const Clock::time_point t1 = Clock::now();
-    for (int i = 0; i < kBlock; ++i) pair();
-    const Clock::time_point t2 = Clock::now();
-    bare += t1 - t0;
-    pairs_time += t2 - t1;
-  }
-  const double pairs = static_cast<double>(state.iterations()) * kBlock;
-  state.counters["ratio"] = std::chrono::duration<double>(pairs_time).count() /
-                            std::chrono::duration<double>(bare).count();
-  state.counters["bare_ns"] =
-      std::chrono::duration<double, std::nano>(bare).count() / pairs;
-  state.counters[pair_counter] =
-      std::chrono::duration<double, std::nano>(pairs_time).count() / pairs;
-}
-
-// `pair(fd)` against two bare reads of msr/tsc/ (AlternateWithTwoReads),
-// on the event's CPU or, with `cross_cpu`, on another one; `counter` names
-// its time per pair.
-template <typename Pair>
-void OverTwoReads(benchmark::State& state, const char* counter, bool cross_cpu,
-                  Pair pair) {
-  int cpu = 0;
-  const int fd = OpenMsrTsc(&cpu);
-  if (fd < 0) {
-    state.SkipWithError("perf_event_open(msr/tsc/) failed");
-    return;
-  }
-  const int ncpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-  if (cross_cpu && ncpus < 2) {
-    close(fd);
-    state.SkipWithError("one CPU: no other CPU to read from");
-    return;
-  }
-  {
-    const PinnedTo pinned(cross_cpu ? (cpu + 1) % ncpus : cpu);
-    AlternateWithTwoReads(state, fd, counter, [fd, &pair] { pair(fd); });
-  }
-  close(fd);
-}
 
 // BM_TwoReadsMsrTsc and BM_RegionPerfMsrTsc in one run, interleaved so that
 // both see the same machine: the ratio is what a region adds to its reads.

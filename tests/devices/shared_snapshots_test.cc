@@ -169,5 +169,78 @@ TEST(SharedSnapshotsTest, AFailedSnapshotFailsEveryCallerItServes) {
   EXPECT_TRUE(s.valid);
 }
 
+// Solo: one thread reads with no claim; every other thread ends solo
+// (EndSolo) before its first Take, and from then on readings never
+// overlap, however the solo thread's reading and the end interleave (20
+// rounds: the end lands inside a solo reading in about half of them).
+TEST(SharedSnapshotsTest, SoloReadingsNeverOverlapTheOthers) {
+  for (int round = 0; round < 20; ++round) {
+    ClockDevice device(std::chrono::microseconds(2));
+    SharedSnapshots shared(&device);
+    shared.AllowSolo();
+    ASSERT_TRUE(shared.solo());
+    std::atomic<bool> others_started{false};
+    std::atomic<uint64_t> solo_calls{0};
+    std::thread solo([&] {
+      Snapshot s(2);
+      // Alone for a while, then alongside the others until they are done.
+      while (!others_started.load() || solo_calls.load() < 300) {
+        const uint64_t arrived = g_clock.fetch_add(1);
+        ASSERT_TRUE(shared.Take(&s).ok());
+        EXPECT_GT(s.values[0], arrived);
+        solo_calls.fetch_add(1);
+      }
+    });
+    while (solo_calls.load() < 20) std::this_thread::yield();
+    std::vector<std::thread> others;
+    for (int t = 0; t < 2; ++t) {
+      others.emplace_back([&] {
+        shared.EndSolo();
+        others_started.store(true);
+        Snapshot s(2);
+        for (int i = 0; i < 50; ++i) {
+          const uint64_t arrived = g_clock.fetch_add(1);
+          ASSERT_TRUE(shared.Take(&s).ok());
+          const uint64_t returned = g_clock.fetch_add(1);
+          EXPECT_GT(s.values[0], arrived);
+          EXPECT_LT(s.values[0], returned);
+        }
+      });
+    }
+    for (std::thread& th : others) th.join();
+    solo.join();
+    EXPECT_FALSE(shared.solo());
+    ASSERT_EQ(device.overlaps(), 0u)
+        << "two snapshots were under way at once (round " << round << ")";
+    EXPECT_EQ(shared.snapshots_taken() + shared.snapshots_shared(),
+              solo_calls.load() + 2 * 50);
+    EXPECT_EQ(shared.snapshots_taken(), device.started());
+  }
+}
+
+TEST(SharedSnapshotsTest, SoloIsRefusedWithAnObserverOrInEachMode) {
+  ClockDevice device(std::chrono::microseconds(0));
+  SharedSnapshots each(&device, SharedSnapshots::Mode::kEach);
+  each.AllowSolo();
+  EXPECT_FALSE(each.solo());
+  struct Counting : SnapshotObserver {
+    void OnSnapshot(const Snapshot&) override { ++seen; }
+    int seen = 0;
+  } observer;
+  SharedSnapshots observed(&device);
+  observed.SetObserver(&observer);
+  observed.AllowSolo();
+  EXPECT_FALSE(observed.solo());
+  Snapshot s(2);
+  ASSERT_TRUE(observed.Take(&s).ok());
+  EXPECT_EQ(observer.seen, 1);
+  // Ended once, never again.
+  SharedSnapshots ended(&device);
+  ended.AllowSolo();
+  ended.EndSolo();
+  ended.AllowSolo();
+  EXPECT_FALSE(ended.solo());
+}
+
 }  // namespace
 }  // namespace uncore::devices

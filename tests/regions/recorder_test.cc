@@ -409,6 +409,43 @@ TEST(RegionTest, OnlyPlainRecordersTryTheFastPath) {
   EXPECT_FALSE(regions::Recorder(&device, sampled).fast_boundaries());
 }
 
+// The first thread's snapshots skip the shared-snapshot claim
+// (SharedSnapshots::AllowSolo) until a second thread uses the recorder;
+// the counts are the same either way.
+TEST(RegionTest, SnapshotsAreSoloUntilASecondThreadComes) {
+  CountingDevice device;
+  devices::ProgramRequest request;
+  request.events.resize(1);
+  ASSERT_TRUE(device.Program(request).ok());
+  regions::Recorder rec(&device);
+  ASSERT_NE(rec.snapshots(), nullptr);
+  EXPECT_EQ(rec.snapshots()->solo(), rec.fast_boundaries());
+  regions::Activate(&rec);
+  {
+    UNCORE_REGION("solo");
+    CountingDevice::Bump(0, 5);
+  }
+  EXPECT_EQ(rec.snapshots()->solo(), rec.fast_boundaries());
+  std::thread([] {
+    UNCORE_REGION("solo");
+    CountingDevice::Bump(0, 7);
+  }).join();
+  EXPECT_FALSE(rec.snapshots()->solo());
+  {
+    UNCORE_REGION("solo");
+    CountingDevice::Bump(0, 11);
+  }
+  ASSERT_EQ(regions::Deactivate(&rec, std::chrono::seconds(10)),
+            regions::Quiescence::kQuiet);
+  const std::vector<regions::Recorder::RegionTotals> totals = rec.Collect();
+  ASSERT_EQ(totals.size(), 1u);
+  EXPECT_EQ(totals[0].calls, 3u);
+  EXPECT_EQ(totals[0].threads, 2u);
+  EXPECT_EQ(totals[0].inclusive, std::vector<uint64_t>{5 + 7 + 11});
+  EXPECT_EQ(totals[0].exclusive, std::vector<uint64_t>{5 + 7 + 11});
+  EXPECT_EQ(rec.snapshots()->snapshots_taken(), 6u);
+}
+
 TEST(RegionTest, WithoutASessionRegionsDoNothing) {
   ASSERT_EQ(Session::Active(), nullptr);
   ASSERT_EQ(internal::g_active_recorder.load(), nullptr);
