@@ -5,9 +5,10 @@
 // event's CPU or to another one.  Public API only: the shared library's
 // benchmark uses it too.
 //
-//   OverTwoReads(state, "region_ns", /*cross_cpu=*/false, [](int fd) {
-//     UNCORE_REGION("bench");
-//   });  // counters: ratio, bare_ns, region_ns
+//   OverTwoReads(state, "floor_ns", /*cross_cpu=*/false, [](int fd) {
+//     ...  // one pair of whatever is measured
+//   });  // counters: ratio, bare_ns, floor_ns
+//   RegionPairOverTwoReads(state, /*cross_cpu=*/false);  // UNCORE_REGION
 #ifndef UNCORE_TESTS_BENCH_OVER_TWO_READS_H_
 #define UNCORE_TESTS_BENCH_OVER_TWO_READS_H_
 
@@ -22,8 +23,11 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "benchmark/benchmark.h"
+#include "uncore/region.h"
+#include "uncore/session.h"
 
 namespace uncore::bench_support {
 
@@ -126,6 +130,28 @@ void OverTwoReads(benchmark::State& state, const char* counter, bool cross_cpu,
     AlternateWithTwoReads(state, fd, counter, [fd, &pair] { pair(fd); });
   }
   close(fd);
+}
+
+// A region pair counting msr/tsc/ with the perf backend on socket 0, over
+// two bare reads of the same event (OverTwoReads): the ratio is what a
+// region adds to its reads.
+inline void RegionPairOverTwoReads(benchmark::State& state, bool cross_cpu) {
+  SessionOptions o;
+  o.events = {"msr/tsc/"};
+  o.backend = "perf";
+  o.sockets = {0};
+  auto session = Session::Start(std::move(o));
+  if (!session.ok()) {
+    state.SkipWithError("a perf session counting msr/tsc/ could not start");
+    return;
+  }
+  int x = 0;
+  OverTwoReads(state, "region_ns", cross_cpu, [&x](int /*fd*/) {
+    UNCORE_REGION("bench");
+    benchmark::DoNotOptimize(x);
+    benchmark::ClobberMemory();
+  });
+  (*session)->Stop().IgnoreError();
 }
 
 }  // namespace uncore::bench_support

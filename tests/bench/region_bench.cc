@@ -232,22 +232,7 @@ BENCHMARK(BM_RegionPerfMsrTsc);
 // Pinned to the event's CPU, as a region's reads are cheapest there; with
 // `cross_cpu` the thread runs on another CPU (a read then costs an IPI).
 void BM_PairOverTwoReads(benchmark::State& state, bool cross_cpu) {
-  SessionOptions o;
-  o.events = {"msr/tsc/"};
-  o.backend = "perf";
-  o.sockets = {0};
-  auto session = Session::Start(std::move(o));
-  if (!session.ok()) {
-    state.SkipWithError("session");
-    return;
-  }
-  int x = 0;
-  OverTwoReads(state, "region_ns", cross_cpu, [&x](int /*fd*/) {
-    UNCORE_REGION("bench");
-    benchmark::DoNotOptimize(x);
-    benchmark::ClobberMemory();
-  });
-  (*session)->Stop().IgnoreError();
+  bench_support::RegionPairOverTwoReads(state, cross_cpu);
 }
 BENCHMARK_CAPTURE(BM_PairOverTwoReads, on_event_cpu, false);
 

@@ -6,34 +6,14 @@
 // thread-local variables through __tls_get_addr (README "Performance").
 //   BM_SharedPairOverTwoReads/on_event_cpu  pinned to the event's CPU
 //   BM_SharedPairOverTwoReads/cross_cpu     on another CPU (an IPI a read)
-#include <string>
-#include <utility>
-
 #include "benchmark/benchmark.h"
 #include "tests/bench/over_two_reads.h"
-#include "uncore/region.h"
-#include "uncore/session.h"
 
 namespace uncore {
 namespace {
 
 void BM_SharedPairOverTwoReads(benchmark::State& state, bool cross_cpu) {
-  SessionOptions o;
-  o.events = {"msr/tsc/"};
-  o.backend = "perf";
-  o.sockets = {0};
-  auto session = Session::Start(std::move(o));
-  if (!session.ok()) {
-    state.SkipWithError("a perf session counting msr/tsc/ could not start");
-    return;
-  }
-  int x = 0;
-  bench_support::OverTwoReads(state, "region_ns", cross_cpu, [&x](int) {
-    UNCORE_REGION("bench");
-    benchmark::DoNotOptimize(x);
-    benchmark::ClobberMemory();
-  });
-  (*session)->Stop().IgnoreError();
+  bench_support::RegionPairOverTwoReads(state, cross_cpu);
 }
 BENCHMARK_CAPTURE(BM_SharedPairOverTwoReads, on_event_cpu, false);
 BENCHMARK_CAPTURE(BM_SharedPairOverTwoReads, cross_cpu, true);
