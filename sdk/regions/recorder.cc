@@ -791,9 +791,9 @@ Recorder::Accumulator& Recorder::NewAccumulatorOf(ThreadState& t, int path) {
   return *t.accumulators[path];
 }
 
-absl::Status Recorder::ReadCounters(devices::Snapshot* out) {
+inline absl::Status Recorder::ReadCounters(devices::Snapshot* out) {
   absl::Status s = snapshots_->Take(out);
-  if (s.ok() && !out->valid) {
+  if (s.ok() && !out->valid) [[unlikely]] {
     s = absl::DataLossError("the snapshot is marked invalid");
   }
   return s;
@@ -937,17 +937,15 @@ inline const devices::Snapshot* Recorder::SnapshotFor(ThreadState& t,
                                                       int name_id) {
   const bool timed = t.snapshots++ % kTimeEvery == 0;
   const uint64_t t0 = timed ? clock_.Now() : 0;
-  const absl::Status s = snapshots_->Take(&t.snapshot);
+  const absl::Status s = ReadCounters(&t.snapshot);
   if (timed) {
     Add(t.timed_ns, clock_.Now() - t0);
     Add(t.timed, 1);
   }
-  if (s.ok() && t.snapshot.valid) [[likely]] {
+  if (s.ok()) [[likely]] {
     return &t.snapshot;
   }
-  SnapshotFailed(
-      s.ok() ? absl::DataLossError("the snapshot is marked invalid") : s, where,
-      name_id);
+  SnapshotFailed(s, where, name_id);
   return nullptr;
 }
 

@@ -249,7 +249,8 @@ class Recorder {
   ABSL_ATTRIBUTE_COLD Accumulator& NewAccumulatorOf(ThreadState& t, int path);
   // A snapshot through the shared-snapshot protocol; an invalid one is an
   // error.
-  absl::Status ReadCounters(devices::Snapshot* out);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status ReadCounters(
+      devices::Snapshot* out);
   // Steps the node words (RecorderOptions::node_groups) of the paths the
   // boundary's transitions opened or closed, innermost first; a node
   // transition needs the boundary's snapshot.
