@@ -16,13 +16,16 @@
 // libuncore_sdk.so loads with this library; kokkosp_finalize_library
 // (Kokkos::finalize) stops it and writes the report (uncore_finalize()).
 //
-// Only the SDK's C API (uncore/uncore_c.h) is used.  Names longer than
-// kMaxNameBytes are cut and end in "...#" and a hash of the whole label.
+// Only the SDK's C API (uncore/uncore_c.h) is used.  A label that is a
+// mangled C++ type name (an unnamed kernel's functor or lambda, as
+// typeid().name() gives it) is demangled, as kokkos-tools' own timers do.
+// Names longer than kMaxNameBytes are cut and end in "...#" and a hash of the whole label.
 // Each distinct label is interned once (a lock and an allocation); after
 // that a callback takes no lock and allocates nothing: a per-thread cache
 // finds the interned name, whose pointer the SDK's own per-thread cache
 // knows.  A kernel's or fence's kID and a profile section's id are the
 // index of its interned name.  No exception leaves a callback.
+#include <cxxabi.h>
 #include <strings.h>
 
 #include <atomic>
@@ -84,6 +87,28 @@ uint64_t Fnv1a(std::string_view s) {
   return h;
 }
 
+// `label` demangled when it is a mangled C++ name: a symbol ("_Z..."), a
+// type whose mangling starts with a length-prefixed name ("11contraction
+// I...E"), a nested name ("N6Kokkos...E") or a local entity such as a
+// lambda ("Z4mainEUliE_"), as typeid().name() gives them; else as is.  Plain
+// words are never demangled: "i" stays "i", not "int".
+std::string Demangled(std::string_view label) {
+  if (label.empty()) return std::string();
+  const auto digit = [&](size_t i) {
+    return i < label.size() && label[i] >= '0' && label[i] <= '9';
+  };
+  const bool mangled = label.substr(0, 2) == "_Z" || digit(0) ||
+                       ((label[0] == 'N' || label[0] == 'Z') && digit(1));
+  if (!mangled) return std::string(label);
+  const std::string text(label);
+  int status = -1;
+  char* demangled =
+      abi::__cxa_demangle(text.c_str(), nullptr, nullptr, &status);
+  std::string result = status == 0 && demangled != nullptr ? demangled : text;
+  std::free(demangled);
+  return result;
+}
+
 // The region name of `label`: as is when short enough, else its first
 // bytes (never half a UTF-8 character), "...#" and 8 hex digits of a hash
 // of the whole label, so that long labels differing at the end stay apart.
@@ -122,7 +147,7 @@ class NameTable {
                         /*overflow=*/true);
         return overflow_;
       }
-      Name* name = Add(std::string(label), DisplayName(label, hash),
+      Name* name = Add(std::string(label), DisplayName(Demangled(label), hash),
                        /*overflow=*/false);
       by_label_.emplace(name->label, name);  // a view of its label
       return name;

@@ -209,10 +209,16 @@ void Extras() {
 }
 
 // "" (1), two 1000-byte labels differing in their last byte (1 each), a
-// 300-byte label of 2-byte UTF-8 characters (1), and 3000 distinct labels
-// "name_N" (2 each, more than one chunk of the tool's name table).
+// 300-byte label of 2-byte UTF-8 characters (1), 3000 distinct labels
+// "name_N" (2 each, more than one chunk of the tool's name table), the
+// typeid names of an unnamed kernel's functor and of a lambda (1 each),
+// and the plain labels "i" and "Zone" (1 each).
 void Names() {
   For("");
+  For("11contractionIN6Kokkos4ViewIPPdJNS0_11LayoutRightEEEEE");
+  For("Z4mainEUliE_");
+  For("i");
+  For("Zone");
   std::string long_label(999, 'x');
   For(long_label + "a");
   For(long_label + "b");
