@@ -126,7 +126,9 @@ struct RegionResult {
 struct RunInfo {
   std::string backend;  // "direct", "perf", "sim", "off"
   // Whose events the session named: "ivytown" (the hand-made model), or a
-  // platform generated from vendor data ("sapphirerapids", "amdzen4", ...).
+  // platform generated from vendor data ("sapphirerapids", "amdzen4", ...);
+  // "none" on hardware whose uncore no platform counts (a virtual machine,
+  // an unknown CPU): only generic perf PMUs (msr/tsc/, ...) counted.
   std::string platform;
   bool simulated = false;  // every count is made up by the simulator
   std::string host;

@@ -189,7 +189,7 @@ void AppendHeader(const Page& page, std::string* out) {
   };
   Append(out, "<dl class=\"run\">\n");
   item("Backend", EscapeHtml(run.backend));
-  item("Platform", EscapeHtml(run.platform));
+  item("Platform", EscapeHtml(internal::PlatformText(run.platform)));
   item("Counts", run.simulated ? "simulated" : "measured");
   item("Host", EscapeHtml(run.host));
   item("CPU", EscapeHtml(run.cpu));

@@ -106,4 +106,10 @@ double ScaledCount(uint64_t count, double scale) {
   return static_cast<double>(count) * scale;
 }
 
+std::string PlatformText(const std::string& platform) {
+  if (platform == "none")
+    return "none (no supported uncore: generic perf PMUs)";
+  return platform;
+}
+
 }  // namespace uncore::report::internal

@@ -54,6 +54,10 @@ std::vector<std::string> MetricKeys(const Results& results);
 // when the vector is shorter.
 std::string SocketLabel(const std::vector<int>& sockets, size_t s);
 
+// RunInfo::platform as the table and the page show it: "none" says what it
+// means (no supported uncore: only generic perf PMUs counted).
+std::string PlatformText(const std::string& platform);
+
 // `count` in the event's unit (count * scale).
 double ScaledCount(uint64_t count, double scale);
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "fmt/format.h"
 #include "sdk/report/report.h"
+#include "sdk/report/report_internal.h"
 #include "sdk/report/text_table.h"
 
 namespace uncore::report {
@@ -299,9 +300,9 @@ std::string FormatTable(const Results& results) {
   std::string out;
   out += fmt::format(
       "uncore report: platform {}, backend {}, host {}, CPU {}, sockets {}\n",
-      ShownOrUnknown(run.platform), ShownOrUnknown(run.backend),
-      ShownOrUnknown(run.host), ShownOrUnknown(run.cpu),
-      SocketsText(run.sockets));
+      ShownOrUnknown(internal::PlatformText(run.platform)),
+      ShownOrUnknown(run.backend), ShownOrUnknown(run.host),
+      ShownOrUnknown(run.cpu), SocketsText(run.sockets));
   out += fmt::format("duration {}, time frozen {}",
                      FormatDuration(run.duration_ns),
                      FormatDuration(run.frozen_ns));

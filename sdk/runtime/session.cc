@@ -520,7 +520,7 @@ absl::StatusOr<std::unique_ptr<Session::Impl>> SessionAccess::Resolve(
       *machine,
       ReadSessionMachine(options.platform, backend, !injected, files));
   impl->cpu = machine->cpu.ok() ? machine->cpu->ToString() : "unknown";
-  impl->platform = machine->platform.name;
+  impl->platform = machine->platform.RunLabel();
   NameRequest request;
   request.events = options.events;
   request.metrics = options.metrics;

@@ -81,7 +81,12 @@ absl::StatusOr<SessionPlatform> ChooseSessionPlatform(
     detected.clear();  // nothing here can count its uncore
   }
   if (requested.empty()) {
-    if (!counts_hardware || detected.empty()) return SessionPlatform{};
+    if (!counts_hardware) return SessionPlatform{};
+    if (detected.empty()) {
+      SessionPlatform none;
+      none.uncore_supported = false;
+      return none;
+    }
     return Named(detected);
   }
   if (!IsIvyTownName(requested) && spec::FindPlatform(requested) == nullptr) {

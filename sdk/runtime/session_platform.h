@@ -13,7 +13,10 @@
 //     the CPU's is an error.  `sim` simulates IvyTown and the Xeon 7500 /
 //     E7 (nehalemex, westmereex).
 //   - Unset: the CPU's platform on hardware, IvyTown on `sim`, `off` and
-//     devices given in code, and on CPUs no platform knows.
+//     devices given in code, and on CPUs no platform knows.  On hardware
+//     with no platform of its own, names resolve as IvyTown's but only
+//     generic perf PMUs (msr/tsc/, ...) can count: uncore_supported is
+//     false and reports say "platform none" (RunLabel).
 //   - A perf-only platform is the CPU's only where the kernel shows at
 //     least one of its PMUs (a virtual machine, or a kernel without the
 //     driver, shows none): elsewhere nothing can count its uncore, and the
@@ -35,6 +38,8 @@
 namespace uncore::runtime {
 
 inline constexpr std::string_view kIvyTownPlatform = "ivytown";
+// RunInfo::platform of a session on hardware no platform knows.
+inline constexpr std::string_view kNoPlatform = "none";
 
 struct SessionPlatform {
   std::string name{kIvyTownPlatform};
@@ -44,6 +49,15 @@ struct SessionPlatform {
   // on the sim and direct backends too (ivytown, the default, and the Xeon
   // 7500 / E7).
   bool has_engine = true;
+  // False on hardware whose uncore no platform counts here (a CPU no
+  // platform knows, or a perf-only platform whose PMUs the kernel does not
+  // show: a virtual machine): only generic perf PMUs can count.
+  bool uncore_supported = true;
+
+  // What RunInfo::platform says: the name, or kNoPlatform.
+  std::string RunLabel() const {
+    return uncore_supported ? name : std::string(kNoPlatform);
+  }
 };
 
 // The platform of a CPU: ivytown for 06_3E, else the generated platform

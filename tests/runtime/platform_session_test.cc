@@ -181,9 +181,20 @@ TEST(PlatformSessionTest, TheCpuDecidesOnHardware) {
   EXPECT_TRUE(p.ok());
   // Where the kernel shows none of the CPU's PMUs (a virtual machine),
   // nothing counts its uncore: IvyTown's names, and no mismatch.
+  // Reports say "platform none" there, not "ivytown".
   p = runtime::ChooseSessionPlatform("", "auto", true, spr, &without_uncore);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->name, "ivytown");
+  EXPECT_FALSE(p->uncore_supported);
+  EXPECT_EQ(p->RunLabel(), "none");
+  // The CPU's own platform, the simulator and a platform named off the
+  // hardware keep their names.
+  p = runtime::ChooseSessionPlatform("", "auto", true, spr, &with_imc);
+  EXPECT_EQ(p->RunLabel(), "sapphirerapids");
+  p = runtime::ChooseSessionPlatform("", "sim", true, spr, &without_uncore);
+  EXPECT_EQ(p->RunLabel(), "ivytown");
+  p = runtime::ChooseSessionPlatform("icelakex", "perf", false, spr, nullptr);
+  EXPECT_EQ(p->RunLabel(), "icelakex");
   p = runtime::ChooseSessionPlatform("icelakex", "perf", true, spr, nullptr);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->name, "icelakex");
