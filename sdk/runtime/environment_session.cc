@@ -16,6 +16,15 @@
 // the other one, takes its usual effect at once.  SIGKILL cannot be
 // caught: no report.
 //
+// A report write that blocks (a FIFO nobody reads, a full pipe on stderr)
+// must not keep a signal from ending the program: the signal thread stops
+// the session on a thread of its own and waits for it kAbandonAfter at
+// most, whoever is writing (the exit path too); then it says on stderr,
+// without blocking, that the report is abandoned, and the signal takes its
+// effect.  A signal that arrives before exit ends the program whatever
+// comes first (the exit path re-raises it after its own report): the exit
+// status is the signal's.
+//
 // The handler wakes the signal thread through a futex word, not a pipe:
 // the SDK keeps no descriptor for it, so a program that closes its
 // inherited descriptors (a daemon) still ends on SIGTERM with its report,
@@ -28,15 +37,20 @@
 // stopping it does nothing.
 #include "sdk/runtime/environment_session.h"
 
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
@@ -85,6 +99,10 @@ std::mutex& StopMutex() {
 }
 bool g_stopped = false;
 
+const char* SignalName(int signo) {
+  return signo == SIGINT ? "SIGINT" : "SIGTERM";
+}
+
 // Stops the session and writes its report, once; says on stderr when the
 // report cannot be written.  `signo`: the signal that asked for it, or 0.
 void StopSession(int signo) {
@@ -99,7 +117,7 @@ void StopSession(int signo) {
                     "report was written before the signal took effect; "
                     "regions still open then are counted up to it and "
                     "marked open (open_calls)",
-                    signo == SIGINT ? "SIGINT" : "SIGTERM", signo));
+                    SignalName(signo), signo));
   }
   absl::Status s = session->Stop();
   if (!s.ok()) {
@@ -110,6 +128,76 @@ void StopSession(int signo) {
 
 // The signals after which the report is still written.
 constexpr int kSignals[] = {SIGINT, SIGTERM};
+
+// How long the signal thread lets the report's write run before it
+// abandons it and lets the signal end the program.
+constexpr auto kAbandonAfter = std::chrono::seconds(3);
+
+// Writes `text` to stderr without ever blocking: a pipe or FIFO through a
+// descriptor of its own in non-blocking mode (its buffer may be full), a
+// socket with MSG_DONTWAIT, anything else (a file, a terminal) as it is.
+// Nothing when it cannot.
+void SayWithoutBlocking(const std::string& text) {
+  struct stat st = {};
+  if (fstat(STDERR_FILENO, &st) != 0) return;
+  ssize_t written = 0;
+  if (S_ISSOCK(st.st_mode)) {
+    written = send(STDERR_FILENO, text.data(), text.size(),
+                   MSG_DONTWAIT | MSG_NOSIGNAL);
+  } else if (S_ISFIFO(st.st_mode)) {
+    const int fd = open("/proc/self/fd/2", O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return;
+    written = write(fd, text.data(), text.size());
+    close(fd);
+  } else {
+    written = write(STDERR_FILENO, text.data(), text.size());
+  }
+  (void)written;
+}
+
+// StopSession(signo) on a thread of its own, waited for kAbandonAfter at
+// most: false when it has not finished by then (its write blocks, or the
+// exit path's, which holds StopMutex()).  Without a thread to spare, as
+// StopSession.
+bool StopSessionWithin(int signo) {
+  struct Done {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+  };
+  auto done = std::make_shared<Done>();
+  try {
+    std::thread([done, signo] {
+      StopSession(signo);
+      std::lock_guard<std::mutex> lock(done->mu);
+      done->done = true;
+      done->cv.notify_all();
+    }).detach();
+  } catch (const std::system_error&) {
+    StopSession(signo);
+    return true;
+  }
+  std::unique_lock<std::mutex> lock(done->mu);
+  return done->cv.wait_for(lock, kAbandonAfter, [&] { return done->done; });
+}
+
+void SetDefault(int signo) {
+  struct sigaction action = {};
+  action.sa_handler = SIG_DFL;
+  sigemptyset(&action.sa_mask);
+  sigaction(signo, &action, nullptr);
+}
+
+// The signal's usual effect, on the calling thread: default disposition,
+// unblocked, raised.
+void RaiseAsUsual(int signo) {
+  SetDefault(signo);
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, signo);
+  pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+  raise(signo);
+}
 
 // A repeat of the same signal within this long of the first is the same
 // request (GNU timeout's second SIGTERM comes microseconds after the
@@ -146,13 +234,6 @@ std::mutex& WatcherMutex() {
 }
 std::thread* g_watcher = nullptr;  // guarded by WatcherMutex()
 
-void SetDefault(int signo) {
-  struct sigaction action = {};
-  action.sa_handler = SIG_DFL;
-  sigemptyset(&action.sa_mask);
-  sigaction(signo, &action, nullptr);
-}
-
 // Async-signal-safe calls only.
 void OnSignal(int signo) {
   const int saved_errno = errno;
@@ -187,15 +268,16 @@ void WatchSignals() {
     }
     if (wake != 1) return;
     const int signo = g_signal_received.load();
-    StopSession(signo);
+    if (!StopSessionWithin(signo)) {
+      SayWithoutBlocking(fmt::format(
+          "uncore: {} came while the report was being written, and the "
+          "write has not ended in {} s (a FIFO nobody reads? a full pipe?): "
+          "the report is abandoned\n",
+          SignalName(signo), std::chrono::seconds(kAbandonAfter).count()));
+    }
     // The signal's usual effect: delivered to this thread, which blocked
     // every signal until now.
-    SetDefault(signo);
-    sigset_t one;
-    sigemptyset(&one);
-    sigaddset(&one, signo);
-    pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
-    raise(signo);
+    RaiseAsUsual(signo);
     return;
   }
 }
@@ -280,6 +362,11 @@ void StopEnvironmentSession() {
   if (EnvironmentSession() == nullptr) return;
   StopSession(0);
   StopSignalWatcher();
+  // A signal that came first ends the program as it would have without
+  // the SDK, now that the report is written (the signal thread may be
+  // about to do the same, or still be waiting for this thread's write).
+  const int signo = g_signal_received.load();
+  if (signo != 0 && getpid() == g_owner_pid) RaiseAsUsual(signo);
 }
 
 bool StartEnvironmentSession() {

@@ -2,6 +2,7 @@
 """A program with only UNCORE_REGION annotations, configured by UNCORE_*
 environment variables: the report appears at exit, in every format."""
 import csv
+import glob
 import json
 import os
 import re
@@ -179,8 +180,8 @@ class EnvSessionTest(harness.TempDirTest):
         self.assertIn("uncore doctor", report["warnings"][0])
 
     def test_perf_msr_tsc_table(self):
-        r = run({"UNCORE_EVENTS": "msr/tsc/", "UNCORE_BACKEND": "perf",
-                 "UNCORE_SOCKETS": "0", "UNCORE_OUTPUT": "-"}, "2", "20")
+        r = table = run({"UNCORE_EVENTS": "msr/tsc/", "UNCORE_BACKEND": "perf",
+                         "UNCORE_SOCKETS": "0", "UNCORE_OUTPUT": "-"}, "2", "20")
         self.assertEqual(r.returncode, 0, r.stderr)
         if "regions will not be measured" in r.stderr:
             self.skipTest("perf cannot count msr/tsc/ here: " + r.stderr)
@@ -192,6 +193,14 @@ class EnvSessionTest(harness.TempDirTest):
                  "UNCORE_SOCKETS": "0", "UNCORE_OUTPUT": out}, "2", "20")
         with open(out, encoding="utf-8") as f:
             report = json.load(f)
+        # A machine whose kernel shows no uncore PMU (a virtual machine)
+        # has no platform: the report says so, not "ivytown".
+        if not glob.glob("/sys/bus/event_source/devices/uncore_*") and \
+                not glob.glob("/sys/bus/event_source/devices/amd_[dl]*"):
+            self.assertEqual(report["platform"], "none")
+            self.assertIn("uncore report: platform none (no supported "
+                          "uncore: generic perf PMUs), backend perf",
+                          table.stderr)
         step = {x["path"]: x for x in report["regions"]}['step, "quoted"']
         tsc = step["events"]["msr/tsc/"]["total"]
         # The TSC ticks at a GHz-class rate: 40 ms of region is > 10^7.
@@ -335,6 +344,66 @@ class OutputTest(harness.TempDirTest):
             self.assertTrue(os.path.exists(out), "run %d: no report" % run)
             with open(out, encoding="utf-8") as f:
                 self.assertEqual(json.load(f)["backend"], "sim")
+
+    def timeout_run(self, env, command, seconds=3):
+        """`timeout SECONDS command`, stderr left unread until it ends (a
+        stalled pipe when the program fills it); the status and stderr."""
+        timeout = shutil.which("timeout")
+        if timeout is None:
+            self.skipTest("no GNU timeout here")
+        p = subprocess.Popen([timeout, str(seconds), *command],
+                             env=environment(env), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, preexec_fn=default_signals)
+        try:
+            p.wait(timeout=seconds + 20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            self.fail(f"{command}: still running {seconds + 20} s after "
+                      f"timeout {seconds} sent SIGTERM (only SIGKILL ended it)")
+        return p.returncode, p.stderr.read().decode(errors="replace")
+
+    def test_sigterm_ends_a_report_write_that_blocks_on_a_fifo(self):
+        # R3: the report at exit goes to a FIFO nobody reads: opening it
+        # blocks.  timeout's SIGTERM ends the program anyway (status 124),
+        # the report abandoned with a message.
+        fifo = self.path("report.fifo")
+        os.mkfifo(fifo)
+        status, stderr = self.timeout_run(self.sim(fifo), [PROGRAM, "1", "1"])
+        self.assertEqual(status, 124, stderr)
+        self.assertIn("SIGTERM", stderr)
+        self.assertIn("abandoned", stderr)
+        # The same while the program runs: the signal starts the write.
+        status, stderr = self.timeout_run(self.sim(fifo), [PROGRAM, "loop"])
+        self.assertEqual(status, 124, stderr)
+        self.assertIn("abandoned", stderr)
+
+    def test_sigterm_ends_a_report_write_into_a_stalled_stderr(self):
+        # R3: the table goes to stderr, a pipe nobody reads that the
+        # program has filled: the write at exit blocks.
+        status, _ = self.timeout_run(
+            self.sim("-"),
+            ["sh", "-c", 'head -c 65500 /dev/zero >&2; exec "$0" 1 1',
+             PROGRAM])
+        self.assertEqual(status, 124)
+
+    def test_a_signal_before_exit_gives_its_exit_status(self):
+        # R7: SIGTERM arrives while the program writes its report at exit
+        # (to a FIFO whose reader comes late): it ended by the signal,
+        # every time, once the report is written whole.
+        fifo = self.path("late.json")  # a FIFO, written as JSON
+        os.mkfifo(fifo)
+        for run_index in range(5):
+            p = start(self.sim(fifo), "1", "1")
+            time.sleep(0.3)  # returned from main, blocked opening the FIFO
+            p.send_signal(signal.SIGTERM)
+            time.sleep(0.1)
+            with open(fifo, encoding="utf-8") as f:
+                report = json.load(f)
+            _, stderr = p.communicate(timeout=60)
+            self.assertEqual(p.returncode, -signal.SIGTERM,
+                             f"run {run_index}: {stderr}")
+            self.assertEqual(report["backend"], "sim")
 
     def test_closed_stdio_keeps_the_session(self):
         # Started with descriptors 0-2 closed: the SDK's own descriptors
