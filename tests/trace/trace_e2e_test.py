@@ -47,6 +47,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "testing"))
 import harness  # noqa: E402
 from harness import SKIP, check, perf_can_count_tsc  # noqa: E402,F401
+from mpi_launch import Launcher  # noqa: E402
 
 failures = harness.FAILURES
 
@@ -259,12 +260,9 @@ def test_stat(args):
 
 
 def mpirun(args, folder, env_extra):
-    cmd = [args.mpirun]
-    if os.geteuid() == 0:
-        cmd.append("--allow-run-as-root")
-    cmd += ["--oversubscribe", "-np", "3", args.program, "--region-ms", "200"]
-    env = {"OMPI_MCA_btl_vader_single_copy_mechanism": "none",
-           "OMPI_MCA_rmaps_base_oversubscribe": "1", "TMPDIR": folder,
+    launcher = Launcher(args.mpirun)
+    cmd = launcher.command(3, [args.program, "--region-ms", "200"])
+    env = {**launcher.environment(), "TMPDIR": folder,
            "UNCORE_BACKEND": "sim", "UNCORE_EVENTS": "imc/CAS_COUNT.RD",
            "UNCORE_OUTPUT": "m.json"}
     env.update(env_extra)

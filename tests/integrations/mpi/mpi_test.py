@@ -25,11 +25,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "testing"))
 import harness  # noqa: E402
 from harness import check, skip  # noqa: E402
+from mpi_launch import Launcher  # noqa: E402
 
-# Open MPI in containers and VMs: no CMA single-copy (ptrace may be
-# denied), and more ranks than cores allowed.
-OPEN_MPI = {"OMPI_MCA_btl_vader_single_copy_mechanism": "none",
-            "OMPI_MCA_rmaps_base_oversubscribe": "1"}
+# Open MPI's mpirun or MPICH's mpiexec (main() sets it from --mpirun).
+LAUNCHER = None
 
 
 def node_sockets():
@@ -41,15 +40,12 @@ def node_sockets():
     return max(len(packages), 1)
 
 
-def mpirun(args, np, program, env_extra, extra_mpirun=(), timeout=60,
-           program_args=("--region-ms", "1000"), quiet=False):
-    cmd = [args.mpirun]
-    if os.geteuid() == 0:
-        cmd.append("--allow-run-as-root")
-    cmd += ["--oversubscribe", "-np", str(np)] + list(extra_mpirun)
-    cmd += [program] + list(program_args)
-    return harness.run(cmd, env=harness.environment({**OPEN_MPI, **env_extra}),
-                       timeout=timeout, show_failure=not quiet)
+def mpirun(args, np, program, env_extra, export=None, bind_to_core=False,
+           timeout=60, program_args=("--region-ms", "1000"), quiet=False):
+    cmd = LAUNCHER.command(np, [program] + list(program_args), export=export,
+                           bind_to_core=bind_to_core)
+    env = harness.environment({**LAUNCHER.environment(), **env_extra})
+    return harness.run(cmd, env=env, timeout=timeout, show_failure=not quiet)
 
 
 def facts(p):
@@ -135,6 +131,9 @@ def main():
                     help="a program that is not an MPI program (on the "
                     "shared SDK)")
     args = ap.parse_args()
+    global LAUNCHER
+    LAUNCHER = Launcher(args.mpirun)
+    print(f"MPI: {LAUNCHER}")
     sockets = node_sockets()
     tmp = tempfile.mkdtemp(prefix="uncore-mpi-")
 
@@ -178,7 +177,7 @@ def main():
     p = mpirun(args, 4, args.plain_program,
                {"UNCORE_EVENTS": "ubox/UCLK", "UNCORE_BACKEND": "sim",
                 "UNCORE_OUTPUT": out},
-               extra_mpirun=["-x", "LD_PRELOAD=" + args.preload])
+               export={"LD_PRELOAD": args.preload})
     check(p.returncode == 0, "LD_PRELOAD -np 4: mpirun succeeds")
     if p.returncode == 0:
         with open(out) as f:
@@ -243,7 +242,7 @@ def main():
         p = mpirun(args, 2, args.program, {"UNCORE_EVENTS": "ubox/UCLK",
                                            "UNCORE_BACKEND": "sim",
                                            "UNCORE_OUTPUT": out},
-                   extra_mpirun=["--bind-to", "core"])
+                   bind_to_core=True)
         check(p.returncode == 0, "bound -np 2: mpirun succeeds")
         if p.returncode == 0:
             with open(out) as f:
@@ -313,12 +312,12 @@ def main():
     # A rank without UNCORE_EVENTS (a forgotten -x on a multi-node run):
     # nobody measures, and rank 0 names that rank once.
     out = os.path.join(tmp, "partial.json")
-    cmd = [args.mpirun] + (["--allow-run-as-root"] if os.geteuid() == 0
-                           else [])
-    cmd += ["--oversubscribe", "-np", "3", args.program, "--region-ms", "100",
-            ":", "-np", "1", "env", "-u", "UNCORE_EVENTS", args.program,
-            "--region-ms", "100"]
-    env = harness.environment({**OPEN_MPI, "UNCORE_EVENTS": "ubox/UCLK",
+    cmd = LAUNCHER.mpmd(
+        (3, [args.program, "--region-ms", "100"]),
+        (1, ["env", "-u", "UNCORE_EVENTS", args.program, "--region-ms",
+             "100"]))
+    env = harness.environment({**LAUNCHER.environment(),
+                               "UNCORE_EVENTS": "ubox/UCLK",
                                "UNCORE_BACKEND": "sim", "UNCORE_OUTPUT": out})
     p = harness.run(cmd, env=env, timeout=60)
     said = p.stderr.count("not on rank 3 ")
