@@ -13,15 +13,19 @@
 !   UNCORE_EVENTS=imc/CAS_COUNT.RD UNCORE_OUTPUT=report.json ./a.out
 !
 ! Guarantees: the subroutines, dummy argument names and types of LIKWID's
-! module (likwid.f90 of LIKWID 5.2, and likwid_markerWriteFile of 5.3 and
-! later), behaving as the C functions of likwid.h do.  A region name is
+! module (likwid.f90 of LIKWID 5.2; likwid.F90 of 5.3, which adds the
+! likwid_RocmMarker* subroutines, and of 5.4, which adds
+! likwid_markerWriteFile, likwid_NvMarkerWriteFile and
+! likwid_RocmMarkerWriteFile), behaving as the C functions of likwid.h
+! do.  A region name is
 ! the Fortran string without its trailing blanks.  Every call goes to a
 ! bind(C) function of libuncore_likwid (uncore_likwid_f_*, likwid_marker*),
 ! so this source compiles with any Fortran 2003 compiler: the package
 ! installs gfortran's likwid.mod (and libuncore_likwid holds this module's
 ! code for it); with another compiler, compile this file and link its
-! object before -luncore_likwid.  The NvMarker subroutines of LIKWID 5.2's
-! module do nothing: GPUs are not measured.
+! object before -luncore_likwid.  The NvMarker (Nvidia) and RocmMarker
+! (AMD) subroutines do nothing: GPUs are not measured.  (LIKWID's module
+! has them only when LIKWID was built for that GPU; this one always.)
 module likwid
   use, intrinsic :: iso_c_binding, only: c_char, c_double, c_int
   implicit none
@@ -35,7 +39,11 @@ module likwid
   public :: likwid_NvMarkerInit, likwid_NvMarkerNextGroup
   public :: likwid_NvMarkerClose, likwid_NvMarkerRegisterRegion
   public :: likwid_NvMarkerStartRegion, likwid_NvMarkerStopRegion
-  public :: likwid_NvMarkerResetRegion
+  public :: likwid_NvMarkerResetRegion, likwid_NvMarkerWriteFile
+  public :: likwid_RocmMarkerInit, likwid_RocmMarkerNextGroup
+  public :: likwid_RocmMarkerClose, likwid_RocmMarkerRegisterRegion
+  public :: likwid_RocmMarkerStartRegion, likwid_RocmMarkerStopRegion
+  public :: likwid_RocmMarkerResetRegion, likwid_RocmMarkerWriteFile
 
   interface
     subroutine c_init() bind(C, name="likwid_markerInit")
@@ -167,7 +175,8 @@ contains
     call c_reset_region(regionTag, len(regionTag, kind=c_int))
   end subroutine likwid_markerResetRegion
 
-  ! LIKWID 5.2's NvMarker subroutines: nothing (GPUs are not measured).
+  ! LIKWID's NvMarker subroutines (5.2; WriteFile 5.4): nothing (GPUs are
+  ! not measured).
   subroutine likwid_NvMarkerInit()
   end subroutine likwid_NvMarkerInit
 
@@ -196,4 +205,45 @@ contains
     character(*), intent(in) :: regionTag
     call c_gpu_marker(regionTag, len(regionTag, kind=c_int))
   end subroutine likwid_NvMarkerResetRegion
+
+  subroutine likwid_NvMarkerWriteFile(filename)
+    character(*), intent(in) :: filename
+    call c_gpu_marker(filename, len(filename, kind=c_int))
+  end subroutine likwid_NvMarkerWriteFile
+
+  ! LIKWID's RocmMarker subroutines (5.3; WriteFile 5.4): nothing (GPUs
+  ! are not measured).
+  subroutine likwid_RocmMarkerInit()
+  end subroutine likwid_RocmMarkerInit
+
+  subroutine likwid_RocmMarkerNextGroup()
+  end subroutine likwid_RocmMarkerNextGroup
+
+  subroutine likwid_RocmMarkerClose()
+  end subroutine likwid_RocmMarkerClose
+
+  subroutine likwid_RocmMarkerRegisterRegion(regionTag)
+    character(*), intent(in) :: regionTag
+    call c_gpu_marker(regionTag, len(regionTag, kind=c_int))
+  end subroutine likwid_RocmMarkerRegisterRegion
+
+  subroutine likwid_RocmMarkerStartRegion(regionTag)
+    character(*), intent(in) :: regionTag
+    call c_gpu_marker(regionTag, len(regionTag, kind=c_int))
+  end subroutine likwid_RocmMarkerStartRegion
+
+  subroutine likwid_RocmMarkerStopRegion(regionTag)
+    character(*), intent(in) :: regionTag
+    call c_gpu_marker(regionTag, len(regionTag, kind=c_int))
+  end subroutine likwid_RocmMarkerStopRegion
+
+  subroutine likwid_RocmMarkerResetRegion(regionTag)
+    character(*), intent(in) :: regionTag
+    call c_gpu_marker(regionTag, len(regionTag, kind=c_int))
+  end subroutine likwid_RocmMarkerResetRegion
+
+  subroutine likwid_RocmMarkerWriteFile(filename)
+    character(*), intent(in) :: filename
+    call c_gpu_marker(filename, len(filename, kind=c_int))
+  end subroutine likwid_RocmMarkerWriteFile
 end module likwid

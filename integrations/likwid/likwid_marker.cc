@@ -303,7 +303,8 @@ void uncore_likwid_f_write_file(const char* file, int length) {
   (void)likwid_markerWriteFile(FromFortran(file, length).c_str());
 }
 
-// LIKWID 5.2's NvMarker subroutines: GPUs are not measured.
+// LIKWID's NvMarker (5.2) and RocmMarker (5.3) subroutines, WriteFile 5.4:
+// GPUs are not measured.
 void uncore_likwid_f_gpu_marker(const char* /*tag*/, int /*length*/) {}
 
 // What a program compiled against LIKWID's own likwid.mod calls: its
@@ -344,5 +345,27 @@ void likwid_markergetregion_(const char* tag, int* nr_events, double* events,
 void likwid_markerwritefile_(const char* file, size_t length) {
   uncore_likwid_f_write_file(file, static_cast<int>(length));
 }
+
+// The GPU subroutines of LIKWID's likwid.mod when LIKWID was built for
+// Nvidia (likwid_NvMarker*, 5.2 and later) or AMD GPUs (likwid_RocmMarker*,
+// 5.3 and later; the WriteFile ones 5.4): nothing, GPUs are not measured.
+
+void likwid_nvmarkerinit_(void) {}
+void likwid_nvmarkernextgroup_(void) {}
+void likwid_nvmarkerclose_(void) {}
+void likwid_nvmarkerregisterregion_(const char* /*tag*/, size_t /*length*/) {}
+void likwid_nvmarkerstartregion_(const char* /*tag*/, size_t /*length*/) {}
+void likwid_nvmarkerstopregion_(const char* /*tag*/, size_t /*length*/) {}
+void likwid_nvmarkerresetregion_(const char* /*tag*/, size_t /*length*/) {}
+void likwid_nvmarkerwritefile_(const char* /*file*/, size_t /*length*/) {}
+
+void likwid_rocmmarkerinit_(void) {}
+void likwid_rocmmarkernextgroup_(void) {}
+void likwid_rocmmarkerclose_(void) {}
+void likwid_rocmmarkerregisterregion_(const char* /*tag*/, size_t /*length*/) {}
+void likwid_rocmmarkerstartregion_(const char* /*tag*/, size_t /*length*/) {}
+void likwid_rocmmarkerstopregion_(const char* /*tag*/, size_t /*length*/) {}
+void likwid_rocmmarkerresetregion_(const char* /*tag*/, size_t /*length*/) {}
+void likwid_rocmmarkerwritefile_(const char* /*file*/, size_t /*length*/) {}
 
 }  // extern "C"

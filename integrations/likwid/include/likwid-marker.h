@@ -18,10 +18,11 @@
  * REGISTER, START, STOP, RESET and WRITE_FILE are int ones: 0 on success,
  * a negative errno value on error); without it they expand to nothing, as
  * LIKWID's do, so use them as statements.  The GPU marker macros
- * (NVMON_MARKER_* and ROCMON_MARKER_* of LIKWID 5.4, LIKWID_NVMARKER_* of
- * LIKWID 5.2) always expand to nothing: GPUs are not measured.  Their GET
- * takes six arguments where LIKWID_NVMON (or LIKWID_ROCMON) is defined and
- * five otherwise, as in LIKWID's header.  Compiles as C89, C99 and C++.
+ * (NVMON_MARKER_* of LIKWID 5.4, ROCMON_MARKER_* of 5.3 with WRITE_FILE
+ * from 5.4, LIKWID_NVMARKER_* of 5.2 and 5.3) always expand to nothing:
+ * GPUs are not measured.  Their GET takes six arguments where
+ * LIKWID_NVMON (or LIKWID_ROCMON) is defined and five otherwise, as in
+ * LIKWID's header.  Compiles as C89, C99 and C++.
  * Do not include it together with <uncore/likwid_marker.h>, which defines
  * the same macros on the SDK's C API.
  */
@@ -70,7 +71,8 @@
 #define NVMON_MARKER_GET(regionTag, nevents, events, time, count)
 #endif
 
-/* AMD GPUs (LIKWID 5.4's names): not measured, always nothing. */
+/* AMD GPUs (LIKWID 5.3's names, WRITE_FILE 5.4): not measured, always
+ * nothing. */
 #define ROCMON_MARKER_INIT
 #define ROCMON_MARKER_THREADINIT
 #define ROCMON_MARKER_SWITCH
@@ -86,7 +88,8 @@
 #define ROCMON_MARKER_GET(regionTag, nevents, events, time, count)
 #endif
 
-/* Nvidia GPUs (LIKWID 5.2's names): not measured, always nothing. */
+/* Nvidia GPUs (LIKWID 5.2's and 5.3's names): not measured, always
+ * nothing. */
 #define LIKWID_NVMARKER_INIT
 #define LIKWID_NVMARKER_THREADINIT
 #define LIKWID_NVMARKER_SWITCH

@@ -82,7 +82,8 @@ void likwid_markerClose(void);
  * name a table; placeholders as UNCORE_OUTPUT; uncore_write_report()).
  * 0; -EFAULT when `markerfile` is NULL or the markers are off; -EIO when
  * the file could not be written (the reason is printed on stderr).  LIKWID
- * 5.3 and later have it (LIKWID_MARKER_WRITE_FILE); 5.2 does not. */
+ * 5.4.0 and later have it (LIKWID_MARKER_WRITE_FILE); 5.2 and 5.3 do
+ * not. */
 int likwid_markerWriteFile(const char* markerfile);
 /* Makes `regionTag` known ahead of its first start (optional). */
 int likwid_markerRegisterRegion(const char* regionTag);

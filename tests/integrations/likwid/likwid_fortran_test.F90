@@ -7,8 +7,9 @@
 !
 ! Checks: a name padded with blanks is the same region as the name without
 ! them; GET (count, time, nr_events); RESET of a stopped region zeroes it;
-! likwid_markerWriteFile writes the report; the NvMarker subroutines of
-! LIKWID 5.2's module compile and do nothing.  Prints "ok ..." or
+! likwid_markerWriteFile writes the report; the NvMarker (LIKWID 5.2,
+! WriteFile 5.4) and RocmMarker (5.3, WriteFile 5.4) subroutines compile
+! and do nothing (no file, and likwid_test.py finds no region "gpu").  Prints "ok ..." or
 ! "FAIL ..." per check; stops with code 1 when one failed.
 program likwid_fortran_test
   use likwid
@@ -55,7 +56,18 @@ program likwid_fortran_test
   call likwid_NvMarkerStopRegion("gpu")
   call likwid_NvMarkerResetRegion("gpu")
   call likwid_NvMarkerNextGroup()
+  call likwid_NvMarkerWriteFile("gpu.json")
   call likwid_NvMarkerClose()
+  call likwid_RocmMarkerInit()
+  call likwid_RocmMarkerRegisterRegion("gpu")
+  call likwid_RocmMarkerStartRegion("gpu")
+  call likwid_RocmMarkerStopRegion("gpu")
+  call likwid_RocmMarkerResetRegion("gpu")
+  call likwid_RocmMarkerNextGroup()
+  call likwid_RocmMarkerWriteFile("gpu.json")
+  call likwid_RocmMarkerClose()
+  call check(.not. file_exists("gpu.json"), &
+             "NvMarker/RocmMarker WriteFile write nothing")
 
   call likwid_markerWriteFile(trim(report))
   call check(file_exists(trim(report)), "likwid_markerWriteFile: written")

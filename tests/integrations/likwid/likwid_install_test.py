@@ -20,7 +20,22 @@ and links libuncore_likwid, not liblikwid; likwid_api_test.c built the
 same way passes on the simulator; `gfortran -fopenmp F-markerAPI.F90
 $(pkg-config ...)` builds and runs with 2 threads (report: 2 calls); the
 installed likwid.F90 compiled by hand (another compiler's route) serves
-likwid_fortran_test.F90.  Ends with "N passed, N failed".
+likwid_fortran_test.F90.
+
+CMake, as a LIKWID user's project finds it (cmake_consumer/, written like
+LIKWID's test/cmake: find_package(likwid REQUIRED COMPONENTS marker
+OPTIONAL_COMPONENTS nvmarker), likwid::likwid): configured with
+-DCMAKE_PREFIX_PATH=<prefix>, the package comes from
+<prefix>/lib/cmake/likwid even where a system LIKWID's
+likwid-config.cmake is found without it (checked when there is one);
+LIKWID's variables name the installed tree, marker is found, nvmarker not,
+and a REQUIRED nvmarker fails configuring; marker_c and marker_f (LIKWID
+5.4's API up to WRITE_FILE, with OpenMP) and marker_c_variables (LIKWID's
+variables instead of the target) build, link libuncore_likwid and not
+liblikwid, run with 2 threads on the simulator with no LD_LIBRARY_PATH, see
+their 3 rounds and one event through GET, and both the WRITE_FILE file and
+the report at CLOSE hold region consumer with 3 calls per thread.  Ends
+with "N passed, N failed".
 """
 import argparse
 import json
@@ -61,21 +76,147 @@ def session_env(prefix_lib, report, threads):
         "LD_LIBRARY_PATH": prefix_lib})
 
 
-def example_calls(report_path):
+def region_calls(report_path, region):
     try:
         with open(report_path) as f:
             report = json.load(f)
     except (OSError, ValueError):
         return None
     for r in report.get("regions", []):
-        if r["path"] == "example":
+        if r["path"] == region:
             return r["calls"]
     return None
+
+
+def example_calls(report_path):
+    return region_calls(report_path, "example")
+
+
+CONSUMER_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                            "cmake_consumer")
+
+
+def configure_consumer(args, build, options, show_failure=True):
+    """Configures cmake_consumer/ in `build`; returns (process, the
+    consumer's "NAME: value" lines as a dict)."""
+    cmd = [args.cmake, "-S", CONSUMER_DIR, "-B", build,
+           "-DCMAKE_C_COMPILER=" + args.cc] + options
+    if args.generator:
+        cmd += ["-G", args.generator]
+    if args.fc:
+        cmd.append("-DCMAKE_Fortran_COMPILER=" + args.fc)
+    p = harness.run(cmd, timeout=None, show_failure=show_failure)
+    values = {}
+    for line in p.stdout.splitlines():
+        m = re.match(r"^-- (likwid_\w+|LIKWID_\w+): (.*)$", line)
+        if m:
+            values[m.group(1)] = m.group(2)
+    return p, values
+
+
+def same_path(a, b):
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def cmake_consumer(args, prefix, work):
+    lib = os.path.join(prefix, args.libdir)
+    inc = os.path.join(prefix, "include", "uncore-sdk-likwid")
+    ours = os.path.join(lib, "cmake", "likwid")
+    check(os.path.exists(os.path.join(ours, "likwid-config.cmake")),
+          f"installed: {os.path.relpath(ours, prefix)}/likwid-config.cmake")
+
+    # Without CMAKE_PREFIX_PATH: the system's LIKWID, when there is one.
+    p, system = configure_consumer(args, os.path.join(work, "cmake-system"),
+                                   ["-DCONSUMER_CONFIGURE_ONLY=ON"],
+                                   show_failure=False)
+    system_dir = system.get("likwid_DIR", "")
+    if p.returncode != 0 or not system_dir:
+        skip("no system LIKWID's likwid-config.cmake: the search order is "
+             "not compared")
+        system_dir = ""
+    else:
+        check(not same_path(system_dir, ours),
+              f"without CMAKE_PREFIX_PATH the system's LIKWID is found "
+              f"({system_dir})")
+
+    # With it: ours, first.
+    build = os.path.join(work, "cmake-consumer")
+    options = ["-DCMAKE_PREFIX_PATH=" + prefix]
+    if args.fc:
+        options.append("-DCONSUMER_FORTRAN=ON")
+    p, found = configure_consumer(args, build, options)
+    if not check(p.returncode == 0, "the consumer configures with "
+                 "-DCMAKE_PREFIX_PATH=<prefix>"):
+        return
+    check(same_path(found.get("likwid_DIR", ""), ours),
+          f"likwid_DIR is <prefix>/{args.libdir}/cmake/likwid "
+          f"({found.get('likwid_DIR')})" +
+          (f", ahead of {system_dir}" if system_dir else ""))
+    lib_so = os.path.join(lib, "libuncore_likwid.so")
+    sdk_so = os.path.join(lib, "libuncore_sdk.so")
+    expected = {
+        "likwid_FOUND": lambda v: v.upper() in ("TRUE", "ON", "1"),
+        "likwid_marker_FOUND": lambda v: v.upper() in ("TRUE", "ON", "1"),
+        "likwid_nvmarker_FOUND": lambda v: v.upper() in ("FALSE", "OFF",
+                                                         "0", ""),
+        "LIKWID_INCLUDE_DIR": lambda v: same_path(v, inc),
+        "LIKWID_INCLUDE_DIRS": lambda v: same_path(v, inc),
+        "LIKWID_INCLUDES": lambda v: same_path(v, inc),
+        "LIKWID_ROOT_DIR": lambda v: same_path(v, prefix),
+        "LIKWID_LIBRARY": lambda v: same_path(v, lib_so),
+        "LIKWID_LIBRARIES": lambda v: [os.path.realpath(x) for x in
+                                       v.split(";")] ==
+        [os.path.realpath(lib_so), os.path.realpath(sdk_so)],
+        "LIKWID_LIBRARY_DIRS": lambda v: same_path(v, lib),
+        "LIKWID_COMPILE_DEFINITIONS": lambda v: v == "-DLIKWID_PERFMON",
+        "LIKWID_FORTRAN_INTERFACE": lambda v: v == (
+            "true" if args.fc else "false"),
+        "LIKWID_NVIDIA_INTERFACE": lambda v: v == "false",
+    }
+    for name, ok in expected.items():
+        check(name in found and ok(found[name]),
+              f"{name}: {found.get(name)}")
+    p = run([args.cmake, "--build", build])
+    if not check(p.returncode == 0, "the consumer builds (marker_c, "
+                 "marker_c_variables" + (", marker_f)" if args.fc else ")")):
+        return
+    programs = ["marker_c", "marker_c_variables"] + (
+        ["marker_f"] if args.fc else [])
+    for name in programs:
+        exe = os.path.join(build, name)
+        d = run(["readelf", "-d", exe]).stdout
+        check("libuncore_likwid.so" in d and "liblikwid" not in d,
+              f"{name} links libuncore_likwid, not liblikwid")
+        report = os.path.join(work, name + "-report.json")
+        written = os.path.join(work, name + "-written.json")
+        env = harness.environment({
+            "UNCORE_BACKEND": "sim", "UNCORE_EVENTS": "imc/CAS_COUNT.RD",
+            "UNCORE_OUTPUT": report, "OMP_NUM_THREADS": "2"},
+            drop=("LD_LIBRARY_PATH",))
+        p = run([exe, written], env=env, cwd=work)
+        threads = re.search(r"^threads (\d+)$", p.stdout, re.M)
+        threads = int(threads.group(1)) if threads else 0
+        check(p.returncode == 0 and threads == 2,
+              f"{name} runs with 2 threads, no LD_LIBRARY_PATH: GET sees 3 "
+              f"rounds and one event ({p.stdout.strip()!r})")
+        for what, path in (("WRITE_FILE", written), ("CLOSE", report)):
+            calls = region_calls(path, "consumer")
+            check(calls == 3 * 2, f"{name}: the {what} report has region "
+                  f"consumer with 3 calls x 2 threads ({calls})")
+
+    # A project that requires the GPU component does not configure.
+    p, _ = configure_consumer(args, os.path.join(work, "cmake-nvmarker"),
+                              options + ["-DCONSUMER_REQUIRE_NVMARKER=ON"],
+                              show_failure=False)
+    check(p.returncode != 0 and "nvmarker" in p.stdout + p.stderr,
+          "REQUIRED COMPONENTS nvmarker: find_package(likwid) fails")
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cmake", default="cmake")
+    ap.add_argument("--generator", default="",
+                    help="CMake generator of the consumer project")
     ap.add_argument("--build-dir")
     ap.add_argument("--work-dir", required=True)
     ap.add_argument("--prefix", help="an installed tree: do not install")
@@ -196,7 +337,10 @@ def main():
         check(p.returncode == 0, "likwid_api_test passes on the installed "
               "library (sim)")
 
-    # 3. Fortran.
+    # 3. CMake: find_package(likwid COMPONENTS marker).
+    cmake_consumer(args, prefix, work)
+
+    # 4. Fortran.
     if not args.fc:
         skip("Fortran: no Fortran compiler")
         return finish()

@@ -333,6 +333,9 @@ def main():
         check(ft.returncode == 0 and "FAIL" not in ft.stdout and
               ft.stdout.count("ok ") >= 6,
               "fortran_test_sim: every check of the Fortran module passes")
+        report = ft.load_report()
+        check(report is not None and region(report, "gpu") is None,
+              "fortran_test_sim: the GPU subroutines made no region")
     else:
         skip(f"likwid_fortran_test: {args.fortran_skip}")
 
