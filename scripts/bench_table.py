@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Runs tests/bench/concurrency_bench once and prints README's tables.
+"""Runs tests/bench/concurrency_bench once and prints the tables of
+docs/performance.md ("Threads, before the attribution rule").
 
     python3 scripts/bench_table.py [--bench build/tests/concurrency_bench]
         [--repetitions 3] [--min-time 0.5] [--json out.json]

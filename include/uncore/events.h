@@ -13,7 +13,7 @@
 //   absl::StatusOr<uncore::MetricDefinition> m =
 //       uncore::DescribeMetric("MEM_BW_TOTAL");  // m->events: the specs
 //
-// The spec language is in README.md ("Event specs"): `imc/CAS_COUNT.RD`,
+// The spec language is in docs/regions.md ("Event specs"): `imc/CAS_COUNT.RD`,
 // `cbo[0-3]/CLOCKTICKS`, `uncore_imc/event=0x04,umask=0x03/`,
 // `metric/MEM_BW_READS`, `msr/tsc/` (any other perf PMU).  Uncore counters
 // belong to a socket, not a thread: an event counts everything its box sees.

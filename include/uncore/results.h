@@ -14,8 +14,8 @@
 // calls), each socket once, whichever thread did the work: a team of 64
 // threads that each open the region reports what the socket did, not 64
 // times it.  Exclusive counts are what the boxes saw while the region was
-// open and no thread was inside any of its child regions.  README "What a
-// region reports" and docs/concurrency.md ("Teams of threads") have a
+// open and no thread was inside any of its child regions.  docs/regions.md
+// ("Each socket once, however many threads") and docs/concurrency.md ("Teams of threads") have a
 // worked example.
 //
 // Guarantees: plain values; no references into the session.

@@ -16,12 +16,12 @@
 // Or set UNCORE_EVENTS (docs/environment.md) and the program starts a
 // session when it loads and writes the report when it exits.  Names are
 // IvyTown's, or those of the CPU's platform when the SDK knows it from vendor
-// data (Skylake-SP to Granite Rapids, AMD Zen 2-5: README "Platforms").
+// data (Skylake-SP to Granite Rapids, AMD Zen 2-5: docs/platforms.md).
 // Backends:
 // `direct` (IvyTown registers; root), `perf` (the kernel's PMUs), `sim` (a
 // simulated socket; every report says SIMULATED), `off`, and `auto` (perf,
-// then direct, else off with a warning; never sim).  README "Backends and
-// permissions" says what each needs; docs/report-format.md, the reports.
+// then direct, else off with a warning; never sim).  docs/backends.md says
+// what each needs; docs/report-format.md, the reports.
 //
 // Guarantees: one session is active at a time; Start returns an active
 // session or an error, with no register left programmed.  Stop (and the
@@ -59,7 +59,8 @@ struct SessionAccess;
 }  // namespace runtime
 
 struct SessionOptions {
-  // Event specs (README "Event specs"); a metric spec here is a metric.
+  // Event specs (docs/regions.md "Event specs"); a metric spec here is a
+  // metric.
   std::vector<std::string> events;
   // Metric names or specs: "MEM_BW_TOTAL", "metric/PCT_...:x=3".
   std::vector<std::string> metrics;
@@ -85,8 +86,8 @@ struct SessionOptions {
   // made absolute at Start, which fails when a report could not be written
   // there.  A file is replaced only by a complete report.
   std::string output;
-  // A Chrome Trace Event file of the run (UNCORE_TRACE; README "Look at
-  // it"): every region call on its thread's track, and per socket the
+  // A Chrome Trace Event file of the run (UNCORE_TRACE; docs/views.md):
+  // every region call on its thread's track, and per socket the
   // events' and metrics' rates between snapshots.  The same placeholders
   // and checks as `output`; written whole at Stop, or not at all.
   std::string trace;

@@ -163,7 +163,7 @@ absl::StatusOr<ProcessSessionClaim> ClaimProcessSession() {
       "or plugins it loads must share one SDK: link each of them to the "
       "shared library libuncore_sdk.so (CMake target uncore::sdk, "
       "pkg-config uncore-sdk), not to the static libuncore_sdk.a "
-      "(README, \"Linking\")",
+      "(docs/building.md, \"One SDK per process\")",
       getpid(), ThisCopy()));
 }
 

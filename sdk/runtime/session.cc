@@ -290,7 +290,7 @@ absl::StatusOr<SessionOptions> Session::OptionsFromEnvironment() {
     if (common::StripWhitespace(*t).empty()) {
       return absl::InvalidArgumentError(
           "UNCORE_TRACE is empty: set it to a file name for a Chrome trace "
-          "(placeholders: %p, %h, %r, %t; README \"Look at it\"), or unset "
+          "(placeholders: %p, %h, %r, %t; docs/views.md), or unset "
           "it");
     }
     o.trace = std::string(common::StripWhitespace(*t));

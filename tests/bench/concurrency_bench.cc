@@ -1,5 +1,5 @@
 // Region pairs under threads, and what each form of region name costs.
-// Figures for README "Performance": scripts/bench_table.py runs this once
+// Figures for docs/performance.md: scripts/bench_table.py runs this once
 // and prints the table.
 //
 // BM_Pairs/<device>_<mode>/real_time/threads:N  N threads each open and

@@ -24,8 +24,9 @@
 //   BM_PairOverTwoReads     the two above as a ratio in one run: blocks of
 //                           1,000 bare read pairs and 1,000 region pairs
 //                           alternate on the event's CPU; counter `ratio`
-//                           is region time / bare time (README
-//                           "Performance": the goal is 1.05, at most 1.10)
+//                           is region time / bare time
+//                           (docs/performance.md: the goal is 1.05, at
+//                           most 1.10)
 //   BM_FloorPairOverTwoReads  the same ratio for the least a boundary under
 //                           the union rule must do (no SDK code): one
 //                           compare-and-swap on a path word held busy over
@@ -311,7 +312,7 @@ BENCHMARK(BM_FloorPairOverTwoReads);
 // stack of open calls, and per thread and path the calls, their time,
 // minimum and maximum, and the interval's inclusive and exclusive counts
 // and wall time.  What a boundary with the report's whole bookkeeping and
-// nothing else could reach here (README "Performance").
+// nothing else could reach here (docs/performance.md).
 struct LeanAccumulator {
   uint64_t calls = 0;
   uint64_t thread_ticks = 0;

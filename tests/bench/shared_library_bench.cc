@@ -3,7 +3,7 @@
 // bare read()s of the same msr/tsc/ group in one run (over_two_reads.h).
 // region_bench's BM_PairOverTwoReads measures the same pair linked
 // statically; calls into a shared library go through its PLT and its
-// thread-local variables through __tls_get_addr (README "Performance").
+// thread-local variables through __tls_get_addr (docs/performance.md).
 //   BM_SharedPairOverTwoReads/on_event_cpu  pinned to the event's CPU
 //   BM_SharedPairOverTwoReads/cross_cpu     on another CPU (an IPI a read)
 #include "benchmark/benchmark.h"

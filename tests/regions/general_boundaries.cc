@@ -1,7 +1,7 @@
 // Linked into a second build of the recorder's suites (regions_general_test,
 // regions_team_general_test): every recorder made there takes the general
 // path at every boundary, never OpenFast or CloseFast, so the same exact
-// expectations check both paths (README "Performance").
+// expectations check both paths (docs/performance.md).
 #include "gtest/gtest.h"
 #include "sdk/regions/recorder.h"
 

@@ -752,7 +752,8 @@ TEST(RegionTeamTest, SiblingChildrenOnManyThreadsLeaveNoGap) {
   EXPECT_TRUE(r.run.errors.empty());
 }
 
-// README "What a region reports": the worked example of three threads, in
+// docs/regions.md ("Each socket once, however many threads"): the worked
+// example of three threads (once in the README, hence the test's name), in
 // simulated megabytes (one per millisecond).
 TEST(RegionTeamTest, TheReadmesThreeThreadExample) {
   std::unique_ptr<Session> session = StartSim({"imc/CAS_COUNT.RD"});

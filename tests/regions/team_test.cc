@@ -1,7 +1,8 @@
 // Teams of threads on perf msr/tsc/ (a socket-wide count at a known rate):
 // a region's count is the TSC rate times the time at least one thread was
 // inside it, and its wall_ns is that time, however many threads overlap
-// and however their calls are staggered (README "What a region reports").
+// and however their calls are staggered (docs/regions.md, "Each socket
+// once, however many threads").
 // Skipped where perf cannot count msr/tsc/ (not root, no msr PMU).
 #include <algorithm>
 #include <chrono>

@@ -148,7 +148,7 @@ def check_csv(folder, reference):
             "metric of %s" % json_path)
         check(metric["unit"].iloc[0] == "bytes/s", "metric unit")
 
-    # The pandas one-liner the README gives: a region x event table.
+    # From the pandas one-liner docs/views.md gives: a region x event table.
     table = df[(df.kind == "event") & (df.level == "total") &
                (df.scope == "inclusive")].pivot(index="path", columns="name",
                                                  values="value")

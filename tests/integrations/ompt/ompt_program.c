@@ -53,7 +53,7 @@ __attribute__((noinline)) void nested(double* x) {
 
 /* Each shares a variable of its own frame: a construct that shares
  * nothing can end its function in a tail call, and the runtime then
- * reports the caller's address (README: limits). */
+ * reports the caller's address (docs/openmp.md, "Limits"). */
 __attribute__((noinline)) void sleep_one(double* x) {
   int calls = 0;
 #pragma omp parallel num_threads(1) /* construct: sleep_one */
