@@ -26,7 +26,7 @@
  * WRITE_FILE(f) writes the report so far to `f` (a .json, .csv or table
  * file).  For LIKWID's own headers and functions (likwid-marker.h,
  * likwid_marker*, the Fortran module), use the LIKWID package: pkg-config
- * uncore-sdk-likwid (docs/likwid-markers.md).  Compiles as C89 and
+ * uncore-sdk-likwid (docs/likwid.md).  Compiles as C89 and
  * as C++.
  */
 #ifndef UNCORE_LIKWID_MARKER_H_

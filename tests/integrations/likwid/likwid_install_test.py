@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The LIKWID package as a user gets it: installs the build tree into a
 scratch prefix (cmake --install) and builds there with pkg-config alone, as
-docs/likwid-markers.md says.  Run by CTest as likwid_install_test
+docs/likwid.md says.  Run by CTest as likwid_install_test
 (label install).
 
   likwid_install_test.py --cmake cmake --build-dir build --work-dir DIR \
