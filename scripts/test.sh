@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
-# Builds and runs every test, as CI does (.ci/run):
+# Builds and runs every test, as CI does (.ci/run), on Debian 12 or 13:
 #   1. clang-format --dry-run -Werror over every tracked C/C++ source;
-#   2. a GCC Release build, warnings as errors, and every test (CTest);
-#   3. a clang Release build of the library, the tool, the integrations and
+#   2. a GCC Release build, warnings as errors, and every test (CTest; the
+#      MPI tests with Open MPI);
+#   3. the MPI integration built against MPICH and its tests run with
+#      MPICH's mpiexec (scripts/mpich.sh);
+#   4. a clang Release build of the library, the tool, the integrations and
 #      the examples, warnings as errors, then clang-tidy over the C++ files the
 #      last commit changed (scripts/tidy.sh; UNCORE_TIDY_BASE changes that);
-#   4. an ASan+UBSan Debug build (GCC) and every test but the install test;
-#   5. a TSan build of the tests labelled `concurrent`, run under TSan;
-#   6. every libFuzzer target (clang, ASan+UBSan; tests/fuzz: the event
+#   5. an ASan+UBSan Debug build (GCC) and every test but the install test;
+#   6. a TSan build of the tests labelled `concurrent`, run under TSan;
+#   7. every libFuzzer target (clang, ASan+UBSan; tests/fuzz: the event
 #      spec, PMU formats and aliases, /proc/cpuinfo, the vendor tables'
 #      metric formulas, id lists, UNCORE_OUTPUT, the node-sharing and MPI
-#      wire formats) for UNCORE_FUZZ_SECONDS each (default 20), by
-#      scripts/fuzz.sh; a crash, a hang (10 s) or a broken property fails.
+#      wire formats) for UNCORE_FUZZ_SECONDS each (default 10), by
+#      scripts/fuzz.sh; a crash, a hang (10 s) or a broken property fails;
+#   8. on Debian 12, as root: the same project on Debian 13 (GCC 14 and every
+#      test, MPICH, clang 19) in a root that debootstrap makes anew
+#      (scripts/debian13.sh; its packages are fetched while stages 1-7
+#      run).  UNCORE_DEBIAN13=0 leaves it out.
+# Each stage says how long it took; the last lines sum them up.  The GCC
+# and MPICH builds share a compiler cache that lives in this tree
+# (build-ccache) and starts empty in a fresh clone.
 # Warnings are errors here (UNCORE_WERROR=ON); a user's own build does not
 # turn them into errors unless asked.
 set -euo pipefail
@@ -19,16 +29,54 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 jobs=$(nproc)
 start=$SECONDS
-stage() { echo; echo "=== $* ($((SECONDS - start)) s in)"; }
+stage_start=$SECONDS
+stage_name=""
+summary=()
+stage() {
+  if [ -n "$stage_name" ]; then
+    summary+=("$(printf '%5d s  %s' $((SECONDS - stage_start)) "$stage_name")")
+  fi
+  stage_name="$*"
+  stage_start=$SECONDS
+  echo
+  echo "=== $* ($((SECONDS - start)) s in)"
+}
+export CCACHE_DIR=$PWD/build-ccache CCACHE_BASEDIR=$PWD
+ccache=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+
+# The Debian 13 root is made while the other stages build (it mostly waits
+# for the network).
+codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+debian13=""
+if [ "${UNCORE_DEBIAN13:-1}" = 0 ]; then
+  debian13="UNCORE_DEBIAN13=0"
+elif [ "$codename" != bookworm ]; then
+  debian13="this machine is not Debian 12 ('$codename'): its own stages test it"
+elif [ "$(id -u)" -ne 0 ]; then
+  debian13="debootstrap and chroot need root"
+fi
+if [ -z "$debian13" ]; then
+  mkdir -p build-debian13
+  (bash scripts/debian13.sh prepare >build-debian13/prepare.log 2>&1
+   echo $? >build-debian13/prepare.status) &
+  debian13_prepare=$!
+  # A stage that fails ends this script only once the root's preparation
+  # has ended and undone its mounts.
+  trap 'wait "$debian13_prepare" 2>/dev/null || true' EXIT
+fi
 
 stage "format: clang-format --dry-run -Werror over the tracked sources"
 git ls-files -z '*.cc' '*.h' '*.c' | xargs -0 clang-format --dry-run -Werror
 echo "format: clean"
 
 stage "GCC Release build (warnings are errors) and every test"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DUNCORE_WERROR=ON
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DUNCORE_WERROR=ON \
+  "${ccache[@]}"
 cmake --build build -j "$jobs"
 (cd build && ctest --output-on-failure -j "$jobs")
+
+stage "MPICH: the MPI integration built against MPICH, its tests (scripts/mpich.sh)"
+UNCORE_CMAKE_ARGS="${ccache[*]}" bash scripts/mpich.sh build-mpich
 
 stage "clang Release build (warnings are errors) and clang-tidy"
 CC=clang CXX=clang++ cmake -S . -B build-clang -G Ninja \
@@ -54,6 +102,23 @@ cmake --build build-tsan -j "$jobs" --target concurrent_tests
 (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
   ctest --output-on-failure -j "$jobs" -L concurrent)
 
-stage "libFuzzer: every target for ${UNCORE_FUZZ_SECONDS:-20} s (scripts/fuzz.sh)"
-bash scripts/fuzz.sh --seconds "${UNCORE_FUZZ_SECONDS:-20}"
+stage "libFuzzer: every target for ${UNCORE_FUZZ_SECONDS:-10} s (scripts/fuzz.sh)"
+bash scripts/fuzz.sh --seconds "${UNCORE_FUZZ_SECONDS:-10}"
+
+if [ -z "$debian13" ]; then
+  stage "Debian 13: GCC 14 and every test, MPICH, clang 19 (scripts/debian13.sh)"
+  wait "$debian13_prepare" || true
+  if [ "$(cat build-debian13/prepare.status 2>/dev/null)" != 0 ]; then
+    tail -40 build-debian13/prepare.log
+    echo "Debian 13: the root could not be made (build-debian13/prepare.log)"
+    exit 1
+  fi
+  echo "root made while the stages above ran: $(tail -1 build-debian13/prepare.log)"
+  bash scripts/debian13.sh test
+else
+  stage "Debian 13: skipped: $debian13"
+fi
 stage "all stages passed"
+echo "How long each stage took:"
+printf '%s\n' "${summary[@]}"
+echo "$((SECONDS - start)) s in all"

@@ -322,7 +322,8 @@ double CompiledMetric::Evaluate(std::span<const double> event_values,
   // expressions fall back to recursion-free evaluation over a small heap
   // buffer made once per call.
   constexpr size_t kInline = 128;
-  double inline_values[kInline];
+  // Zeroed: GCC 14 cannot see that each value is written before it is read.
+  double inline_values[kInline] = {};
   std::vector<double> heap_values;
   double* values = inline_values;
   if (nodes.size() > kInline) {
