@@ -152,14 +152,11 @@ class FlagCounters {
       batch_reported_ = false;
     }
     start_error_.clear();
-    if (Session::Active() != nullptr) {
-      // On the ProfilerManager path a ScopedCounters in the benchmark's
-      // code starts its session before the loop, so before this hook.
-      start_error_ =
-          "another uncore::Session (the benchmark's own ScopedCounters?) was "
-          "counting when the separate run began";
-      return;
-    }
+    // On the ProfilerManager path this hook comes at the loop, after a
+    // ScopedCounters in the benchmark's code started its session: it gives
+    // way, as it does when it finds the flag's session (its counters in
+    // the extra run would not be reported anyway).
+    internal::YieldScopedCounters();
     absl::StatusOr<std::unique_ptr<Session>> session =
         Session::Start(SessionOptionsFor(request_, GetOptions()));
     if (!session.ok()) {

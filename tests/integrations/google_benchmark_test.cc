@@ -151,7 +151,7 @@ TEST_F(ScopedCountersTest, EventsAreExactPerIterationAverages) {
 
 TEST_F(ScopedCountersTest, RateMetricIsTheTotalOverBenchmarksTime) {
   for (const bool real_time : {false, true}) {
-    benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(
+    auto* b = benchmark::RegisterBenchmark(
         real_time ? "BM_RateReal" : "BM_RateCpu", [](benchmark::State& state) {
           ScopedCounters c(state, {"metric/MEM_BW_TOTAL"});
           for (auto _ : state) {
