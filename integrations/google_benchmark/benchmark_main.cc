@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -253,7 +254,7 @@ class FlagCounters {
     }
     divisor_ = divisor;
     if (m.seconds < kMinExtraRunSeconds) {
-      AppendLabel(run, WithheldLabel(divisor, m.seconds));
+      AppendLabel(run, WithheldLabel(1, divisor, m.seconds));
       return;
     }
     for (const Value& v : m.values) {
@@ -266,11 +267,16 @@ class FlagCounters {
     if (m.simulated) AppendLabel(run, kSimulatedLabel);
   }
 
-  static std::string WithheldLabel(benchmark::IterationCount iterations,
+  // `runs`: the separate runs behind the row (an aggregate's: several,
+  // of which `seconds` is the shortest).
+  static std::string WithheldLabel(size_t runs,
+                                   benchmark::IterationCount iterations,
                                    double seconds) {
     return fmt::format(
-        "uncore: withheld: the separate run of {} iteration{} lasted {}, "
-        "under the {} its counts need to be scaled",
+        "uncore: withheld: the {} of {} iteration{} lasted {}, under the {} "
+        "its counts need to be scaled",
+        runs == 1 ? "separate run"
+                  : fmt::format("shortest of {} separate runs", runs),
         iterations, iterations == 1 ? "" : "s", Duration(seconds),
         Duration(kMinExtraRunSeconds));
   }
@@ -298,7 +304,7 @@ class FlagCounters {
       return;
     }
     if (shortest < kMinExtraRunSeconds) {
-      AppendLabel(run, WithheldLabel(divisor_, shortest));
+      AppendLabel(run, WithheldLabel(batch_.size(), divisor_, shortest));
       return;
     }
     const size_t n = batch_.front().values.size();

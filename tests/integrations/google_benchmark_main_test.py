@@ -42,9 +42,10 @@ TIMED = {
 # A line of the CSV or console output, as a JSON benchmark has it.
 SCALED = re.compile(r"uncore: scaled from a separate run of (\d+) "
                     r"iterations?, ([0-9.]+) (us|ms|s)\b")
-WITHHELD = re.compile(r"uncore: withheld: the separate run of (\d+) "
-                      r"iterations? lasted ([0-9.]+) (us|ms|s), under "
-                      r"the 1 ms its counts need to be scaled")
+WITHHELD = re.compile(r"uncore: withheld: the (?:shortest of \d+ )?"
+                      r"separate runs? of (\d+) iterations? lasted "
+                      r"([0-9.]+) (us|ms|s), under the 1 ms its counts need "
+                      r"to be scaled")
 SECONDS = {"us": 1e-6, "ms": 1e-3, "s": 1}
 
 
@@ -247,6 +248,9 @@ class FlagsTest(harness.TempDirTest):
         for b in runs:
             with self.subTest(b["name"]):
                 self.check_withheld(b)
+                if b["run_type"] == "aggregate":
+                    self.assertIn("the shortest of 2 separate runs",
+                                  b["label"])
 
     def test_aggregates_only_says_why_there_is_nothing(self):
         r = run(*FLAGS, "--benchmark_format=json",
