@@ -35,6 +35,17 @@ using internal::Request;
 using internal::SessionOptionsFor;
 using internal::Value;
 
+// State::SkipWithError takes a const char* in Google Benchmark 1.7, a
+// const std::string& from 1.8.
+template <typename State>
+void SkipWithError(State& state, const std::string& message) {
+  if constexpr (requires { state.SkipWithError(message); }) {
+    state.SkipWithError(message);
+  } else {
+    state.SkipWithError(message.c_str());
+  }
+}
+
 // What a rate metric's `total` over the region is published as: Google
 // Benchmark divides a kIsRate counter by its time (CPU time summed over
 // threads, or real time), and from 1.9.5 on by that time divided by the
@@ -103,7 +114,7 @@ struct ScopedCounters::Impl {
 
   void Fail(std::string_view message) {
     const std::string text = fmt::format("uncore: {}", message);
-    state.SkipWithError(text.c_str());
+    SkipWithError(state, text);
     stopped = true;
   }
 };
