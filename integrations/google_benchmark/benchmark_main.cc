@@ -59,8 +59,7 @@
 #include "uncore/session.h"
 
 #ifndef UNCORE_GBENCH_FLAG_PATH
-#error \
-    "UNCORE_GBENCH_FLAG_PATH is set by integrations/google_benchmark/CMakeLists.txt"
+#error "UNCORE_GBENCH_FLAG_PATH: set by its CMakeLists.txt"
 #endif
 
 namespace uncore::bench {
@@ -81,11 +80,11 @@ using internal::Statistic;
 using internal::Value;
 using Run = benchmark::BenchmarkReporter::Run;
 
-// Below this wall time an extra run's counts are withheld: a region
-// boundary reads the counters twice (1-80 us a read when it crosses CPUs;
-// README "Teams and the cost of a boundary" measured ~1.6 us a pair on the
-// counters' CPU, 17-19 us from the other), so from 1 ms on the reads are
-// at most ~2% of the run at their usual cost (docs/google_benchmark.md).
+// Below this wall time an extra run's counts are withheld: its region
+// reads the counters twice, 1-80 us a read (README "Teams and the cost of
+// a boundary": ~1.6 us a pair on the counters' CPU, 17-19 us from the
+// other), so from 1 ms on the usual pair is 0.2-2% of the run
+// (docs/google_benchmark.md).
 constexpr double kMinExtraRunSeconds = 1e-3;
 
 // The iterations of the extra run that follows a timed run of `per_thread`
