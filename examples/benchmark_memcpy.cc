@@ -6,6 +6,14 @@
 //   ./benchmark_memcpy --uncore_backend=sim     # SIMULATED counts
 //   ./benchmark_memcpy --benchmark_filter='BM_Memcpy/(4096|268435456)$'
 //   ./benchmark_memcpy --uncore_backend=sim --benchmark_format=json
+//   ./benchmark_memcpy --uncore_backend=sim
+//       --uncore_events=cbo/LLC_VICTIMS.M_STATE --uncore_metrics=MEM_BW_READS
+//
+// The last adds counters the code does not publish, measured on a separate
+// run of each benchmark and scaled to one iteration, which the label says
+// ("uncore: scaled from a separate run of 9 iterations, 63.2 ms"); a
+// separate run under 1 ms is too short to scale, and its row says
+// "uncore: withheld: ..." instead (docs/google_benchmark.md).
 //
 // Each row shows, per iteration (one memcpy of the row's size), the DRAM
 // cache lines read and written (imc/CAS_COUNT.RD and .WR, 64 bytes each)

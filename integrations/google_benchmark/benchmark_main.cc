@@ -1,23 +1,38 @@
 // UNCORE_BENCHMARK_MAIN (uncore/benchmark_main.h): the part of the Google
-// Benchmark integration that is pinned to Google Benchmark 1.7.x internals.
-// What it relies on, and what tests it (google_benchmark_contract_test):
-//   - MemoryManager::Start/Stop bracket one extra, untimed run per
-//     repetition, of min(16, N) iterations on thread 0, after the timed
-//     run (FlagCounters::BeginExtraRun/EndExtraRun, ExtraRunHook);
-//   - ReportRuns gets a benchmark's iteration runs after all of its extra
-//     runs, before the next benchmark's, then its aggregates in a call of
-//     their own (FlagCounters::Annotate);
+// Benchmark integration that depends on how Google Benchmark runs a
+// benchmark.  integrations/google_benchmark/CMakeLists.txt picks the path
+// by version at configure time (UNCORE_GBENCH_FLAG_PATH):
+//   1  1.7.x: MemoryManager (Stop(Result*) and Stop(Result&)), whose
+//      Start/Stop bracket one extra, untimed run per repetition of
+//      min(16, N) iterations on thread 0, after the timed run, the whole
+//      benchmark function and Setup/Teardown included (ExtraRunHook);
+//   2  1.8.x: the same with Stop(Result&) only and Run::skipped;
+//   3  1.9.x (and a newer version it compiles against, untested): the
+//      ProfilerManager, whose AfterSetupStart/BeforeTeardownStop bracket
+//      the loop of one extra run per repetition on one thread: 1 iteration
+//      on 1.9.0/1.9.1 (UNCORE_GBENCH_PROFILER_ONE_ITERATION), the timed
+//      run's iterations per thread from 1.9.2 (ProfilerHook);
+//   0  anything else: the --uncore_* counter flags are refused.
+// What every path relies on, and what tests it
+// (google_benchmark_contract_test):
+//   - the extra runs of a benchmark's repetitions come before ReportRuns
+//     gets its iteration runs, before the next benchmark's, then its
+//     aggregates in a call of their own (FlagCounters::Annotate);
 //   - reporters print the counters and label of a Run as they find them,
 //     the CSV reporter takes its columns from its first report, and a
 //     file reporter's stream is the --benchmark_out file by ReportContext
 //     (AnnotatingReporter);
 //   - aggregates are computed as internal::Statistic computes them.
-// docs/google_benchmark.md explains the mechanics.
+// The counters are the extra run's, scaled to one timed iteration, and say
+// so in the label; an extra run shorter than kMinExtraRunSeconds is too
+// short to scale and its counters are withheld.  docs/google_benchmark.md
+// explains the mechanics.
 #include "uncore/benchmark_main.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -43,8 +58,14 @@
 #include "uncore/results.h"
 #include "uncore/session.h"
 
+#ifndef UNCORE_GBENCH_FLAG_PATH
+#error "UNCORE_GBENCH_FLAG_PATH: set by its CMakeLists.txt"
+#endif
+
 namespace uncore::bench {
 namespace {
+
+#if UNCORE_GBENCH_FLAG_PATH != 0
 
 using internal::Extract;
 using internal::JoinLabels;
@@ -59,9 +80,43 @@ using internal::Statistic;
 using internal::Value;
 using Run = benchmark::BenchmarkReporter::Run;
 
-// Google Benchmark 1.7.1's MemoryManager run: min(16, iterations) (see
-// src/benchmark_runner.cc, DoOneRepetition).
-constexpr benchmark::IterationCount kExtraRunMaxIterations = 16;
+// Below this wall time an extra run's counts are withheld: its region
+// reads the counters twice, 1-80 us a read (README "Teams and the cost of
+// a boundary": ~1.6 us a pair on the counters' CPU, 17-19 us from the
+// other), so from 1 ms on the usual pair is 0.2-2% of the run
+// (docs/google_benchmark.md).
+constexpr double kMinExtraRunSeconds = 1e-3;
+
+// The iterations of the extra run that follows a timed run of `per_thread`
+// iterations per thread (src/benchmark_runner.cc, DoOneRepetition).
+benchmark::IterationCount ExtraRunIterations(
+    benchmark::IterationCount per_thread) {
+#if UNCORE_GBENCH_FLAG_PATH == 3 && UNCORE_GBENCH_PROFILER_ONE_ITERATION
+  // 1.9.0, 1.9.1: RunProfilerManager runs one iteration.
+  return std::min<benchmark::IterationCount>(1, per_thread);
+#elif UNCORE_GBENCH_FLAG_PATH == 3
+  // 1.9.2 on: RunProfilerManager(iters), the timed run's count per thread.
+  return per_thread;
+#else
+  // 1.7.x, 1.8.x: RunMemoryManager of min(16, iters).
+  return std::min<benchmark::IterationCount>(16, per_thread);
+#endif
+}
+
+bool Skipped(const Run& run) {
+#if UNCORE_GBENCH_FLAG_PATH == 1
+  return run.error_occurred;
+#else
+  return run.skipped != benchmark::internal::NotSkipped;
+#endif
+}
+
+// "3.2 us", "12.5 ms", "1.02 s".
+std::string Duration(double seconds) {
+  if (seconds < 1e-3) return fmt::format("{:.3g} us", seconds * 1e6);
+  if (seconds < 1) return fmt::format("{:.3g} ms", seconds * 1e3);
+  return fmt::format("{:.3g} s", seconds);
+}
 
 void AppendLabel(Run& run, std::string_view text) {
   if (run.report_label.find(text) != std::string::npos) return;
@@ -89,7 +144,7 @@ class FlagCounters {
   // Why nothing is measured in this program ("" when it is).
   const std::string& not_measured() const { return not_measured_; }
 
-  // The MemoryManager's Start and Stop.
+  // The hook's start and stop (ExtraRunHook, ProfilerHook).
   void BeginExtraRun() {
     if (batch_reported_) {
       batch_.clear();
@@ -97,6 +152,11 @@ class FlagCounters {
       batch_reported_ = false;
     }
     start_error_.clear();
+    // On the ProfilerManager path this hook comes at the loop, after a
+    // ScopedCounters in the benchmark's code started its session: it gives
+    // way, as it does when it finds the flag's session (its counters in
+    // the extra run would not be reported anyway).
+    internal::YieldScopedCounters();
     absl::StatusOr<std::unique_ptr<Session>> session =
         Session::Start(SessionOptionsFor(request_, GetOptions()));
     if (!session.ok()) {
@@ -138,9 +198,11 @@ class FlagCounters {
     batch_reported_ = true;
     for (Run& run : runs) {
       if (run.run_type == Run::RT_Iteration) {
+#if UNCORE_GBENCH_FLAG_PATH != 3
         // The hook's memory result is empty: no allocations were counted.
         run.memory_result = nullptr;
         run.allocs_per_iter = 0;
+#endif
         AnnotateIteration(run);
       } else {
         AnnotateAggregate(run);
@@ -168,7 +230,7 @@ class FlagCounters {
   }
 
   void AnnotateIteration(Run& run) {
-    if (run.error_occurred) return;
+    if (Skipped(run)) return;
     if (!BatchMatches(run)) return;
     if (run.repetition_index < 0 ||
         run.repetition_index >= static_cast<int64_t>(batch_.size())) {
@@ -184,35 +246,64 @@ class FlagCounters {
     }
     const benchmark::IterationCount per_thread =
         run.threads > 0 ? run.iterations / run.threads : 0;
-    const benchmark::IterationCount divisor =
-        std::min(kExtraRunMaxIterations, per_thread);
+    const benchmark::IterationCount divisor = ExtraRunIterations(per_thread);
     if (divisor <= 0) {
       AppendLabel(run, "uncore: not measured: no iterations");
       return;
     }
     divisor_ = divisor;
+    if (m.seconds < kMinExtraRunSeconds) {
+      AppendLabel(run, WithheldLabel(1, divisor, m.seconds));
+      return;
+    }
     for (const Value& v : m.values) {
       Publish(run, v.key, v.kind, v.valid ? PerIteration(v, divisor) : NAN);
     }
+    AppendLabel(run, fmt::format("uncore: scaled from a separate run of {} "
+                                 "iteration{}, {}",
+                                 divisor, divisor == 1 ? "" : "s",
+                                 Duration(m.seconds)));
     if (m.simulated) AppendLabel(run, kSimulatedLabel);
   }
 
+  // `runs`: the separate runs behind the row (an aggregate's: several,
+  // of which `seconds` is the shortest).
+  static std::string WithheldLabel(size_t runs,
+                                   benchmark::IterationCount iterations,
+                                   double seconds) {
+    return fmt::format(
+        "uncore: withheld: the {} of {} iteration{} lasted {}, under the {} "
+        "its counts need to be scaled",
+        runs == 1 ? "separate run"
+                  : fmt::format("shortest of {} separate runs", runs),
+        iterations, iterations == 1 ? "" : "s", Duration(seconds),
+        Duration(kMinExtraRunSeconds));
+  }
+
   void AnnotateAggregate(Run& run) {
-    if (run.error_occurred) return;
+    if (Skipped(run)) return;
     if (Statistic(run.aggregate_name, {}) == std::nullopt) return;
     if (!BatchMatches(run)) return;
     bool simulated = false;
+    double shortest = batch_.front().seconds;  // BatchMatches: not empty
+    double longest = shortest;
     for (const Measurement& m : batch_) {
       if (!m.ok) {
         AppendLabel(run, "uncore: not measured: " + m.error);
         return;
       }
       simulated = simulated || m.simulated;
+      shortest = std::min(shortest, m.seconds);
+      longest = std::max(longest, m.seconds);
     }
     if (divisor_ <= 0) {
       AppendLabel(run,
                   "uncore: not measured: aggregates-only reporting hides the "
                   "iteration count the extra run's counts are divided by");
+      return;
+    }
+    if (shortest < kMinExtraRunSeconds) {
+      AppendLabel(run, WithheldLabel(batch_.size(), divisor_, shortest));
       return;
     }
     const size_t n = batch_.front().values.size();
@@ -229,6 +320,11 @@ class FlagCounters {
           valid ? *Statistic(run.aggregate_name, per_repetition) : NAN;
       Publish(run, first.key, first.kind, stat);
     }
+    AppendLabel(run,
+                fmt::format("uncore: scaled from {} separate runs of {} "
+                            "iteration{}, {} to {}",
+                            batch_.size(), divisor_, divisor_ == 1 ? "" : "s",
+                            Duration(shortest), Duration(longest)));
     if (simulated) AppendLabel(run, kSimulatedLabel);
   }
 
@@ -271,18 +367,44 @@ class FlagCounters {
   benchmark::IterationCount divisor_ = 0;
 };
 
-class ExtraRunHook : public benchmark::MemoryManager {
+#if UNCORE_GBENCH_FLAG_PATH == 3
+// 1.9 on: the profiler run, one per repetition, after the timed run; the
+// hook brackets its loop (State::StartKeepRunning/FinishKeepRunning).
+class ProfilerHook : public benchmark::ProfilerManager {
  public:
-  explicit ExtraRunHook(FlagCounters* counters) : counters_(counters) {}
-  void Start() override { counters_->BeginExtraRun(); }
-  // 1.7.1 calls the deprecated Stop(Result*); Stop(Result&) is its
-  // replacement, overridden alike.
-  void Stop(Result* /*result*/) override { counters_->EndExtraRun(); }
-  void Stop(Result& /*result*/) override { counters_->EndExtraRun(); }
+  explicit ProfilerHook(FlagCounters* counters) : counters_(counters) {}
+  void AfterSetupStart() override { counters_->BeginExtraRun(); }
+  void BeforeTeardownStop() override { counters_->EndExtraRun(); }
+  static void Register(ProfilerHook* hook) {
+    benchmark::RegisterProfilerManager(hook);
+  }
 
  private:
   FlagCounters* counters_;
 };
+using Hook = ProfilerHook;
+#else
+// 1.7.x, 1.8.x: the memory manager's run, one per repetition, after the
+// timed run; Start/Stop bracket the whole run, Setup/Teardown included.
+class ExtraRunHook : public benchmark::MemoryManager {
+ public:
+  explicit ExtraRunHook(FlagCounters* counters) : counters_(counters) {}
+  void Start() override { counters_->BeginExtraRun(); }
+#if UNCORE_GBENCH_FLAG_PATH == 1
+  // 1.7.1 calls the deprecated Stop(Result*); Stop(Result&) is its
+  // replacement, overridden alike (1.8 keeps only that one).
+  void Stop(Result* /*result*/) override { counters_->EndExtraRun(); }
+#endif
+  void Stop(Result& /*result*/) override { counters_->EndExtraRun(); }
+  static void Register(ExtraRunHook* hook) {
+    benchmark::RegisterMemoryManager(hook);
+  }
+
+ private:
+  FlagCounters* counters_;
+};
+using Hook = ExtraRunHook;
+#endif
 
 // Forwards to a Google Benchmark reporter after adding the counters.
 class AnnotatingReporter : public benchmark::BenchmarkReporter {
@@ -325,7 +447,7 @@ class AnnotatingReporter : public benchmark::BenchmarkReporter {
       if (present) continue;
       Run* carrier = &runs.front();
       for (Run& run : runs) {
-        if (run.error_occurred) {
+        if (Skipped(run)) {
           carrier = &run;
           break;
         }
@@ -351,6 +473,8 @@ std::unique_ptr<benchmark::BenchmarkReporter> FileReporter(
   return std::make_unique<benchmark::JSONReporter>();
 }
 BENCHMARK_RESTORE_DEPRECATED_WARNING
+
+#endif  // UNCORE_GBENCH_FLAG_PATH != 0
 
 // Google Benchmark's flag syntax: "--name=value", or "--name" alone for a
 // boolean.  The value of `name` in `arg`, or nullopt.
@@ -446,15 +570,31 @@ absl::StatusOr<UncoreFlags> StripUncoreFlags(int* argc, char** argv) {
   return flags;
 }
 
+// Where the --uncore_events counters come from, on this build's path.
+#if UNCORE_GBENCH_FLAG_PATH == 0
+constexpr char kFlagCountersSource[] =
+    "not available with this Google Benchmark (" UNCORE_GOOGLE_BENCHMARK_VERSION
+    "): use ScopedCounters";
+#elif UNCORE_GBENCH_FLAG_PATH == 3 && UNCORE_GBENCH_PROFILER_ONE_ITERATION
+constexpr char kFlagCountersSource[] =
+    "scaled from a separate run of 1 iteration";
+#elif UNCORE_GBENCH_FLAG_PATH == 3
+constexpr char kFlagCountersSource[] =
+    "scaled from a separate run of N iterations";
+#else
+constexpr char kFlagCountersSource[] =
+    "scaled from a separate run of min(16, N) iterations";
+#endif
+
 void PrintHelp() {
   benchmark::PrintDefaultHelp();
   std::fprintf(stdout,
                "          [--uncore_events=<spec>,...]\n"
                "          [--uncore_metrics=<metric>,...]\n"
                "          [--uncore_backend=auto|perf|direct|sim|off]\n"
-               "  uncore counters of each benchmark, from an extra run of "
-               "min(16, N) iterations\n"
-               "  (see docs/google_benchmark.md)\n");
+               "  uncore counters of each benchmark, %s\n"
+               "  (see docs/google_benchmark.md)\n",
+               kFlagCountersSource);
 }
 
 int Fail(std::string_view message) {
@@ -474,7 +614,8 @@ int BenchmarkMain(int argc, char** argv) {
   }
   absl::StatusOr<UncoreFlags> flags = StripUncoreFlags(&argc, argv);
   if (!flags.ok()) return Fail(common::StatusMessage(flags.status()));
-  const BenchmarkFlags benchmark_flags = ScanBenchmarkFlags(argc, argv);
+  [[maybe_unused]] const BenchmarkFlags benchmark_flags =
+      ScanBenchmarkFlags(argc, argv);
   benchmark::Initialize(&argc, argv, &PrintHelp);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
 
@@ -496,6 +637,15 @@ int BenchmarkMain(int argc, char** argv) {
     return 0;
   }
 
+#if UNCORE_GBENCH_FLAG_PATH == 0
+  return Fail(
+      "--uncore_events and --uncore_metrics: Google "
+      "Benchmark " UNCORE_GOOGLE_BENCHMARK_VERSION
+      " is not supported for the flag mode of UNCORE_BENCHMARK_MAIN (its "
+      "ProfilerManager hook does not compile here; supported: 1.7, 1.8, "
+      "1.9).  ScopedCounters (uncore/benchmark.h) works with this version: "
+      "put one in the benchmark's code.");
+#else
   if (benchmark_flags.random_interleaving) {
     return Fail(
         "--uncore_events does not work with "
@@ -538,12 +688,13 @@ int BenchmarkMain(int argc, char** argv) {
     file_reporter = std::make_unique<AnnotatingReporter>(
         file.get(), benchmark_flags.out_format == "csv", &counters);
   }
-  ExtraRunHook hook(&counters);
-  if (counters.not_measured().empty()) benchmark::RegisterMemoryManager(&hook);
+  Hook hook(&counters);
+  if (counters.not_measured().empty()) Hook::Register(&hook);
   benchmark::RunSpecifiedBenchmarks(&display_reporter, file_reporter.get());
-  benchmark::RegisterMemoryManager(nullptr);
+  Hook::Register(nullptr);
   benchmark::Shutdown();
   return 0;
+#endif  // UNCORE_GBENCH_FLAG_PATH == 0
 }
 
 }  // namespace uncore::bench

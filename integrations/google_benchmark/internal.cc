@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
+#include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -75,6 +77,36 @@ Session* FlagSession() {
 
 void SetFlagSession(Session* session) {
   g_flag_session.store(session, std::memory_order_release);
+}
+
+namespace {
+
+std::mutex& YieldMutex() {
+  static auto* mu = new std::mutex;
+  return *mu;
+}
+
+std::function<void()>& Yield() {
+  static auto* yield = new std::function<void()>;
+  return *yield;
+}
+
+}  // namespace
+
+void SetScopedCountersYield(std::function<void()> yield) {
+  std::lock_guard<std::mutex> lock(YieldMutex());
+  Yield() = std::move(yield);
+}
+
+bool YieldScopedCounters() {
+  std::function<void()> yield;
+  {
+    std::lock_guard<std::mutex> lock(YieldMutex());
+    yield = std::exchange(Yield(), nullptr);
+  }
+  if (!yield) return false;
+  yield();
+  return true;
 }
 
 std::vector<std::string> Request::keys() const {

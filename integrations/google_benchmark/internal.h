@@ -6,6 +6,7 @@
 #ifndef UNCORE_INTEGRATIONS_GOOGLE_BENCHMARK_INTERNAL_H_
 #define UNCORE_INTEGRATIONS_GOOGLE_BENCHMARK_INTERNAL_H_
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +30,17 @@ RegionId MeasuredRegion();
 // (nullptr outside one); a ScopedCounters that finds it active stays idle.
 Session* FlagSession();
 void SetFlagSession(Session* session);
+
+// The ScopedCounters measuring now, as a function that makes it give up its
+// session: counting nothing, publishing nothing.  On Google Benchmark 1.9
+// the --uncore_events hook (ProfilerManager::AfterSetupStart) comes at the
+// extra run's loop, after the benchmark's ScopedCounters started its
+// session; the hook makes it yield, as it stays idle when the flag's
+// session starts first (1.7, 1.8).  `yield` is set by ScopedCounters
+// (empty: none measuring) and called from the extra run's thread.
+void SetScopedCountersYield(std::function<void()> yield);
+// Calls and clears the registered yield; false when there is none.
+bool YieldScopedCounters();
 
 // The backend `options` asks for: its own, else UNCORE_BACKEND, else "auto".
 std::string ResolvedBackend(const Options& options);

@@ -35,6 +35,31 @@ using internal::Request;
 using internal::SessionOptionsFor;
 using internal::Value;
 
+// State::SkipWithError takes a const char* in Google Benchmark 1.7, a
+// const std::string& from 1.8.
+template <typename State>
+void SkipWithError(State& state, const std::string& message) {
+  if constexpr (requires { state.SkipWithError(message); }) {
+    state.SkipWithError(message);
+  } else {
+    state.SkipWithError(message.c_str());
+  }
+}
+
+// What a rate metric's `total` over the region is published as: Google
+// Benchmark divides a kIsRate counter by its time (CPU time summed over
+// threads, or real time), and from 1.9.5 on by that time divided by the
+// thread count; the total thread 0 publishes is then divided by the
+// threads, so that every version shows the same rate.
+double RateTotal(double total, int threads) {
+#if UNCORE_GBENCH_RATE_OVER_THREAD_TIME
+  return threads > 0 ? total / threads : total;
+#else
+  static_cast<void>(threads);
+  return total;
+#endif
+}
+
 std::mutex& OptionsMutex() {
   static auto* mu = new std::mutex;
   return *mu;
@@ -76,9 +101,20 @@ struct ScopedCounters::Impl {
   bool paused = false;
   bool stopped = false;
 
+  // For the --uncore_events hook (internal::YieldScopedCounters): ends
+  // the measurement without publishing anything.
+  void Yield() {
+    if (session == nullptr) return;
+    if (!paused) RegionEnd(MeasuredRegion());
+    paused = false;
+    session->Stop().IgnoreError();
+    session.reset();
+    stopped = true;
+  }
+
   void Fail(std::string_view message) {
     const std::string text = fmt::format("uncore: {}", message);
-    state.SkipWithError(text.c_str());
+    SkipWithError(state, text);
     stopped = true;
   }
 };
@@ -131,6 +167,7 @@ ScopedCounters::ScopedCounters(benchmark::State& state,
   }
   s.session = *std::move(session);
   RegionBegin(MeasuredRegion());
+  internal::SetScopedCountersYield([impl = impl_.get()] { impl->Yield(); });
 }
 
 ScopedCounters::~ScopedCounters() { Stop(); }
@@ -158,6 +195,7 @@ void ScopedCounters::Stop() {
   if (s.stopped) return;
   s.stopped = true;
   if (s.session != nullptr) {
+    internal::SetScopedCountersYield(nullptr);
     if (!s.paused) RegionEnd(MeasuredRegion());
     s.paused = false;
     const Results results = s.session->Collect();
@@ -178,10 +216,11 @@ void ScopedCounters::Stop() {
                 benchmark::Counter(v.value, benchmark::Counter::kAvgIterations);
             break;
           case Value::Kind::kRate:
-            // The total; Google Benchmark divides it by its own time.
+            // The total; Google Benchmark divides it by its own time, from
+            // 1.9.5 on divided by the thread count (RateTotal).
             s.state.counters[v.key] = benchmark::Counter(
-                v.value * m.seconds, benchmark::Counter::kIsRate,
-                benchmark::Counter::kIs1000);
+                RateTotal(v.value * m.seconds, s.state.threads()),
+                benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
             break;
           case Value::Kind::kPlain:
             s.state.counters[v.key] = benchmark::Counter(v.value);

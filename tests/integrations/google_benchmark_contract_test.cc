@@ -1,12 +1,15 @@
 // What the Google Benchmark integration relies on in Google Benchmark
 // itself, checked against the installed library with plain benchmarks (no
 // uncore session is involved).  UNCORE_BENCHMARK_MAIN
-// (integrations/google_benchmark/benchmark_main.cc) uses Google Benchmark
-// 1.7.x internals: its memory manager hook, the order in which runs reach
-// the reporters, and how reporters print a Run.  When a new Google
-// Benchmark changes any of that, a test here fails and says what changed
-// and which function to adapt; docs/google_benchmark.md explains the
-// mechanics.
+// (integrations/google_benchmark/benchmark_main.cc) uses the hook that
+// integrations/google_benchmark/CMakeLists.txt chose by version
+// (UNCORE_GBENCH_FLAG_PATH): the memory manager on 1.7.x (1) and 1.8.x
+// (2), the profiler manager from 1.9 (3), none on a version it does not
+// support (0); and the order in which runs reach the reporters, and how
+// reporters print a Run.  This test checks the path that is built.  When a
+// new Google Benchmark changes any of that, a test here fails and says
+// what changed and which function to adapt; docs/google_benchmark.md
+// explains the mechanics.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -42,6 +45,9 @@ using ::testing::Not;
 using BenchRun = benchmark::BenchmarkReporter::Run;
 
 constexpr char kMainFile[] = "integrations/google_benchmark/benchmark_main.cc";
+constexpr char kCMakeFile[] = "integrations/google_benchmark/CMakeLists.txt";
+
+#if UNCORE_GBENCH_FLAG_PATH != 0
 
 std::string Adapt(std::string_view what_changed, std::string_view functions) {
   return fmt::format(
@@ -54,6 +60,8 @@ std::string Adapt(std::string_view what_changed, std::string_view functions) {
 
 std::mutex trace_mu;
 std::vector<std::string> trace;  // guarded by trace_mu
+// Set when the hook starts an extra run; cleared by the extra run's
+// thread 0 when it logs at the end of the benchmark function.
 std::atomic<bool> in_extra_run{false};
 std::atomic<int> other_thread_calls{0};
 
@@ -67,35 +75,124 @@ std::vector<std::string> TakeTrace() {
   return std::exchange(trace, {});
 }
 
-class TracingMemoryManager : public benchmark::MemoryManager {
+bool Skipped(const BenchRun& run) {
+#if UNCORE_GBENCH_FLAG_PATH == 1
+  return run.error_occurred;
+#else
+  return run.skipped != benchmark::internal::NotSkipped;
+#endif
+}
+
+#if UNCORE_GBENCH_FLAG_PATH == 3
+// 1.9 on: ExtraRunHook is a ProfilerManager.
+constexpr char kHookStart[] = "ProfilerManager::AfterSetupStart";
+constexpr char kHookStop[] = "ProfilerManager::BeforeTeardownStop";
+class TracingHook : public benchmark::ProfilerManager {
  public:
-  void Start() override {
-    Log("MemoryManager::Start");
+  void AfterSetupStart() override {
+    Log(kHookStart);
     in_extra_run = true;
   }
+  void BeforeTeardownStop() override { Log(kHookStop); }
+  static void Register(TracingHook* hook) {
+    benchmark::RegisterProfilerManager(hook);
+  }
+};
+#else
+// 1.7.x, 1.8.x: the hook is a MemoryManager.
+constexpr char kHookStart[] = "MemoryManager::Start";
+constexpr char kHookStop[] = "MemoryManager::Stop";
+class TracingHook : public benchmark::MemoryManager {
+ public:
+  void Start() override {
+    Log(kHookStart);
+    in_extra_run = true;
+  }
+#if UNCORE_GBENCH_FLAG_PATH == 1
   void Stop(Result* /*result*/) override { Stopped(); }
+#endif
   void Stop(Result& /*result*/) override { Stopped(); }
+  static void Register(TracingHook* hook) {
+    benchmark::RegisterMemoryManager(hook);
+  }
 
  private:
   static void Stopped() {
     in_extra_run = false;
-    Log("MemoryManager::Stop");
+    Log(kHookStop);
   }
 };
+#endif
 
-// A benchmark that logs each call (thread 0's; other threads are counted).
-auto Traced(std::string name) {
-  return [name](benchmark::State& state) {
+// The iterations of the extra run after a timed run of `per_thread`
+// iterations per thread, as FlagCounters::AnnotateIteration divides by
+// (ExtraRunIterations in benchmark_main.cc).
+benchmark::IterationCount ExtraIterations(
+    benchmark::IterationCount per_thread) {
+#if UNCORE_GBENCH_FLAG_PATH == 3 && UNCORE_GBENCH_PROFILER_ONE_ITERATION
+  return std::min<benchmark::IterationCount>(1, per_thread);
+#elif UNCORE_GBENCH_FLAG_PATH == 3
+  return per_thread;
+#else
+  return std::min<benchmark::IterationCount>(16, per_thread);
+#endif
+}
+
+constexpr char kIterationsExpected[] =
+#if UNCORE_GBENCH_FLAG_PATH == 3 && UNCORE_GBENCH_PROFILER_ONE_ITERATION
+    "1 iteration (Google Benchmark 1.9.0/1.9.1's RunProfilerManager)";
+#elif UNCORE_GBENCH_FLAG_PATH == 3
+    "the timed run's iterations per thread (RunProfilerManager(iters), "
+    "1.9.2 on)";
+#else
+    "min(16, N) iterations (RunMemoryManager)";
+#endif
+
+// A benchmark that logs each call (thread 0's; other threads are counted);
+// with `before_loop`, also when its code before the loop runs.
+auto Traced(std::string name, bool before_loop = false) {
+  return [name, before_loop](benchmark::State& state) {
+    if (before_loop && state.thread_index() == 0) {
+      Log(fmt::format("{}: before the loop", name));
+    }
     int64_t iterations = 0;
     for (auto _ : state) ++iterations;
     if (state.thread_index() != 0 && !in_extra_run) {
       ++other_thread_calls;
       return;
     }
+    const bool extra = in_extra_run.exchange(false);
     Log(fmt::format("{}: {} run, thread {} of {}, {} iterations", name,
-                    in_extra_run ? "extra" : "timed", state.thread_index(),
+                    extra ? "extra" : "timed", state.thread_index(),
                     state.threads(), iterations));
   };
+}
+
+// The lines of an extra run of `iterations` of benchmark `name` (thread 0
+// of `threads`): the hook brackets the whole run (memory manager: Setup,
+// the function, Teardown) or the loop alone (profiler manager: the
+// function's code after the loop logs after BeforeTeardownStop).
+std::vector<std::string> ExtraRun(std::string_view name, int threads,
+                                  benchmark::IterationCount iterations,
+                                  bool setup = false) {
+  const std::string body =
+      fmt::format("{}: extra run, thread 0 of {}, {} iterations", name, threads,
+                  iterations);
+  std::vector<std::string> lines;
+#if UNCORE_GBENCH_FLAG_PATH == 3
+  if (setup) lines.push_back("Setup");
+  if (setup) lines.push_back(fmt::format("{}: before the loop", name));
+  lines.insert(lines.end(), {kHookStart, kHookStop, body});
+  if (setup) lines.push_back("Teardown");
+#else
+  lines.push_back(kHookStart);
+  if (setup) lines.push_back("Setup");
+  if (setup) lines.push_back(fmt::format("{}: before the loop", name));
+  lines.push_back(body);
+  if (setup) lines.push_back("Teardown");
+  lines.push_back(kHookStop);
+#endif
+  return lines;
 }
 
 void LogSetup(const benchmark::State&) { Log("Setup"); }
@@ -131,31 +228,51 @@ class GoogleBenchmarkContractTest : public ::testing::Test {
     other_thread_calls = 0;
   }
   void TearDown() override {
-    benchmark::RegisterMemoryManager(nullptr);
+    TracingHook::Register(nullptr);
     benchmark::ClearRegisteredBenchmarks();
   }
 };
 
-TEST(GoogleBenchmarkVersionTest, IsTheOneWeKnow) {
+#endif  // UNCORE_GBENCH_FLAG_PATH != 0
+
+// The installed version is one of those the paths were tested against, and
+// CMakeLists.txt chose its path.
+TEST(GoogleBenchmarkVersionTest, IsOneWeKnow) {
   const std::string version = UNCORE_GOOGLE_BENCHMARK_VERSION;
-  EXPECT_EQ(version.rfind("1.7.", 0), 0u) << fmt::format(
-      "\nGOOGLE BENCHMARK CHANGED: {} is installed; UNCORE_BENCHMARK_MAIN "
-      "({}) is written against 1.7.x internals.  The other tests of "
+  const int path = UNCORE_GBENCH_FLAG_PATH;
+  int expected_path = -1;  // untested
+  if (version.rfind("1.7.", 0) == 0) expected_path = 1;
+  if (version.rfind("1.8.", 0) == 0) expected_path = 2;
+  if (version.rfind("1.9.", 0) == 0) expected_path = 3;
+  EXPECT_EQ(path, expected_path) << fmt::format(
+      "\nGOOGLE BENCHMARK CHANGED: {} is installed, a version "
+      "UNCORE_BENCHMARK_MAIN ({}) was not tested with (1.7.x, 1.8.x, "
+      "1.9.x); {} chose flag path {} for it ({}).  The other tests of "
       "google_benchmark_contract_test say what changed and which function "
-      "to adapt; when they all pass, add the version here and in "
-      "integrations/google_benchmark/CMakeLists.txt.",
-      version, kMainFile);
+      "to adapt; when they all pass, add the version here and in {}.",
+      version, kMainFile, kCMakeFile, path,
+      path == 3 ? "the 1.9 ProfilerManager path, which compiles against it"
+                : "none: --uncore_events is refused, ScopedCounters works",
+      kCMakeFile);
+  const bool one_iteration = UNCORE_GBENCH_PROFILER_ONE_ITERATION != 0;
+  EXPECT_EQ(one_iteration, version == "1.9.0" || version == "1.9.1")
+      << "UNCORE_GBENCH_PROFILER_ONE_ITERATION is set for 1.9.0 and 1.9.1 "
+         "alone: see "
+      << kCMakeFile;
 }
 
+#if UNCORE_GBENCH_FLAG_PATH != 0
+
 // FlagCounters::BeginExtraRun/EndExtraRun: one extra run per repetition,
-// after the timed run, on thread 0, of min(16, N) iterations (N: the timed
-// run's iterations per thread), Setup/Teardown inside the bracket; and
-// FlagCounters::Annotate: a benchmark's runs are reported after all of its
-// extra runs and before the next benchmark's, aggregates separately.
-TEST_F(GoogleBenchmarkContractTest,
-       MemoryManagerBracketsOneExtraRunPerRepetition) {
-  TracingMemoryManager memory_manager;
-  benchmark::RegisterMemoryManager(&memory_manager);
+// after the timed run, on thread 0, of ExtraIterations(N) iterations (N:
+// the timed run's iterations per thread), the hook bracketing the whole
+// run with Setup/Teardown (memory manager) or the loop alone (profiler
+// manager); and FlagCounters::Annotate: a benchmark's runs are reported
+// after all of its extra runs and before the next benchmark's, aggregates
+// separately.
+TEST_F(GoogleBenchmarkContractTest, HookBracketsOneExtraRunPerRepetition) {
+  TracingHook hook;
+  TracingHook::Register(&hook);
   benchmark::RegisterBenchmark("BM_Fixed", Traced("BM_Fixed"))->Iterations(100);
   benchmark::RegisterBenchmark("BM_Few", Traced("BM_Few"))->Iterations(4);
   benchmark::RegisterBenchmark("BM_Threads", Traced("BM_Threads"))
@@ -164,81 +281,66 @@ TEST_F(GoogleBenchmarkContractTest,
   benchmark::RegisterBenchmark("BM_Repeated", Traced("BM_Repeated"))
       ->Iterations(20)
       ->Repetitions(3);
-  benchmark::RegisterBenchmark("BM_Setup", Traced("BM_Setup"))
+  benchmark::RegisterBenchmark("BM_Setup", Traced("BM_Setup", true))
       ->Iterations(8)
       ->Setup(LogSetup)
       ->Teardown(LogTeardown);
   TracingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
 
-  const std::vector<std::string> expected = {
-      "BM_Fixed: timed run, thread 0 of 1, 100 iterations",
-      "MemoryManager::Start",
-      "BM_Fixed: extra run, thread 0 of 1, 16 iterations",
-      "MemoryManager::Stop",
-      "ReportRuns: BM_Fixed/iterations:100 (repetition 0 of 1, 100 "
-      "iterations);",
-
-      "BM_Few: timed run, thread 0 of 1, 4 iterations",
-      "MemoryManager::Start",
-      "BM_Few: extra run, thread 0 of 1, 4 iterations",
-      "MemoryManager::Stop",
-      "ReportRuns: BM_Few/iterations:4 (repetition 0 of 1, 4 iterations);",
-
-      "BM_Threads: timed run, thread 0 of 2, 50 iterations",
-      "MemoryManager::Start",
-      "BM_Threads: extra run, thread 0 of 2, 16 iterations",
-      "MemoryManager::Stop",
-      "ReportRuns: BM_Threads/iterations:50/threads:2 (repetition 0 of 1, "
-      "100 iterations);",
-
-      "BM_Repeated: timed run, thread 0 of 1, 20 iterations",
-      "MemoryManager::Start",
-      "BM_Repeated: extra run, thread 0 of 1, 16 iterations",
-      "MemoryManager::Stop",
-      "BM_Repeated: timed run, thread 0 of 1, 20 iterations",
-      "MemoryManager::Start",
-      "BM_Repeated: extra run, thread 0 of 1, 16 iterations",
-      "MemoryManager::Stop",
-      "BM_Repeated: timed run, thread 0 of 1, 20 iterations",
-      "MemoryManager::Start",
-      "BM_Repeated: extra run, thread 0 of 1, 16 iterations",
-      "MemoryManager::Stop",
-      "ReportRuns: BM_Repeated/iterations:20/repeats:3 (repetition 0 of 3, "
-      "20 iterations); BM_Repeated/iterations:20/repeats:3 (repetition 1 of "
-      "3, 20 iterations); BM_Repeated/iterations:20/repeats:3 (repetition 2 "
-      "of 3, 20 iterations);",
-      "ReportRuns: BM_Repeated/iterations:20/repeats:3_mean (aggregate "
-      "mean); BM_Repeated/iterations:20/repeats:3_median (aggregate "
-      "median); BM_Repeated/iterations:20/repeats:3_stddev (aggregate "
-      "stddev); BM_Repeated/iterations:20/repeats:3_cv (aggregate cv);",
-
-      "Setup",
-      "BM_Setup: timed run, thread 0 of 1, 8 iterations",
-      "Teardown",
-      "MemoryManager::Start",
-      "Setup",
-      "BM_Setup: extra run, thread 0 of 1, 8 iterations",
-      "Teardown",
-      "MemoryManager::Stop",
-      "ReportRuns: BM_Setup/iterations:8 (repetition 0 of 1, 8 iterations);",
+  std::vector<std::string> expected;
+  auto add = [&expected](const std::vector<std::string>& lines) {
+    expected.insert(expected.end(), lines.begin(), lines.end());
   };
+  add({"BM_Fixed: timed run, thread 0 of 1, 100 iterations"});
+  add(ExtraRun("BM_Fixed", 1, ExtraIterations(100)));
+  add(
+      {"ReportRuns: BM_Fixed/iterations:100 (repetition 0 of 1, 100 "
+       "iterations);",
+       "BM_Few: timed run, thread 0 of 1, 4 iterations"});
+  add(ExtraRun("BM_Few", 1, ExtraIterations(4)));
+  add({"ReportRuns: BM_Few/iterations:4 (repetition 0 of 1, 4 iterations);",
+       "BM_Threads: timed run, thread 0 of 2, 50 iterations"});
+  add(ExtraRun("BM_Threads", 2, ExtraIterations(50)));
+  add(
+      {"ReportRuns: BM_Threads/iterations:50/threads:2 (repetition 0 of 1, "
+       "100 iterations);"});
+  for (int i = 0; i < 3; ++i) {
+    add({"BM_Repeated: timed run, thread 0 of 1, 20 iterations"});
+    add(ExtraRun("BM_Repeated", 1, ExtraIterations(20)));
+  }
+  add(
+      {"ReportRuns: BM_Repeated/iterations:20/repeats:3 (repetition 0 of 3, "
+       "20 iterations); BM_Repeated/iterations:20/repeats:3 (repetition 1 of "
+       "3, 20 iterations); BM_Repeated/iterations:20/repeats:3 (repetition 2 "
+       "of 3, 20 iterations);",
+       "ReportRuns: BM_Repeated/iterations:20/repeats:3_mean (aggregate "
+       "mean); BM_Repeated/iterations:20/repeats:3_median (aggregate "
+       "median); BM_Repeated/iterations:20/repeats:3_stddev (aggregate "
+       "stddev); BM_Repeated/iterations:20/repeats:3_cv (aggregate cv);",
+       "Setup", "BM_Setup: before the loop",
+       "BM_Setup: timed run, thread 0 of 1, 8 iterations", "Teardown"});
+  add(ExtraRun("BM_Setup", 1, ExtraIterations(8), /*setup=*/true));
+  add(
+      {"ReportRuns: BM_Setup/iterations:8 (repetition 0 of 1, 8 "
+       "iterations);"});
   const std::vector<std::string> actual = TakeTrace();
   EXPECT_THAT(actual, ElementsAreArray(expected))
       << "What Google Benchmark did:\n  "
       << fmt::format("{}", fmt::join(actual, "\n  "))
-      << Adapt(
-             "the memory manager's Start/Stop no longer bracket exactly one "
-             "extra "
-             "run per repetition (thread 0, min(16, N) iterations, after the "
-             "timed "
-             "run), or the runs no longer reach ReportRuns in that order (a "
-             "benchmark's iteration runs after its extra runs, then its "
-             "aggregates "
-             "in a call of their own)",
-             "FlagCounters::BeginExtraRun, FlagCounters::EndExtraRun, "
-             "FlagCounters::Annotate, FlagCounters::AnnotateIteration "
-             "(kExtraRunMaxIterations) and ExtraRunHook");
+      << Adapt(fmt::format(
+                   "{}/{} no longer bracket exactly one extra run per "
+                   "repetition (thread 0, {}, after the timed run; the whole "
+                   "run with Setup/Teardown for a memory manager, the loop "
+                   "for a profiler manager), or the runs no longer reach "
+                   "ReportRuns in that order (a benchmark's iteration runs "
+                   "after its extra runs, then its aggregates in a call of "
+                   "their own)",
+                   kHookStart, kHookStop, kIterationsExpected),
+               "FlagCounters::BeginExtraRun, FlagCounters::EndExtraRun, "
+               "FlagCounters::Annotate, ExtraRunIterations (and "
+               "UNCORE_GBENCH_PROFILER_ONE_ITERATION in CMakeLists.txt), "
+               "ExtraRunHook/ProfilerHook");
   // BM_Threads' timed run: thread 1 ran once; the extra run is thread 0's.
   EXPECT_EQ(other_thread_calls.load(), 1) << Adapt(
       "the extra run of a ->Threads(2) benchmark ran more than "
@@ -247,10 +349,10 @@ TEST_F(GoogleBenchmarkContractTest,
 }
 
 // An iteration count Google Benchmark searches for: several timed runs,
-// then one extra run of min(16, N) for the N that is reported.
+// then one extra run of ExtraIterations(N) for the N that is reported.
 TEST_F(GoogleBenchmarkContractTest, ExtraRunFollowsTheReportedIterationCount) {
-  TracingMemoryManager memory_manager;
-  benchmark::RegisterMemoryManager(&memory_manager);
+  TracingHook hook;
+  TracingHook::Register(&hook);
   benchmark::RegisterBenchmark("BM_Auto", Traced("BM_Auto"))->MinTime(0.002);
   TracingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
@@ -258,17 +360,16 @@ TEST_F(GoogleBenchmarkContractTest, ExtraRunFollowsTheReportedIterationCount) {
   ASSERT_EQ(reporter.runs.size(), 1u);
   const BenchRun& run = reporter.runs[0];
   ASSERT_GE(lines.size(), 5u);
-  const std::string extra =
-      fmt::format("BM_Auto: extra run, thread 0 of 1, {} iterations",
-                  std::min<benchmark::IterationCount>(16, run.iterations));
+  std::vector<std::string> expected =
+      ExtraRun("BM_Auto", 1, ExtraIterations(run.iterations));
+  expected.push_back(fmt::format("ReportRuns: {};", Describe(run)));
   EXPECT_THAT(std::vector<std::string>(lines.end() - 4, lines.end()),
-              ElementsAre("MemoryManager::Start", extra, "MemoryManager::Stop",
-                          fmt::format("ReportRuns: {};", Describe(run))))
-      << Adapt(
-             "with a searched iteration count, the extra run no longer "
-             "comes once, after the last timed run, with min(16, reported "
-             "iterations)",
-             "FlagCounters::AnnotateIteration (kExtraRunMaxIterations)");
+              ElementsAreArray(expected))
+      << Adapt(fmt::format("with a searched iteration count, the extra run "
+                           "no longer comes once, after the last timed run, "
+                           "with {} of the reported run",
+                           kIterationsExpected),
+               "ExtraRunIterations and FlagCounters::AnnotateIteration");
   EXPECT_EQ(lines[lines.size() - 5],
             fmt::format("BM_Auto: timed run, thread 0 of 1, {} iterations",
                         run.iterations))
@@ -340,16 +441,20 @@ class FillingReporter : public benchmark::BenchmarkReporter {
   void ReportRuns(const std::vector<BenchRun>& report) override {
     std::vector<BenchRun> runs = report;
     for (BenchRun& run : runs) {
+#if UNCORE_GBENCH_FLAG_PATH != 3
       saw_memory_result = saw_memory_result || run.memory_result != nullptr;
+#endif
       // Every row, error rows included (CompleteCsvHeader).
       run.counters["uncore.count"] =
           benchmark::Counter(2.5, benchmark::Counter::kAvgIterations);
       run.counters["uncore.rate"] = benchmark::Counter(
           1500, benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
       run.counters["uncore.plain"] = benchmark::Counter(0.25);
-      if (run.error_occurred) continue;
+      if (Skipped(run)) continue;
+#if UNCORE_GBENCH_FLAG_PATH != 3
       run.memory_result = nullptr;
       run.allocs_per_iter = 0;
+#endif
       run.report_label = "uncore: SIMULATED";
     }
     inner_->ReportRuns(runs);
@@ -361,19 +466,38 @@ class FillingReporter : public benchmark::BenchmarkReporter {
   benchmark::BenchmarkReporter* inner_;
 };
 
-class NoAllocations : public benchmark::MemoryManager {
+// The hook as the main registers it, doing nothing.
+#if UNCORE_GBENCH_FLAG_PATH == 3
+class IdleHook : public benchmark::ProfilerManager {
+ public:
+  void AfterSetupStart() override {}
+  void BeforeTeardownStop() override {}
+};
+#else
+class IdleHook : public benchmark::MemoryManager {
  public:
   void Start() override {}
+#if UNCORE_GBENCH_FLAG_PATH == 1
   void Stop(Result* /*result*/) override {}
+#endif
   void Stop(Result& /*result*/) override {}
 };
+#endif
+
+void RegisterHook(IdleHook* hook) {
+#if UNCORE_GBENCH_FLAG_PATH == 3
+  benchmark::RegisterProfilerManager(hook);
+#else
+  benchmark::RegisterMemoryManager(hook);
+#endif
+}
 
 // Runs BM_AError (fails before its loop) and BM_Work through a
 // FillingReporter in front of `inner`; returns what `inner` wrote.
 std::string RunFilled(benchmark::BenchmarkReporter& inner,
                       bool* saw_memory_result) {
-  NoAllocations memory_manager;
-  benchmark::RegisterMemoryManager(&memory_manager);
+  IdleHook hook;
+  RegisterHook(&hook);
   benchmark::RegisterBenchmark("BM_AError", [](benchmark::State& state) {
     state.SkipWithError("expected failure");
     for (auto _ : state) {
@@ -388,7 +512,7 @@ std::string RunFilled(benchmark::BenchmarkReporter& inner,
   filling.SetOutputStream(&out);
   filling.SetErrorStream(&err);
   benchmark::RunSpecifiedBenchmarks(&filling);
-  benchmark::RegisterMemoryManager(nullptr);
+  RegisterHook(nullptr);
   *saw_memory_result = filling.saw_memory_result;
   return out.str();
 }
@@ -400,10 +524,12 @@ TEST_F(GoogleBenchmarkContractTest, FilledRunsReachTheJsonReporter) {
   benchmark::JSONReporter json;
   bool saw_memory_result = false;
   const std::string text = RunFilled(json, &saw_memory_result);
+#if UNCORE_GBENCH_FLAG_PATH != 3
   EXPECT_TRUE(saw_memory_result) << Adapt(
       "a run measured with a memory manager no longer carries "
       "Run::memory_result",
       "FlagCounters::Annotate (which removes the empty memory result)");
+#endif
   const std::string message = Adapt(
       "the JSON reporter no longer prints a Run's counters, label and "
       "memory result as it finds them in ReportRuns",
@@ -511,13 +637,30 @@ TEST_F(GoogleBenchmarkContractTest, FileReporterStreamIsSetByReportContext) {
   EXPECT_THAT(text, HasSubstr("\"uncore.count\": 2.5")) << message;
 }
 
+#endif  // UNCORE_GBENCH_FLAG_PATH != 0
+
 // ---- ScopedCounters: what it relies on in a ->Threads(n) benchmark ----
+// (with every Google Benchmark: the public State API only)
+
+class CollectingReporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<BenchRun>& report) override {
+    runs.insert(runs.end(), report.begin(), report.end());
+  }
+  std::vector<BenchRun> runs;
+};
+
+class ScopedCountersContractTest : public ::testing::Test {
+ protected:
+  void TearDown() override { benchmark::ClearRegisteredBenchmarks(); }
+};
 
 // Thread 0's code before the loop runs before any thread's first
 // iteration, its code after the loop after every thread's last one, and
 // counters only thread 0 sets are divided by every thread's iterations
 // (kAvgIterations) or by the CPU time of all threads (kIsRate).
-TEST_F(GoogleBenchmarkContractTest, ThreadZeroBracketsEveryThreadsLoop) {
+TEST_F(ScopedCountersContractTest, ThreadZeroBracketsEveryThreadsLoop) {
   static std::atomic<int64_t> iterations_done{0};
   static std::atomic<int64_t> seen_before{-1};
   static std::atomic<int64_t> seen_after{-1};
@@ -541,7 +684,7 @@ TEST_F(GoogleBenchmarkContractTest, ThreadZeroBracketsEveryThreadsLoop) {
       })
       ->Threads(4)
       ->Iterations(50);
-  TracingReporter reporter;
+  CollectingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   const std::string message = fmt::format(
       "\nGOOGLE BENCHMARK CHANGED (installed: {}): a ->Threads(n) benchmark "
@@ -557,9 +700,17 @@ TEST_F(GoogleBenchmarkContractTest, ThreadZeroBracketsEveryThreadsLoop) {
   EXPECT_EQ(run.iterations, 200) << message;
   EXPECT_DOUBLE_EQ(run.counters.at("count").value, 2.0) << message;
   ASSERT_GT(run.cpu_accumulated_time, 0);
-  EXPECT_NEAR(run.counters.at("rate").value * run.cpu_accumulated_time, 1000,
-              1e-6)
-      << message;
+  // kIsRate: divided by the CPU time of all threads, from 1.9.5 on by that
+  // time over the thread count (ScopedCounters' RateTotal).
+  const double divided_by = UNCORE_GBENCH_RATE_OVER_THREAD_TIME ? 4 : 1;
+  EXPECT_NEAR(run.counters.at("rate").value * run.cpu_accumulated_time,
+              1000 * divided_by, 1e-6)
+      << message
+      << "\nA kIsRate counter is no longer divided by the time that "
+         "UNCORE_GBENCH_RATE_OVER_THREAD_TIME says ("
+      << UNCORE_GBENCH_RATE_OVER_THREAD_TIME
+      << ": 1 = time / threads, 0 = time): adapt it in " << kCMakeFile
+      << " and RateTotal in scoped_counters.cc.";
 }
 
 }  // namespace
