@@ -25,6 +25,7 @@
 #include "sdk/common/asymmetric_fence.h"
 #include "sdk/common/clock.h"
 #include "sdk/common/cpu_relax.h"
+#include "sdk/common/region_path.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/devices/shared_snapshots.h"
 #include "uncore/region.h"
@@ -747,7 +748,9 @@ int Recorder::SlowPathOf(ThreadState& t, int parent, int name_id,
       info.parent = parent;
       info.depth = parent < 0 ? 0 : paths_[parent].depth + 1;
       const std::string name = RegionName(name_id);
-      info.path = parent < 0 ? name : paths_[parent].path + "/" + name;
+      info.path = parent < 0
+                      ? common::TopRegionPath(name)
+                      : common::JoinRegionPath(paths_[parent].path, name);
       path = static_cast<int>(paths_.size());
       auto state = std::make_unique<PathState>(num_values_);
       bool full = false;

@@ -75,7 +75,8 @@ void AppendRegion(const Results& results, const RegionResult& region,
                   std::string* out) {
   std::string fields;
   for (const std::string& field :
-       {region.name, region.path, std::string(internal::ParentPath(region)),
+       {region.name, region.path,
+        std::string(internal::ParentPath(region).value_or("")),
         fmt::format("{}", region.depth), fmt::format("{}", region.calls),
         fmt::format("{}", region.threads), fmt::format("{}", region.wall_ns),
         fmt::format("{}", region.thread_ns), fmt::format("{}", region.min_ns),

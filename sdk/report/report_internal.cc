@@ -4,18 +4,13 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "fmt/format.h"
+#include "sdk/common/region_path.h"
 
 namespace uncore::report::internal {
 
-std::string_view ParentPath(const RegionResult& region) {
-  const std::string_view path = region.path;
-  const std::string_view name = region.name;
-  if (region.depth <= 0 || path.size() <= name.size() ||
-      !path.ends_with(name)) {
-    return {};
-  }
-  const size_t slash = path.size() - name.size() - 1;
-  return path[slash] == '/' ? path.substr(0, slash) : std::string_view();
+std::optional<std::string_view> ParentPath(const RegionResult& region) {
+  if (region.depth <= 0) return std::nullopt;
+  return common::ParentRegionPath(region.path, region.name);
 }
 
 RegionTree BuildRegionTree(const std::vector<RegionResult>& regions) {
@@ -28,9 +23,8 @@ RegionTree BuildRegionTree(const std::vector<RegionResult>& regions) {
     first_with_path.try_emplace(regions[i].path, i);
   }
   for (size_t i = 0; i < n; ++i) {
-    const std::string_view up = ParentPath(regions[i]);
-    const auto found =
-        up.empty() ? first_with_path.end() : first_with_path.find(up);
+    const std::optional<std::string_view> up = ParentPath(regions[i]);
+    const auto found = up ? first_with_path.find(*up) : first_with_path.end();
     // The parent's path is shorter than the child's: no cycles.
     if (found != first_with_path.end() &&
         regions[found->second].depth + 1 == regions[i].depth) {

@@ -13,6 +13,7 @@
 #define UNCORE_SDK_REPORT_REPORT_INTERNAL_H_
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,9 +23,10 @@
 namespace uncore::report::internal {
 
 // The path of `region`'s parent as its own path names it ("main/solve" for
-// "main/solve/assemble" named "assemble"), or "" for an outermost region
-// and for a path that does not end in "/" + name.
-std::string_view ParentPath(const RegionResult& region);
+// "main/solve/assemble" named "assemble"; common::ParentRegionPath), or
+// nullopt for an outermost region and for a path that does not end in "/"
+// and the escaped name.
+std::optional<std::string_view> ParentPath(const RegionResult& region);
 
 struct RegionTree {
   // Index of each region's parent in the regions, or -1: an outermost

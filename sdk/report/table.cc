@@ -36,15 +36,9 @@ std::vector<Row> TreeOrder(const std::vector<RegionResult>& regions) {
   std::vector<int> parent(n, -1);
   for (size_t i = 0; i < n; ++i) {
     const RegionResult& r = regions[i];
-    if (r.depth <= 0 || r.path.size() <= r.name.size() ||
-        !r.path.ends_with(r.name) ||
-        r.path[r.path.size() - r.name.size() - 1] != '/') {
-      continue;
-    }
-    const std::string_view path = r.path;
-    const std::string_view parent_path =
-        path.substr(0, path.size() - r.name.size() - 1);
-    const auto it = by_path.find(parent_path);
+    const std::optional<std::string_view> parent_path = internal::ParentPath(r);
+    if (!parent_path) continue;
+    const auto it = by_path.find(*parent_path);
     if (it != by_path.end() && regions[it->second].depth == r.depth - 1) {
       parent[i] = static_cast<int>(it->second);
     }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -20,6 +21,8 @@
 #include "sdk/devices/device.h"
 #include "sdk/devices/node_union.h"
 #include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
+#include "sdk/report/report.h"
+#include "sdk/report/report_internal.h"
 #include "sdk/runtime/session_testing.h"
 #include "uncore/region.h"
 #include "uncore/session.h"
@@ -192,6 +195,61 @@ TEST(RegionTest, NestedRegionsAreInclusiveAndExclusive) {
   // Wall time: a region contains its children.
   EXPECT_GE(outer->wall_ns, inner->wall_ns);
   EXPECT_LE(inner->min_ns, inner->max_ns);
+}
+
+// A name that holds the path separator is a region of its own: "a/b" at
+// the top and "b" inside "a" have two paths ('/' and '\\' escaped in a
+// name), in the results and in every report built from them (issue 36 R1:
+// both had the path "a/b").
+TEST(RegionTest, ANameWithTheSeparatorKeepsItsOwnPath) {
+  std::unique_ptr<Session> session = StartSim({"imc[0]/CAS_COUNT.RD"});
+  ASSERT_NE(session, nullptr);
+  sim::IvyTownUncore* sim = runtime::SimulatorOf(*session);
+  {
+    UNCORE_REGION("a/b");
+    ASSERT_TRUE(sim->Inject(0, CasReads(0), 1, 5).ok());
+  }
+  {
+    UNCORE_REGION("a");
+    UNCORE_REGION("b");
+    ASSERT_TRUE(sim->Inject(0, CasReads(0), 1, 7).ok());
+  }
+  {
+    UNCORE_REGION("x\\");
+    UNCORE_REGION("y");
+  }
+  { UNCORE_REGION("x/y"); }
+  { UNCORE_REGION("x\\/y"); }
+  const Results r = session->Collect();
+  const RegionResult* slash = Find(r, "a\\/b");
+  const RegionResult* nested = Find(r, "a/b");
+  ASSERT_TRUE(slash && nested);
+  EXPECT_EQ(slash->name, "a/b");
+  EXPECT_EQ(slash->depth, 0);
+  EXPECT_EQ(slash->inclusive[0].total, 5u);
+  EXPECT_EQ(nested->name, "b");
+  EXPECT_EQ(nested->depth, 1);
+  EXPECT_EQ(nested->inclusive[0].total, 7u);
+  // Backslashes are escaped too: three names, three paths.
+  // y inside the region named x-backslash; x/y; x-backslash-slash-y.
+  EXPECT_NE(Find(r, "x\\\\/y"), nullptr);
+  EXPECT_NE(Find(r, "x\\/y"), nullptr);
+  EXPECT_NE(Find(r, "x\\\\\\/y"), nullptr);
+  std::set<std::string> paths;
+  for (const RegionResult& region : r.regions) paths.insert(region.path);
+  EXPECT_EQ(paths.size(), r.regions.size());
+  // The reports' tree: "b" under "a", "a/b" at the top.
+  const report::internal::RegionTree tree =
+      report::internal::BuildRegionTree(r.regions);
+  const auto index = [&](const RegionResult* region) {
+    return static_cast<int>(region - r.regions.data());
+  };
+  EXPECT_EQ(tree.parent[index(slash)], -1);
+  EXPECT_EQ(tree.parent[index(nested)], index(Find(r, "a")));
+  const std::string table = report::FormatTable(r);
+  EXPECT_THAT(table, HasSubstr("\na/b "));
+  EXPECT_THAT(table, HasSubstr("\n  b "));
+  EXPECT_TRUE(session->Stop().ok());
 }
 
 TEST(RegionTest, SixteenThreadsOfNestedRegionsGiveExactTotals) {
