@@ -68,20 +68,27 @@ ul.legend li{cursor:pointer}ul.legend li.off{opacity:.35}
 
 // Hover: every element of a region is highlighted; a click on the legend
 // hides or shows the region's calls.  The page is complete without it.
+// Region paths are the user's names: they key a Map, never a plain object,
+// where "toString" or "__proto__" would find Object.prototype's members.
 constexpr std::string_view kScript = R"(
 (function () {
-  var byRegion = {};
+  var byRegion = new Map();
   document.querySelectorAll('[data-region]').forEach(function (el) {
     var key = el.getAttribute('data-region');
-    (byRegion[key] = byRegion[key] || []).push(el);
+    var list = byRegion.get(key);
+    if (!list) byRegion.set(key, list = []);
+    list.push(el);
   });
+  function elementsOf(el) {
+    return byRegion.get(el.getAttribute('data-region')) || [];
+  }
   function regionOf(target) {
     return target && target.closest ? target.closest('[data-region]') : null;
   }
   function mark(event, on) {
     var el = regionOf(event.target);
     if (!el) return;
-    byRegion[el.getAttribute('data-region')].forEach(function (x) {
+    elementsOf(el).forEach(function (x) {
       x.classList.toggle('hl', on);
     });
   }
@@ -91,7 +98,7 @@ constexpr std::string_view kScript = R"(
     li.addEventListener('click', function () {
       var off = !li.classList.contains('off');
       li.classList.toggle('off', off);
-      byRegion[li.getAttribute('data-region')].forEach(function (x) {
+      elementsOf(li).forEach(function (x) {
         if (x.closest('svg.timeline')) x.classList.toggle('hidden', off);
       });
     });
