@@ -236,6 +236,19 @@ std::vector<std::string> ClosestNames(std::string_view name,
   return out;
 }
 
+std::string Ordinal(uint64_t n) {
+  // 11, 12 and 13 (and 111, 1012, ...) take "th"; else the last digit says.
+  const uint64_t tens = n % 100;
+  const uint64_t units = n % 10;
+  std::string_view suffix = "th";
+  if (tens < 11 || tens > 13) {
+    if (units == 1) suffix = "st";
+    if (units == 2) suffix = "nd";
+    if (units == 3) suffix = "rd";
+  }
+  return fmt::format("{}{}", n, suffix);
+}
+
 std::string JoinAlternatives(std::span<const std::string> names) {
   std::string out;
   for (size_t i = 0; i < names.size(); ++i) {

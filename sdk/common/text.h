@@ -8,6 +8,7 @@
 #define UNCORE_SDK_COMMON_TEXT_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -60,6 +61,10 @@ std::string JoinAlternatives(std::span<const std::string> names);
 // or a byte that is not UTF-8: callers escape those first).  The C library's
 // wcwidth in the C.UTF-8 locale, or a table of the main ranges without it.
 size_t DisplayColumns(std::string_view text);
+
+// `n` as an English ordinal: 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st,
+// 101st, 111th.
+std::string Ordinal(uint64_t n);
 
 // Outside text (a spec, a name, a variable's value) as an error message
 // quotes it: control bytes, DEL, C1 controls and bytes that are not UTF-8

@@ -933,10 +933,10 @@ Results Session::CollectResults(bool calling_thread) const {
   for (const std::string& note : s.trace_notes) r.run.errors.push_back(note);
   if (s.options.sample_every > 1) {
     r.run.warnings.push_back(fmt::format(
-        "sampled: counters were read on every {}th call of each region "
+        "sampled: counters were read on every {} call of each region "
         "(UNCORE_SAMPLE); counts of regions with unsampled calls are "
         "estimated (~)",
-        s.options.sample_every));
+        common::Ordinal(static_cast<uint64_t>(s.options.sample_every))));
   }
   for (regions::Recorder::RegionTotals& t :
        calling_thread ? s.recorder->CollectCallingThread()

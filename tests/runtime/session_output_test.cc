@@ -11,6 +11,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -121,6 +122,30 @@ TEST_F(SessionOutputTest, WriteReportExpandsPlaceholders) {
   EXPECT_TRUE((*s)->Stop().ok());
   EXPECT_THAT(ReadAll(dir_ + "/w%.csv"), HasSubstr("region,path"));
   std::remove((dir_ + "/w%.csv").c_str());
+}
+
+// Issue 36: the sampling warning said "every 3th call".
+TEST(SessionWarningsTest, SamplingWarningSaysTheOrdinal) {
+  for (const auto& [every, ordinal] : {std::pair<int, std::string>{2, "2nd"},
+                                       {3, "3rd"},
+                                       {11, "11th"},
+                                       {21, "21st"},
+                                       {22, "22nd"},
+                                       {112, "112th"}}) {
+    SessionOptions o;
+    o.events = {"imc/CAS_COUNT.RD"};
+    o.backend = "sim";
+    o.output = "";
+    o.sample_every = every;
+    absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(o);
+    ASSERT_TRUE(s.ok()) << s.status();
+    const Results results = (*s)->Collect();
+    ASSERT_TRUE((*s)->Stop().ok());
+    EXPECT_THAT(results.run.warnings,
+                ::testing::Contains(HasSubstr("read on every " + ordinal +
+                                              " call of each region")))
+        << every;
+  }
 }
 
 // Sets (or, with nullopt, unsets) an environment variable for a scope.
