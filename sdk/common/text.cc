@@ -293,7 +293,10 @@ std::string QuoteForMessage(std::string_view text, size_t max_bytes) {
   std::string out;
   out.reserve(end + 16);
   for (size_t i = 0; i < end;) AppendEscaped(text, &i, &out);
-  if (end < text.size()) out += fmt::format("... ({} bytes)", text.size());
+  if (end < text.size()) {
+    out += fmt::format("... ({} bytes, {} left out)", text.size(),
+                       text.size() - end);
+  }
   return out;
 }
 
@@ -310,8 +313,8 @@ std::string PrintableMessage(std::string_view message, size_t max_bytes) {
       AppendEscaped(line, &i, &out, /*backslash=*/false);
     }
   }
-  if (message.size() > max_bytes) {
-    out += fmt::format("... ({} bytes)", message.size());
+  if (end < message.size()) {
+    out += fmt::format("... ({} bytes left out)", message.size() - end);
   }
   return out;
 }

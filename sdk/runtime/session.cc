@@ -103,7 +103,7 @@ absl::StatusOr<uint64_t> ParseTraceInterval(std::string_view text) {
         "UNCORE_TRACE_INTERVAL=\"{}\" is not a time of 100us or more: write "
         "a whole number with a unit (10ms, 500us, 1s; no unit: ms), or unset "
         "it to take snapshots only at region boundaries",
-        report::EscapeForTable(text)));
+        common::QuoteForMessage(text)));
   }
   return value * scale;
 }
@@ -117,7 +117,7 @@ absl::StatusOr<std::vector<std::string>> SplitOutputs(std::string_view list) {
       return absl::InvalidArgumentError(fmt::format(
           "report output \"{}\" has an empty name in its list: separate "
           "names by single commas (\"r.json,r.html,-\")",
-          report::EscapeForTable(list)));
+          common::QuoteForMessage(list)));
     }
     outputs.emplace_back(name);
   }
@@ -659,7 +659,7 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Assemble(
   } else if (!s.trace_path.empty()) {
     s.warnings.push_back(
         fmt::format("no trace is written to {}: backend off measures no region",
-                    report::EscapeForTable(s.trace_path)));
+                    common::QuoteForMessage(s.trace_path)));
   }
   return session;
 }

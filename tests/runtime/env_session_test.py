@@ -161,7 +161,44 @@ class EnvSessionTest(harness.TempDirTest):
         r = run({"UNCORE_EVENTS": spec, "UNCORE_BACKEND": "sim"}, "1", "1")
         self.assertIn("regions will not be measured", r.stderr)
         self.assertLess(len(r.stderr), 2000, r.stderr[:3000])
-        self.assertIn("(100017 bytes)", r.stderr)
+        self.assertIn("(100017 bytes, 99817 left out)", r.stderr)
+
+    def test_long_values_are_cut_with_the_count_left_out(self):
+        # Issue 36, R11: UNCORE_PLATFORM, UNCORE_SOCKETS and
+        # UNCORE_TRACE_INTERVAL echoed a 5,000-byte value whole, the message
+        # cut at 4 kB with the whole message's size as the count.  Every
+        # variable quotes at most a few hundred bytes of a value, and says
+        # how many bytes it left out.
+        value = "p" * 5000
+        # The quoted text shown, its size and how many bytes were left out.
+        cut = re.compile(r"['\"]([^'\"]*?)\.\.\. "
+                         r"\((\d+) bytes, (\d+) left out\)")
+        base = {"UNCORE_EVENTS": "imc/CAS_COUNT.RD", "UNCORE_BACKEND": "sim"}
+        cwd = os.getcwd() + "/"  # a relative path is made absolute
+        # Each variable, its value and the text its message quotes; paths
+        # keep up to 600 bytes (room for long directories), the rest 200.
+        for name, v, quoted, most in [
+                ("UNCORE_PLATFORM", value, value, 200),
+                ("UNCORE_SOCKETS", value, value, 200),
+                ("UNCORE_TRACE_INTERVAL", value, value, 200),
+                ("UNCORE_BACKEND", value, value, 200),
+                ("UNCORE_SAMPLE", value, value, 200),
+                ("UNCORE_OUTPUT", value + ",,-", value + ",,-", 200),
+                ("UNCORE_OUTPUT", value, cwd + value, 600),
+                ("UNCORE_TRACE", value, cwd + value, 600)]:
+            with self.subTest(variable=name, value=v[-10:]):
+                r = run({**base, name: v}, "1", "1")
+                self.assertEqual(r.returncode, 0, r.stderr[:500])
+                self.assertIn("regions will not be measured", r.stderr)
+                self.assertLess(len(r.stderr), 2000, r.stderr[:3000])
+                found = cut.findall(r.stderr)
+                self.assertTrue(found, r.stderr)
+                for shown, total, left_out in found:
+                    self.assertTrue(quoted.startswith(shown), shown)
+                    self.assertLessEqual(len(shown), most)
+                    self.assertEqual(int(total), len(quoted), r.stderr)
+                    self.assertEqual(len(shown) + int(left_out), len(quoted),
+                                     r.stderr)
 
     def test_auto_without_hardware_reports_why(self):
         out = self.path("auto.json")
