@@ -108,6 +108,26 @@ absl::StatusOr<uint64_t> ParseTraceInterval(std::string_view text) {
   return value * scale;
 }
 
+// The one parser of boolean variables (UNCORE_FORCE, UNCORE_MULTIPLEX,
+// UNCORE_FREE_RUNNING): 1, true, yes, on or 0, false, no, off, in any case,
+// blanks around them ignored; anything else (blank too) is an error naming
+// the variable, its value and the values it takes.
+absl::StatusOr<bool> ParseBooleanVariable(std::string_view name,
+                                          std::string_view value) {
+  const std::string_view v = common::StripWhitespace(value);
+  for (const std::string_view yes : {"1", "true", "yes", "on"}) {
+    if (common::EqualsIgnoreCase(v, yes)) return true;
+  }
+  for (const std::string_view no : {"0", "false", "no", "off"}) {
+    if (common::EqualsIgnoreCase(v, no)) return false;
+  }
+  return absl::InvalidArgumentError(fmt::format(
+      "{}=\"{}\" is neither yes nor no: set it to 1, true, yes or on, or to "
+      "0, false, no or off (any case), or unset it for the default "
+      "(docs/environment.md)",
+      name, common::QuoteForMessage(value)));
+}
+
 // "a.json, b.csv,-" -> {"a.json", "b.csv", "-"}; an empty item is an error.
 absl::StatusOr<std::vector<std::string>> SplitOutputs(std::string_view list) {
   std::vector<std::string> outputs;
@@ -301,11 +321,6 @@ absl::StatusOr<SessionOptions> Session::OptionsFromEnvironment() {
   if (std::optional<std::string> s = env("UNCORE_SOCKETS")) {
     UNCORE_ASSIGN_OR_RETURN(o.sockets, ParseSocketList(*s));
   }
-  auto flag = [&](const char* name) {
-    std::optional<std::string> f = env(name);
-    return f && (*f == "1" || common::EqualsIgnoreCase(*f, "true") ||
-                 common::EqualsIgnoreCase(*f, "yes"));
-  };
   if (std::optional<std::string> n = env("UNCORE_SAMPLE")) {
     int every = 0;
     if (!absl::SimpleAtoi(std::string(common::StripWhitespace(*n)), &every) ||
@@ -321,13 +336,16 @@ absl::StatusOr<SessionOptions> Session::OptionsFromEnvironment() {
   if (std::optional<std::string> p = env("UNCORE_PLATFORM")) {
     o.platform = std::string(common::StripWhitespace(*p));
   }
-  if (std::optional<std::string> f = env("UNCORE_FREE_RUNNING")) {
-    const std::string_view v = common::StripWhitespace(*f);
-    o.use_free_running = !(v == "0" || common::EqualsIgnoreCase(v, "false") ||
-                           common::EqualsIgnoreCase(v, "no"));
-  }
-  o.force = flag("UNCORE_FORCE");
-  o.allow_multiplexing = flag("UNCORE_MULTIPLEX");
+  // A boolean variable keeps `*value` (its default) when unset.
+  auto flag = [&](const char* name, bool* value) -> absl::Status {
+    if (std::optional<std::string> f = env(name)) {
+      UNCORE_ASSIGN_OR_RETURN(*value, ParseBooleanVariable(name, *f));
+    }
+    return absl::OkStatus();
+  };
+  UNCORE_RETURN_IF_ERROR(flag("UNCORE_FREE_RUNNING", &o.use_free_running));
+  UNCORE_RETURN_IF_ERROR(flag("UNCORE_FORCE", &o.force));
+  UNCORE_RETURN_IF_ERROR(flag("UNCORE_MULTIPLEX", &o.allow_multiplexing));
   return o;
 }
 

@@ -202,5 +202,62 @@ TEST(OptionsFromEnvironmentTest, EmptyOutputVariableIsAnError) {
   }
 }
 
+// Issue 36, R12: UNCORE_FORCE, UNCORE_MULTIPLEX and UNCORE_FREE_RUNNING
+// took any value silently ("maybe" was no, or for UNCORE_FREE_RUNNING yes).
+// One parser: the documented values in any case, else an error naming the
+// variable, the value and the values it takes.
+TEST(OptionsFromEnvironmentTest, BooleanVariablesTakeTheDocumentedValues) {
+  ScopedEnv events("UNCORE_EVENTS", "imc/CAS_COUNT.RD");
+  const auto read = [](const SessionOptions& o, const std::string& name) {
+    if (name == "UNCORE_FORCE") return o.force;
+    if (name == "UNCORE_MULTIPLEX") return o.allow_multiplexing;
+    return o.use_free_running;
+  };
+  for (const std::string name :
+       {"UNCORE_FORCE", "UNCORE_MULTIPLEX", "UNCORE_FREE_RUNNING"}) {
+    for (const auto& [value, expected] :
+         {std::pair<std::string, bool>{"1", true},
+          {"true", true},
+          {"TRUE", true},
+          {"Yes", true},
+          {"on", true},
+          {" ON ", true},
+          {"0", false},
+          {"false", false},
+          {"False", false},
+          {"no", false},
+          {"NO", false},
+          {"off", false}}) {
+      ScopedEnv flag(name.c_str(), value);
+      absl::StatusOr<SessionOptions> o = Session::OptionsFromEnvironment();
+      ASSERT_TRUE(o.ok()) << name << "=" << value << ": " << o.status();
+      EXPECT_EQ(read(*o, name), expected) << name << "=" << value;
+    }
+    for (const std::string bad :
+         {"maybe", "2", "", " ", "enable", "y", "nope", "\x1b[31m"}) {
+      ScopedEnv flag(name.c_str(), bad);
+      absl::StatusOr<SessionOptions> o = Session::OptionsFromEnvironment();
+      ASSERT_FALSE(o.ok()) << name << "=\"" << bad << "\" was taken";
+      EXPECT_EQ(o.status().code(), absl::StatusCode::kInvalidArgument);
+      const std::string message = common::StatusMessage(o.status());
+      EXPECT_THAT(message, HasSubstr(name + "=\""));
+      EXPECT_THAT(message, HasSubstr("1, true, yes or on"));
+      EXPECT_THAT(message, HasSubstr("0, false, no or off"));
+    }
+    {
+      ScopedEnv flag(name.c_str(), "maybe");
+      EXPECT_THAT(
+          common::StatusMessage(Session::OptionsFromEnvironment().status()),
+          HasSubstr(name + "=\"maybe\""));
+    }
+  }
+  // Unset: the defaults.
+  absl::StatusOr<SessionOptions> o = Session::OptionsFromEnvironment();
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_FALSE(o->force);
+  EXPECT_FALSE(o->allow_multiplexing);
+  EXPECT_TRUE(o->use_free_running);
+}
+
 }  // namespace
 }  // namespace uncore
