@@ -214,9 +214,9 @@ struct Session::Impl {
   // called from a signal handler inside one): the recorder and the device
   // are left alone (never freed, never released).
   bool abandoned = false;
-  // Guards what Stop changes and Collect reads (stopped, open_at_stop,
-  // estimated, frozen_ns_at_stop, dropped, refused, abandoned, warnings) and
-  // the device's release: Collect may run on another thread (the C API,
+  // Guards what Stop changes and Collect reads (stopped, estimated,
+  // frozen_ns_at_stop, dropped, refused, abandoned, warnings) and the
+  // device's release: Collect may run on another thread (the C API,
   // uncore_write_report) while Stop runs on the signal thread or at exit.
   mutable std::mutex state_mu;
   std::vector<std::string> warnings;
@@ -227,7 +227,6 @@ struct Session::Impl {
   std::string cpu;
   std::string host;
   bool stopped = false;
-  std::vector<std::string> open_at_stop;
   // What the placeholders of an output name expand to, and options.output
   // expanded, made absolute and checked at Start ("" for no report).
   report::OutputContext output_context;
@@ -705,9 +704,18 @@ absl::Status Session::Stop() {
       s.dropped = regions::DroppedBoundaries() - s.dropped_at_start;
       s.refused = regions::RefusedReentrantRegions() - s.refused_at_start;
       if (!s.abandoned) {
-        // Regions still open (an interrupted run): listed, then counted up
-        // to now as open calls.
-        s.open_at_stop = s.recorder->OpenRegions();
+        // Regions still open (an interrupted run): one error per path,
+        // under the recorder's cap on errors, then counted up to now as
+        // open calls.
+        for (const regions::Recorder::OpenRegion& open :
+             s.recorder->OpenRegions()) {
+          s.recorder->AddError(fmt::format(
+              "region \"{}\" was still open on {} when the session stopped: "
+              "counted up to then (its open_calls)",
+              open.path,
+              open.threads == 1 ? fmt::format("thread {}", open.first_thread)
+                                : fmt::format("{} threads", open.threads)));
+        }
         s.recorder->CloseOpenRegions();
         if (s.trace != nullptr && !s.discard_outputs) {
           // Every call is recorded: the trace file is written whole.
@@ -914,12 +922,6 @@ Results Session::CollectResults(bool calling_thread) const {
   };
 
   r.run.errors = s.recorder->Errors();
-  for (const std::string& open : s.open_at_stop) {
-    r.run.errors.push_back(fmt::format(
-        "region {} was still open when the session stopped: counted up to "
-        "then (its open_calls)",
-        open));
-  }
   const uint64_t dropped =
       s.stopped ? s.dropped : regions::DroppedBoundaries() - s.dropped_at_start;
   const uint64_t refused =
