@@ -15,11 +15,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "fmt/format.h"
@@ -322,6 +324,63 @@ absl::StatusOr<std::string> PrepareOutput(std::string_view output,
   UNCORE_ASSIGN_OR_RETURN(const std::string absolute, AbsoluteOutput(expanded));
   UNCORE_RETURN_IF_ERROR(CheckOutputWritable(absolute));
   return absolute;
+}
+
+namespace {
+
+// `path` normalised: its symbolic links followed, dangling ones too (a
+// report written through one creates its target), then weakly_canonical.
+std::filesystem::path NormalOutputPath(const std::string& path) {
+  std::filesystem::path p(path);
+  for (int hops = 0; hops < 40; ++hops) {  // as the kernel's ELOOP limit
+    std::error_code error;
+    if (!std::filesystem::is_symlink(
+            std::filesystem::symlink_status(p, error))) {
+      break;
+    }
+    const std::filesystem::path target =
+        std::filesystem::read_symlink(p, error);
+    if (error) break;
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  std::error_code error;
+  std::filesystem::path normal = std::filesystem::weakly_canonical(p, error);
+  return error ? p.lexically_normal() : normal;
+}
+
+}  // namespace
+
+bool SameOutputFile(const std::string& a, const std::string& b) {
+  if (a == "-" || b == "-") return false;
+  struct stat sa;
+  struct stat sb;
+  const bool a_exists = stat(a.c_str(), &sa) == 0;
+  const bool b_exists = stat(b.c_str(), &sb) == 0;
+  if ((a_exists && !S_ISREG(sa.st_mode)) ||
+      (b_exists && !S_ISREG(sb.st_mode))) {
+    return false;  // a device or a FIFO: written in place, never replaced
+  }
+  if (a_exists && b_exists) {
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  }
+  // One or both yet to be created: the names, normalised ("./", "..",
+  // symbolic links).
+  return NormalOutputPath(a) == NormalOutputPath(b);
+}
+
+absl::Status CheckOutputsApart(const std::vector<OutputClaim>& claims) {
+  for (size_t i = 0; i < claims.size(); ++i) {
+    for (size_t j = i + 1; j < claims.size(); ++j) {
+      if (!SameOutputFile(claims[i].path, claims[j].path)) continue;
+      const std::filesystem::path file = NormalOutputPath(claims[j].path);
+      return absl::InvalidArgumentError(fmt::format(
+          "{} and {} are the same file, {}: the one written last would "
+          "replace the other; give each its own name (UNCORE_OUTPUT and "
+          "UNCORE_TRACE, or uncore stat's -o and --trace)",
+          claims[i].what, claims[j].what, Quoted(file.string())));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // The stream's opening: where the bytes go, decided as WriteReportFile's

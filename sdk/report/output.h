@@ -35,6 +35,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -83,6 +84,24 @@ absl::Status CheckOutputWritable(const std::string& path);
 // (or "-") that WriteReport should be given.  "" is an error.
 absl::StatusOr<std::string> PrepareOutput(std::string_view output,
                                           const OutputContext& context);
+
+// One file a session writes: what names it in a message ("report output
+// 'r.json'", "the trace 't.json'") and its path as PrepareOutput gives it.
+struct OutputClaim {
+  std::string what;
+  std::string path;
+};
+
+// Whether two paths of PrepareOutput name one regular file (or one file yet
+// to be created): the same after normalisation (weakly_canonical: "./x" and
+// "x", "..", symbolic links), or the same device and inode (a hard link).
+// "-" (stderr) and existing files that are not regular (/dev/null, a
+// terminal, a FIFO) are never one file: nothing there is overwritten.
+bool SameOutputFile(const std::string& a, const std::string& b);
+
+// InvalidArgument when two of `claims` name one file (the later write
+// would replace the earlier), saying which two, the file and what to do.
+absl::Status CheckOutputsApart(const std::vector<OutputClaim>& claims);
 
 // Writes `text` to `path` as described above.  Errors name the path and the
 // system's reason.

@@ -558,12 +558,17 @@ absl::Status SessionAccess::PrepareOutputs(Session::Impl& s,
   // A mistake is an error now, not a lost report at the end.
   s.output_context = report::CurrentOutputContext(s.start_unix_ns);
   s.output_context.host = s.host;
+  // Every file written, so that no two are one (issue 36).
+  std::vector<report::OutputClaim> claims;
   if (!options.output.empty()) {
     UNCORE_ASSIGN_OR_RETURN(const std::vector<std::string> outputs,
                             SplitOutputs(options.output));
     for (const std::string& output : outputs) {
       UNCORE_ASSIGN_OR_RETURN(std::string path,
                               report::PrepareOutput(output, s.output_context));
+      claims.push_back(
+          {fmt::format("report output \"{}\"", common::QuoteForMessage(output)),
+           path});
       s.output_paths.push_back(std::move(path));
     }
   }
@@ -575,8 +580,11 @@ absl::Status SessionAccess::PrepareOutputs(Session::Impl& s,
     }
     UNCORE_ASSIGN_OR_RETURN(
         s.trace_path, report::PrepareOutput(options.trace, s.output_context));
+    claims.push_back({fmt::format("the trace \"{}\"",
+                                  common::QuoteForMessage(options.trace)),
+                      s.trace_path});
   }
-  return absl::OkStatus();
+  return report::CheckOutputsApart(claims);
 }
 
 absl::StatusOr<OpenedBackend> SessionAccess::OpenSessionBackend(

@@ -200,6 +200,22 @@ class EnvSessionTest(harness.TempDirTest):
                     self.assertEqual(len(shown) + int(left_out), len(quoted),
                                      r.stderr)
 
+    def test_outputs_that_name_one_file_are_refused(self):
+        # Issue 36, R8: the report overwrote the trace with no message.
+        out = self.path("x.json")
+        base = {"UNCORE_EVENTS": "imc/CAS_COUNT.RD", "UNCORE_BACKEND": "sim"}
+        for env in ({"UNCORE_OUTPUT": out, "UNCORE_TRACE": out},
+                    {"UNCORE_OUTPUT": out,
+                     "UNCORE_TRACE": self.path(".") + "/./x.json"},
+                    {"UNCORE_OUTPUT": out + ",-," + out}):
+            with self.subTest(env=env):
+                r = run({**base, **env}, "1", "1")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertIn("regions will not be measured", r.stderr)
+                self.assertIn("the same file", r.stderr)
+                self.assertIn("give each its own name", r.stderr)
+                self.assertFalse(os.path.exists(out))
+
     def test_auto_without_hardware_reports_why(self):
         out = self.path("auto.json")
         r = run({"UNCORE_EVENTS": "imc/CAS_COUNT.RD", "UNCORE_OUTPUT": out},

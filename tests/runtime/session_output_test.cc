@@ -124,6 +124,63 @@ TEST_F(SessionOutputTest, WriteReportExpandsPlaceholders) {
   std::remove((dir_ + "/w%.csv").c_str());
 }
 
+// Issue 36, R8: a report and the trace (or two reports of one list) naming
+// the same file, the report overwrote the trace silently.  Refused at start,
+// the paths compared as files: "./x" and "x", a symbolic link, a hard link.
+TEST_F(SessionOutputTest, OutputsThatNameOneFileAreRefusedAtStart) {
+  char cwd[4096];
+  ASSERT_NE(getcwd(cwd, sizeof(cwd)), nullptr);
+  ASSERT_EQ(symlink((dir_ + "/out.json").c_str(), (dir_ + "/a").c_str()), 0);
+  std::ofstream(dir_ + "/w.csv") << "old";
+  ASSERT_EQ(link((dir_ + "/w.csv").c_str(), (dir_ + "/b").c_str()), 0);
+  struct Case {
+    std::string output;
+    std::string trace;
+    std::string says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {dir_ + "/out.json", dir_ + "/out.json", "the trace"},
+           {dir_ + "/out.json", dir_ + "/./out.json", "the trace"},
+           {dir_ + "/a", dir_ + "/out.json", "the trace"},  // a link to it
+           {dir_ + "/w.csv", dir_ + "/b", "the trace"},     // a hard link
+           {dir_ + "/out.json," + dir_ + "/../" +
+                dir_.substr(dir_.rfind('/') + 1) + "/out.json",
+            "", "report output"},
+           {dir_ + "/out.json,-," + dir_ + "/a", "", "report output"},
+           {dir_ + "/rel.json", "rel.json", "the trace"}}) {
+    SessionOptions o = OffOptions(c.output);
+    o.trace = c.trace;
+    if (c.output.find("rel.json") != std::string::npos) {
+      ASSERT_EQ(chdir(dir_.c_str()), 0);
+    }
+    absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(o);
+    if (s.ok()) {
+      EXPECT_TRUE((*s)->Stop().ok());
+    }
+    ASSERT_FALSE(s.ok()) << c.output << " and " << c.trace << " were taken";
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+    const std::string message = common::StatusMessage(s.status());
+    EXPECT_THAT(message, HasSubstr("the same file"));
+    EXPECT_THAT(message, HasSubstr(c.says));
+    EXPECT_THAT(message, HasSubstr("give each its own name"));
+  }
+  ASSERT_EQ(chdir(cwd), 0);
+  EXPECT_EQ(ReadAll(dir_ + "/w.csv"), "old");
+  // Different files, and "-" (stderr) twice, are fine.
+  SessionOptions o = OffOptions(dir_ + "/out.json,-,-");
+  o.trace = dir_ + "/rel.json";
+  absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(o);
+  ASSERT_TRUE(s.ok()) << s.status();
+  (*s)->Stop().IgnoreError();
+  if (access("/dev/null", W_OK) == 0) {
+    SessionOptions null = OffOptions("/dev/null,/dev/null");
+    null.trace = "/dev/null";
+    absl::StatusOr<std::unique_ptr<Session>> n = Session::Start(null);
+    ASSERT_TRUE(n.ok()) << n.status();  // not a file: nothing overwritten
+    (*n)->Stop().IgnoreError();
+  }
+}
+
 // Issue 36: the sampling warning said "every 3th call".
 TEST(SessionWarningsTest, SamplingWarningSaysTheOrdinal) {
   for (const auto& [every, ordinal] : {std::pair<int, std::string>{2, "2nd"},
