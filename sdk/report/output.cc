@@ -386,9 +386,10 @@ absl::Status CheckOutputsApart(const std::vector<OutputClaim>& claims) {
 // The stream's opening: where the bytes go, decided as WriteReportFile's
 // comment in output.h says.
 absl::StatusOr<std::unique_ptr<ReportFileStream>> ReportFileStream::Open(
-    const std::string& path) {
+    const std::string& path, std::string_view what) {
   std::unique_ptr<ReportFileStream> stream(new ReportFileStream());
   stream->path_ = path;
+  stream->what_ = std::string(what);
   struct stat st;
   int in_place_flags = -1;  // -1: through a temporary file
   bool existing = false;
@@ -400,8 +401,8 @@ absl::StatusOr<std::unique_ptr<ReportFileStream>> ReportFileStream::Open(
       in_place_flags = O_CREAT | O_TRUNC;
     }
   } else if (S_ISDIR(st.st_mode)) {
-    return ErrnoStatus(EISDIR, fmt::format("cannot write the report to {}: {}",
-                                           Quoted(path), Reason(EISDIR)));
+    return ErrnoStatus(EISDIR, fmt::format("cannot write the {} to {}: {}",
+                                           what, Quoted(path), Reason(EISDIR)));
   } else if (!S_ISREG(st.st_mode)) {
     in_place_flags = 0;
   } else {
@@ -420,7 +421,7 @@ absl::StatusOr<std::unique_ptr<ReportFileStream>> ReportFileStream::Open(
     if (stream->fd_ < 0) {
       const int error = errno;
       return ErrnoStatus(
-          error, fmt::format("cannot open report file {} for writing: {}",
+          error, fmt::format("cannot open {} file {} for writing: {}", what,
                              Quoted(path), Reason(error)));
     }
     stream->in_place_ = true;
@@ -430,10 +431,10 @@ absl::StatusOr<std::unique_ptr<ReportFileStream>> ReportFileStream::Open(
   if (stream->fd_ < 0) {
     const int error = errno;
     return ErrnoStatus(
-        error,
-        fmt::format("cannot write report file {}: cannot create a "
-                    "temporary file in {}: {}",
-                    Quoted(path), Quoted(DirectoryOf(target)), Reason(error)));
+        error, fmt::format("cannot write {} file {}: cannot create a "
+                           "temporary file in {}: {}",
+                           what, Quoted(path), Quoted(DirectoryOf(target)),
+                           Reason(error)));
   }
   stream->target_ = target;
   stream->existing_ = existing;
@@ -448,14 +449,17 @@ absl::Status ReportFileStream::Failed(int error) {
   if (error_ == 0) error_ = error;
   Abort();
   if (in_place_) {
-    return ErrnoStatus(error_, fmt::format("cannot write the report to {}: {}",
-                                           Quoted(path_), Reason(error_)));
+    return ErrnoStatus(error_,
+                       fmt::format("cannot write the {} to {}: {}", what_,
+                                   Quoted(path_), Reason(error_)));
   }
   return ErrnoStatus(
-      error_,
-      fmt::format(
-          "cannot write report file {}: {}{}", Quoted(path_), Reason(error_),
-          existing_ ? " (the previous report there is left as it was)" : ""));
+      error_, fmt::format("cannot write {} file {}: {}{}", what_, Quoted(path_),
+                          Reason(error_),
+                          existing_ ? fmt::format(" (the previous {} there is "
+                                                  "left as it was)",
+                                                  what_)
+                                    : std::string()));
 }
 
 absl::Status ReportFileStream::Write(std::string_view text) {

@@ -116,8 +116,9 @@ absl::Status WriteReportFile(const std::string& path, std::string_view text);
 // thread-safe.
 class ReportFileStream {
  public:
+  // `what` names the file in messages: "report", "trace".
   static absl::StatusOr<std::unique_ptr<ReportFileStream>> Open(
-      const std::string& path);
+      const std::string& path, std::string_view what = "report");
   ~ReportFileStream();
   ReportFileStream(const ReportFileStream&) = delete;
   ReportFileStream& operator=(const ReportFileStream&) = delete;
@@ -132,6 +133,7 @@ class ReportFileStream {
   absl::Status Failed(int error);
 
   std::string path_;    // as given
+  std::string what_;    // "report", "trace"
   std::string target_;  // what the temporary file is renamed over
   std::string temp_;    // "" once renamed or removed, or when in place
   int fd_ = -1;
