@@ -169,6 +169,22 @@ TEST(HtmlReportTest, PrototypeNamesAreNotObjectKeys) {
   EXPECT_THAT(script, HasSubstr("new Map()"));
 }
 
+// Issue 36: a 300-character region name widened the page's table past the
+// page.  The name column and the legend wrap anywhere, the name kept whole.
+TEST(HtmlReportTest, LongNamesWrapAndStayWhole) {
+  Results results = MakeResults(false);
+  const std::string long_name = "begin_" + std::string(288, 'x') + "_end_1";
+  results.regions[0].name = long_name;
+  results.regions[0].path = long_name;
+  const Timeline timeline = MakeTimeline(results);
+  const std::string page = FormatHtml(results, &timeline);
+  EXPECT_THAT(page, HasSubstr(">" + long_name + "</td>"));
+  EXPECT_THAT(page, HasSubstr("td.name{white-space:normal;"
+                              "overflow-wrap:anywhere;"));
+  EXPECT_THAT(page, HasSubstr("ul.legend li{overflow-wrap:anywhere;"));
+  EXPECT_THAT(page, HasSubstr(".scroll{overflow-x:auto;max-width:100%}"));
+}
+
 TEST(HtmlReportTest, NothingOutsideThePage) {
   const Results results = MakeResults(true);
   const Timeline timeline = MakeTimeline(results);
