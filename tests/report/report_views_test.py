@@ -19,13 +19,14 @@ report of the same run, is the reference the others are checked against.
                  "(inc)" metrics at least the exclusive ones.  When hatchet is
                  importable, GraphFrame.from_literal loads it too.
   html_chromium  sample.html (and the page without a timeline, one with
-                 20,000 calls, and one whose regions are named constructor,
-                 __proto__, toString and valueOf) refer to nothing outside
-                 themselves, and headless Chromium renders them with no
-                 script error, also when each region is hovered over and its
-                 legend entry clicked, an <svg> element per region
-                 (data-region) and a rectangle per call.  Exit 77 (skip)
-                 when no Chromium can run here.
+                 20,000 calls, one whose regions are named constructor,
+                 __proto__, toString and valueOf, and one with a region name
+                 of 300 characters) refer to nothing outside themselves, and
+                 headless Chromium renders them with no script error, also
+                 when each region is hovered over and its legend entry
+                 clicked, an <svg> element per region (data-region), a
+                 rectangle per call, and no region name cell wider than
+                 40em.  Exit 77 (skip) when no Chromium can run here.
 """
 import argparse
 import html.parser
@@ -54,6 +55,11 @@ JSON_PATHS = PATHS[:3] + ["io\u00ff"]
 # Object.prototype (issue 36, R9).
 PROTOTYPE_PATHS = ["constructor", "constructor/__proto__",
                    "constructor/__proto__/toString", "valueOf"]
+# sample-long-name.html: io named with 300 characters (issue 36).
+LONG_NAME = "long_" + "x" * 290 + "_name"
+LONG_NAME_PATHS = PATHS[:3] + [LONG_NAME]
+# The widest a region's name cell may be, in CSS pixels: 40em of 14px.
+MAX_NAME_CELL_PX = 40 * 14 + 20
 CALLS_IN_TIMELINE = 14  # write_sample_reports.cc, SampleTimeline()
 
 
@@ -339,7 +345,11 @@ EXERCISE = ("<script>(function(){var seen=new Set();"
             "document.querySelectorAll('ul.legend li[data-region]')"
             ".forEach(function(li){li.click();li.click();});"
             "document.documentElement.setAttribute('data-exercised',"
-            "String(seen.size));})();</script>")
+            "String(seen.size));var w=0;"
+            "document.querySelectorAll('td.name').forEach(function(td){"
+            "w=Math.max(w,td.getBoundingClientRect().width);});"
+            "document.documentElement.setAttribute('data-name-width',"
+            "String(Math.round(w)));})();</script>")
 
 
 def check_html(folder, reference):
@@ -347,9 +357,11 @@ def check_html(folder, reference):
     # Each page and the calls it draws.
     pages = {"sample.html": CALLS_IN_TIMELINE, "sample-no-timeline.html": 0,
              "sample-20000-calls.html": 20000,
-             "sample-prototype-names.html": CALLS_IN_TIMELINE}
+             "sample-prototype-names.html": CALLS_IN_TIMELINE,
+             "sample-long-name.html": CALLS_IN_TIMELINE}
     paths = {name: PATHS for name in pages}
     paths["sample-prototype-names.html"] = PROTOTYPE_PATHS
+    paths["sample-long-name.html"] = LONG_NAME_PATHS
     texts = {}
     for name in pages:
         with open(os.path.join(folder, name), encoding="utf-8") as f:
@@ -407,6 +419,10 @@ def check_html(folder, reference):
         check(dom.root.get("data-exercised") == str(len(paths[name])),
               "%s: every region hovered over, its legend entry clicked "
               "(%r)" % (name, dom.root.get("data-exercised")))
+        # A long name wraps in its cell: the column never takes the page.
+        width = int(dom.root.get("data-name-width") or "-1")
+        check(0 < width <= MAX_NAME_CELL_PX,
+              "%s: the widest region name cell is %d px" % (name, width))
         check(dom.svg_regions == set(paths[name]),
               "%s: rendered, an SVG element per region: %s" %
               (name, dom.svg_regions))

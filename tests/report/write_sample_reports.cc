@@ -7,7 +7,8 @@
 //   -> DIR/sample.json, sample.csv, sample.hatchet.json, sample.html,
 //      sample-no-timeline.html, sample-20000-calls.html,
 //      sample-prototype-names.html (the regions named as members of
-//      Object.prototype: constructor > __proto__ > toString, and valueOf)
+//      Object.prototype: constructor > __proto__ > toString, and valueOf),
+//      sample-long-name.html (io named with 300 characters)
 //
 // Each goes through report::WriteReport, so its name picks the format.
 #include <cstdint>
@@ -168,6 +169,15 @@ Results PrototypeNameResults() {
   return results;
 }
 
+// SampleResults with io named with 300 characters (issue 36): the page's
+// name column wraps it rather than widening.
+Results LongNameResults() {
+  Results results = SampleResults();
+  results.regions[3].name = "long_" + std::string(290, 'x') + "_name";
+  results.regions[3].path = results.regions[3].name;
+  return results;
+}
+
 int Write(const Results& results, const std::string& path,
           const Timeline* timeline) {
   const absl::Status status = WriteReport(results, path, stderr, timeline);
@@ -199,5 +209,7 @@ int main(int argc, char** argv) {
   failures += Write(results, dir + "/sample-20000-calls.html", &big);
   failures += Write(uncore::report::PrototypeNameResults(),
                     dir + "/sample-prototype-names.html", &timeline);
+  failures += Write(uncore::report::LongNameResults(),
+                    dir + "/sample-long-name.html", &timeline);
   return failures == 0 ? 0 : 1;
 }
