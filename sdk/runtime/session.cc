@@ -20,6 +20,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "fmt/format.h"
 #include "sdk/common/clock.h"
@@ -265,6 +266,9 @@ Session* Session::Active() {
 }
 
 namespace runtime {
+
+// The payload that marks Stop's error as the trace's (IsTraceLoss).
+constexpr char kTraceLossPayload[] = "uncore/trace-loss";
 
 bool WithActiveSession(absl::FunctionRef<void(Session&)> use) {
   // Stop's last step clears the active session under this lock: while it
@@ -755,6 +759,14 @@ absl::Status Session::Stop() {
   // The report first, then the device's release: the report must be on
   // disk before anything else can go wrong.
   absl::Status written = s.trace_status;
+  if (!written.ok()) {
+    // The trace's own failure: named so, not taken for the report's.
+    absl::Status trace_lost(
+        written.code(),
+        fmt::format("the trace is lost: {}", common::StatusMessage(written)));
+    trace_lost.SetPayload(runtime::kTraceLossPayload, absl::Cord("trace"));
+    written = std::move(trace_lost);
+  }
   if (!s.output_paths.empty() && !s.discard_outputs) {
     const Results results = Collect();
     {
@@ -839,6 +851,10 @@ void SessionAccess::AddWarning(Session& session, std::string warning) {
 
 void AddSessionWarning(Session& session, std::string warning) {
   SessionAccess::AddWarning(session, std::move(warning));
+}
+
+bool IsTraceLoss(const absl::Status& status) {
+  return status.GetPayload(kTraceLossPayload).has_value();
 }
 
 void DiscardSessionOutputs(Session& session) {

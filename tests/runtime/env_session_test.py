@@ -216,6 +216,24 @@ class EnvSessionTest(harness.TempDirTest):
                 self.assertIn("give each its own name", r.stderr)
                 self.assertFalse(os.path.exists(out))
 
+    def test_a_trace_that_cannot_be_written_is_named_at_exit(self):
+        # Issue 36, R10: "uncore: writing the report failed: ..." when the
+        # report was written and the trace was not.
+        if not os.access("/dev/full", os.W_OK):
+            self.skipTest("no /dev/full")
+        out = self.path("r.json")
+        r = run({"UNCORE_EVENTS": "imc/CAS_COUNT.RD", "UNCORE_BACKEND": "sim",
+                 "UNCORE_OUTPUT": out, "UNCORE_TRACE": "/dev/full"}, "3", "1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(
+            r.stderr, "uncore: the trace is lost: cannot write the trace to "
+            "'/dev/full': No space left on device\n")
+        with open(out, encoding="utf-8") as f:
+            errors = json.load(f)["errors"]
+        self.assertIn("trace: not written (cannot write the trace to "
+                      "'/dev/full': No space left on device); 6 region calls "
+                      "recorded for it are lost", errors)
+
     def test_auto_without_hardware_reports_why(self):
         out = self.path("auto.json")
         r = run({"UNCORE_EVENTS": "imc/CAS_COUNT.RD", "UNCORE_OUTPUT": out},

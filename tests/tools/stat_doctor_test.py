@@ -191,6 +191,21 @@ class StatTest(unittest.TestCase):
         with open(trace, encoding="utf-8") as f:
             self.assertIn("traceEvents", json.load(f))
 
+    def test_a_trace_that_cannot_be_written_is_not_the_report(self):
+        # Issue 36, R10: "the report is lost" when the trace was.
+        if not os.access("/dev/full", os.W_OK):
+            self.skipTest("no /dev/full")
+        out = self.path("r.json")
+        r = run("stat", "-e", "imc/CAS_COUNT.RD", "--backend", "sim", "-o",
+                out, "--trace", "/dev/full", "--", "true")
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn("uncore stat: the trace is lost: cannot write the "
+                      "trace to '/dev/full': No space left on device",
+                      r.stderr)
+        self.assertNotIn("the report is lost", r.stderr)
+        with open(out, encoding="utf-8") as f:
+            self.assertIn("regions", json.load(f))
+
     def test_output_placeholders(self):
         r = run("stat", "-e", "imc/CAS_COUNT.RD", "--backend", "sim", "-o",
                 self.path("out-%p.json"), "--", "true")

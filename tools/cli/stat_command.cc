@@ -488,7 +488,9 @@ int RunStat(const StatOptions& stat_options, std::FILE* /*out*/,
   }
   absl::Status written = stopped;
   if (!stopped.ok()) {
-    fmt::print(err, "uncore stat: the report is lost: {}\n",
+    // "the trace is lost: ..." says what it is; else the report is.
+    fmt::print(err, "uncore stat: {}{}\n",
+               runtime::IsTraceLoss(stopped) ? "" : "the report is lost: ",
                common::StatusMessage(stopped));
   }
   if (table_to_err) {
