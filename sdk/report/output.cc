@@ -221,14 +221,14 @@ absl::StatusOr<std::string> AbsoluteOutput(const std::string& path,
 
 // A name the file system cannot hold: a component longer than its NAME_MAX
 // (255 on Linux's file systems), or a path of PATH_MAX bytes or more.
-absl::Status CheckNameLength(const std::string& path) {
+absl::Status CheckNameLength(const std::string& path, std::string_view what) {
   if (path.size() >= PATH_MAX) {
     return ErrnoStatus(
         ENAMETOOLONG,
-        fmt::format("cannot write the report to {}: the path is {} bytes, "
+        fmt::format("cannot write the {} to {}: the path is {} bytes, "
                     "and a path has fewer than {} (PATH_MAX): choose a "
                     "shorter one",
-                    Quoted(path), path.size(), PATH_MAX));
+                    what, Quoted(path), path.size(), PATH_MAX));
   }
   size_t start = 0;
   while (start < path.size()) {
@@ -243,10 +243,10 @@ absl::Status CheckNameLength(const std::string& path) {
       if (length > static_cast<size_t>(name_max)) {
         return ErrnoStatus(
             ENAMETOOLONG,
-            fmt::format("cannot write the report to {}: {} {} is {} bytes, "
+            fmt::format("cannot write the {} to {}: {} {} is {} bytes, "
                         "and a file name has at most {} (NAME_MAX) here: "
                         "choose a shorter name",
-                        Quoted(path),
+                        what, Quoted(path),
                         end == path.size() ? "its name" : "the directory name",
                         Quoted(path.substr(start, length)), length, name_max));
       }
@@ -256,24 +256,25 @@ absl::Status CheckNameLength(const std::string& path) {
   return absl::OkStatus();
 }
 
-absl::Status CheckOutputWritable(const std::string& path) {
+absl::Status CheckOutputWritable(const std::string& path,
+                                 std::string_view what) {
   if (path == "-") return absl::OkStatus();
-  UNCORE_RETURN_IF_ERROR(CheckNameLength(path));
+  UNCORE_RETURN_IF_ERROR(CheckNameLength(path, what));
   struct stat st;
   if (stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) {
       return ErrnoStatus(EISDIR,
-                         fmt::format("cannot write the report to {}: {}: name "
+                         fmt::format("cannot write the {} to {}: {}: name "
                                      "a file, not a directory",
-                                     Quoted(path), Reason(EISDIR)));
+                                     what, Quoted(path), Reason(EISDIR)));
     }
     if (!S_ISREG(st.st_mode)) {
       if (access(path.c_str(), W_OK) != 0) {
         const int error = errno;
-        return ErrnoStatus(
-            error, fmt::format("cannot write the report to {}: {}: choose "
-                               "another output",
-                               Quoted(path), Reason(error)));
+        return ErrnoStatus(error,
+                           fmt::format("cannot write the {} to {}: {}: choose "
+                                       "another output",
+                                       what, Quoted(path), Reason(error)));
       }
       return absl::OkStatus();
     }
@@ -285,26 +286,26 @@ absl::Status CheckOutputWritable(const std::string& path) {
   if (stat(dir.c_str(), &dir_st) != 0) {
     const int error = errno;
     return ErrnoStatus(
-        error, fmt::format("cannot write the report to {}: directory {}: {}: "
+        error, fmt::format("cannot write the {} to {}: directory {}: {}: "
                            "create the directory first, or choose another "
                            "output",
-                           Quoted(path), Quoted(dir), Reason(error)));
+                           what, Quoted(path), Quoted(dir), Reason(error)));
   }
   if (!S_ISDIR(dir_st.st_mode)) {
-    return ErrnoStatus(ENOTDIR,
-                       fmt::format("cannot write the report to {}: {}: {}: "
-                                   "choose another output",
-                                   Quoted(path), Quoted(dir), Reason(ENOTDIR)));
+    return ErrnoStatus(
+        ENOTDIR, fmt::format("cannot write the {} to {}: {}: {}: "
+                             "choose another output",
+                             what, Quoted(path), Quoted(dir), Reason(ENOTDIR)));
   }
   std::string probe;
   const int fd = CreateTemporary(path, &probe);
   if (fd < 0) {
     const int error = errno;
     return ErrnoStatus(
-        error, fmt::format("cannot write the report to {}: cannot create a "
+        error, fmt::format("cannot write the {} to {}: cannot create a "
                            "file in directory {}: {}: make the directory "
                            "writable, or choose another output",
-                           Quoted(path), Quoted(dir), Reason(error)));
+                           what, Quoted(path), Quoted(dir), Reason(error)));
   }
   close(fd);
   unlink(probe.c_str());
@@ -312,17 +313,18 @@ absl::Status CheckOutputWritable(const std::string& path) {
 }
 
 absl::StatusOr<std::string> PrepareOutput(std::string_view output,
-                                          const OutputContext& context) {
+                                          const OutputContext& context,
+                                          std::string_view what) {
   UNCORE_RETURN_IF_ERROR(ParseOutput(output).status());
   UNCORE_ASSIGN_OR_RETURN(const std::string expanded,
                           ExpandOutput(output, context));
   if (expanded.empty()) {
-    return absl::InvalidArgumentError(fmt::format(
-        "report output \"{}\" expands to an empty name: name a file",
-        EscapeForTable(output)));
+    return absl::InvalidArgumentError(
+        fmt::format("{} output \"{}\" expands to an empty name: name a file",
+                    what, EscapeForTable(output)));
   }
   UNCORE_ASSIGN_OR_RETURN(const std::string absolute, AbsoluteOutput(expanded));
-  UNCORE_RETURN_IF_ERROR(CheckOutputWritable(absolute));
+  UNCORE_RETURN_IF_ERROR(CheckOutputWritable(absolute, what));
   return absolute;
 }
 

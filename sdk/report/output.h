@@ -78,12 +78,15 @@ absl::StatusOr<std::string> AbsoluteOutput(const std::string& path,
 // is not a regular file must be writable (access W_OK); otherwise its
 // directory must exist and a file must be creatable in it (one is created
 // and removed).  The error says what is wrong and what to do.
-absl::Status CheckOutputWritable(const std::string& path);
+// `what` names the file in the errors: "report", "trace".
+absl::Status CheckOutputWritable(const std::string& path,
+                                 std::string_view what = "report");
 
 // ExpandOutput, AbsoluteOutput and CheckOutputWritable: the absolute path
 // (or "-") that WriteReport should be given.  "" is an error.
 absl::StatusOr<std::string> PrepareOutput(std::string_view output,
-                                          const OutputContext& context);
+                                          const OutputContext& context,
+                                          std::string_view what = "report");
 
 // One file a session writes: what names it in a message ("report output
 // 'r.json'", "the trace 't.json'") and its path as PrepareOutput gives it.

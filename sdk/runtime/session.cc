@@ -583,7 +583,8 @@ absl::Status SessionAccess::PrepareOutputs(Session::Impl& s,
           "not a table on stderr");
     }
     UNCORE_ASSIGN_OR_RETURN(
-        s.trace_path, report::PrepareOutput(options.trace, s.output_context));
+        s.trace_path,
+        report::PrepareOutput(options.trace, s.output_context, "trace"));
     claims.push_back({fmt::format("the trace \"{}\"",
                                   common::QuoteForMessage(options.trace)),
                       s.trace_path});

@@ -25,6 +25,7 @@ namespace uncore {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path);
@@ -179,6 +180,27 @@ TEST_F(SessionOutputTest, OutputsThatNameOneFileAreRefusedAtStart) {
     ASSERT_TRUE(n.ok()) << n.status();  // not a file: nothing overwritten
     (*n)->Stop().IgnoreError();
   }
+}
+
+// Issue 36, R10: a trace that cannot be written was "the report" in the
+// start checks' errors too.
+TEST_F(SessionOutputTest, TraceStartChecksNameTheTrace) {
+  for (const std::string& trace :
+       {dir_ + "/no/such/t.json", dir_, dir_ + "/" + std::string(300, 't')}) {
+    SessionOptions o = OffOptions("");
+    o.trace = trace;
+    absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(o);
+    ASSERT_FALSE(s.ok()) << trace;
+    const std::string message = common::StatusMessage(s.status());
+    EXPECT_THAT(message, HasSubstr("cannot write the trace to"));
+    EXPECT_THAT(message, Not(HasSubstr("report")));
+  }
+  // A report's are the report's.
+  absl::StatusOr<std::unique_ptr<Session>> s =
+      Session::Start(OffOptions(dir_ + "/no/such/r.json"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(common::StatusMessage(s.status()),
+              HasSubstr("cannot write the report to"));
 }
 
 // Issue 36: the sampling warning said "every 3th call".

@@ -352,7 +352,7 @@ int RunStat(const StatOptions& stat_options, std::FILE* /*out*/,
   }
   if (!o.trace.empty()) {
     absl::StatusOr<std::string> checked = report::PrepareOutput(
-        o.trace, report::CurrentOutputContext(UnixNowNs()));
+        o.trace, report::CurrentOutputContext(UnixNowNs()), "trace");
     if (!checked.ok() || *checked == "-") {
       fmt::print(err, "uncore stat: --trace: {}\n",
                  checked.ok() ? "a trace is a file, not -"
