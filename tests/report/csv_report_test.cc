@@ -276,8 +276,8 @@ TEST(CsvReportTest, EmptyRegionNamesKeepEveryField) {
     int empty_root = 0;
     int empty_nested = 0;
     for (const auto& row : ByColumn(records)) {
-      if (row.at("region") != "") continue;
-      if (row.at("path") == "") {
+      if (!row.at("region").empty()) continue;
+      if (row.at("path").empty()) {
         ++empty_root;
         EXPECT_EQ(row.at("parent"), "");
         EXPECT_EQ(row.at("depth"), "0");
