@@ -50,8 +50,9 @@ absl::StatusOr<std::vector<int>> ParseIdList(std::string_view text,
         pieces.size() == 1
             ? std::string("it")
             : fmt::format("piece {} of {}", index + 1, pieces.size());
-    return absl::InvalidArgumentError(
-        fmt::format("{}: '{}': {} {}; {}", what, list, where, problem, fix));
+    return absl::InvalidArgumentError(fmt::format("{}: '{}': {} {}; {}", what,
+                                                  QuoteForMessage(list), where,
+                                                  problem, fix));
   };
   for (size_t i = 0; i < pieces.size(); ++i) {
     const std::string_view piece = StripWhitespace(pieces[i]);
@@ -59,7 +60,8 @@ absl::StatusOr<std::vector<int>> ParseIdList(std::string_view text,
       return error(i, "is empty (two commas in a row, or one at an end)");
     }
     if (piece.front() == '-') {
-      return error(i, fmt::format("('{}') is negative", piece));
+      return error(i,
+                   fmt::format("('{}') is negative", QuoteForMessage(piece)));
     }
     const size_t dash = piece.find('-');
     const std::optional<int> lo =
@@ -67,17 +69,18 @@ absl::StatusOr<std::vector<int>> ParseIdList(std::string_view text,
     const std::optional<int> hi =
         dash == std::string_view::npos ? lo : ParseId(piece.substr(dash + 1));
     if (!lo || !hi) {
-      return error(
-          i,
-          fmt::format("('{}') is not a number or a range FIRST-LAST", piece));
+      return error(i,
+                   fmt::format("('{}') is not a number or a range FIRST-LAST",
+                               QuoteForMessage(piece)));
     }
     if (*hi < *lo) {
-      return error(i, fmt::format("('{}') is a reversed range", piece),
-                   fmt::format("write {}-{}", *hi, *lo));
+      return error(
+          i, fmt::format("('{}') is a reversed range", QuoteForMessage(piece)),
+          fmt::format("write {}-{}", *hi, *lo));
     }
     if (*hi >= limit) {
-      return error(i, fmt::format("('{}') goes past the largest id, {}", piece,
-                                  limit - 1));
+      return error(i, fmt::format("('{}') goes past the largest id, {}",
+                                  QuoteForMessage(piece), limit - 1));
     }
     ranges.emplace_back(*lo, *hi);
   }

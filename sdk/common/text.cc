@@ -236,6 +236,19 @@ std::vector<std::string> ClosestNames(std::string_view name,
   return out;
 }
 
+std::string Ordinal(uint64_t n) {
+  // 11, 12 and 13 (and 111, 1012, ...) take "th"; else the last digit says.
+  const uint64_t tens = n % 100;
+  const uint64_t units = n % 10;
+  std::string_view suffix = "th";
+  if (tens < 11 || tens > 13) {
+    if (units == 1) suffix = "st";
+    if (units == 2) suffix = "nd";
+    if (units == 3) suffix = "rd";
+  }
+  return fmt::format("{}{}", n, suffix);
+}
+
 std::string JoinAlternatives(std::span<const std::string> names) {
   std::string out;
   for (size_t i = 0; i < names.size(); ++i) {
@@ -280,7 +293,10 @@ std::string QuoteForMessage(std::string_view text, size_t max_bytes) {
   std::string out;
   out.reserve(end + 16);
   for (size_t i = 0; i < end;) AppendEscaped(text, &i, &out);
-  if (end < text.size()) out += fmt::format("... ({} bytes)", text.size());
+  if (end < text.size()) {
+    out += fmt::format("... ({} bytes, {} left out)", text.size(),
+                       text.size() - end);
+  }
   return out;
 }
 
@@ -297,8 +313,8 @@ std::string PrintableMessage(std::string_view message, size_t max_bytes) {
       AppendEscaped(line, &i, &out, /*backslash=*/false);
     }
   }
-  if (message.size() > max_bytes) {
-    out += fmt::format("... ({} bytes)", message.size());
+  if (end < message.size()) {
+    out += fmt::format("... ({} bytes left out)", message.size() - end);
   }
   return out;
 }

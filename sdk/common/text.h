@@ -8,6 +8,7 @@
 #define UNCORE_SDK_COMMON_TEXT_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -61,11 +62,17 @@ std::string JoinAlternatives(std::span<const std::string> names);
 // wcwidth in the C.UTF-8 locale, or a table of the main ranges without it.
 size_t DisplayColumns(std::string_view text);
 
+// `n` as an English ordinal: 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st,
+// 101st, 111th.
+std::string Ordinal(uint64_t n);
+
 // Outside text (a spec, a name, a variable's value) as an error message
 // quotes it: control bytes, DEL, C1 controls and bytes that are not UTF-8
 // as \xNN, '\' as \\ (so nothing reaches a terminal as an escape
 // sequence), and text of more than `max_bytes` cut at a character boundary
-// with "... (N bytes)" after it.
+// with "... (N bytes, M left out)" after it: N the text's size, M how many
+// of its bytes the message does not show.  Every message that echoes a
+// value (of an environment variable, an option) quotes it with this.
 inline constexpr size_t kMessageQuoteBytes = 200;
 std::string QuoteForMessage(std::string_view text,
                             size_t max_bytes = kMessageQuoteBytes);
@@ -73,7 +80,7 @@ std::string QuoteForMessage(std::string_view text,
 // A whole message made printable for a terminal: control bytes and bytes
 // that are not UTF-8 escaped as QuoteForMessage does, line breaks and
 // backslashes kept (the message may quote text escaped already), and a
-// message of more than `max_bytes` cut with "... (N bytes)".  For messages
+// message of more than `max_bytes` cut with "... (M bytes left out)".  For messages
 // that may quote outside text unescaped.
 std::string PrintableMessage(std::string_view message, size_t max_bytes = 4096);
 

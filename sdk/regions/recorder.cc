@@ -1714,27 +1714,36 @@ std::vector<Recorder::RegionTotals> Recorder::CollectCallingThread() const {
   return result;
 }
 
-std::vector<std::string> Recorder::OpenRegions() const {
+std::vector<Recorder::OpenRegion> Recorder::OpenRegions() const {
   BusyScope busy;
-  std::vector<std::string> open;
+  std::vector<OpenRegion> open;
+  absl::flat_hash_map<int, size_t> index_of_path;  // into `open`
   std::lock_guard<std::mutex> paths_lock(paths_mu_);
   std::lock_guard<std::mutex> threads_lock(threads_mu_);
   for (const std::unique_ptr<ThreadState>& t : threads_) {
+    // A thread counts once per path, though a marker and a region (or two
+    // markers) may hold the same path open on it.
+    std::vector<int> paths_of_thread;  // a few: at most its depth
+    auto add = [&](int path) {
+      if (path < 0 || path >= static_cast<int>(paths_.size()) ||
+          std::find(paths_of_thread.begin(), paths_of_thread.end(), path) !=
+              paths_of_thread.end()) {
+        return;
+      }
+      paths_of_thread.push_back(path);
+      const auto [it, inserted] = index_of_path.try_emplace(path, open.size());
+      if (inserted) {
+        open.push_back({.path = paths_[path].path,
+                        .threads = 0,
+                        .first_thread = t->index});
+      }
+      ++open[it->second].threads;
+    };
     const int depth = t->depth.load(std::memory_order_relaxed);
     for (int l = 0; l < depth && l < kMaxRegionDepth; ++l) {
-      const int path = t->frames[l].path;
-      if (path >= 0 && path < static_cast<int>(paths_.size())) {
-        open.push_back(
-            fmt::format("{} (thread {})", paths_[path].path, t->index));
-      }
+      add(t->frames[l].path);
     }
-    for (int m = 0; m < t->markers_open; ++m) {
-      const int path = t->markers[m].path;
-      if (path >= 0 && path < static_cast<int>(paths_.size())) {
-        open.push_back(
-            fmt::format("{} (thread {})", paths_[path].path, t->index));
-      }
-    }
+    for (int m = 0; m < t->markers_open; ++m) add(t->markers[m].path);
   }
   return open;
 }

@@ -157,9 +157,16 @@ class Recorder {
   // Collect's; `threads` is 1 where it entered).  Empty for a thread that
   // never entered a region of this recorder.
   std::vector<RegionTotals> CollectCallingThread() const;
-  // Regions open right now, as "path (thread N)".  Exact once the recorder
-  // is deactivated.
-  std::vector<std::string> OpenRegions() const;
+  // A region path open right now and on how many threads (the first of
+  // them, by its index, for a message naming one).
+  struct OpenRegion {
+    std::string path;
+    size_t threads = 0;
+    int first_thread = 0;
+  };
+  // Regions open right now, one per path in the order first found.  Exact
+  // once the recorder is deactivated.
+  std::vector<OpenRegion> OpenRegions() const;
   // Once deactivated and quiet: closes every region still open on any
   // thread with one last snapshot, counting them as open calls (their
   // threads will never end them on this recorder).

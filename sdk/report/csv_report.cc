@@ -74,6 +74,7 @@ void AppendRegion(const Results& results, const RegionResult& region,
                   const std::vector<std::string>& event_names,
                   std::string* out) {
   std::string fields;
+  bool first = true;
   for (const std::string& field :
        {region.name, region.path,
         std::string(internal::ParentPath(region).value_or("")),
@@ -83,7 +84,9 @@ void AppendRegion(const Results& results, const RegionResult& region,
         fmt::format("{}", region.max_ns), fmt::format("{}", region.overhead_ns),
         fmt::format("{}", region.sampled_calls),
         fmt::format("{}", region.open_calls)}) {
-    if (!fields.empty()) fields.push_back(',');
+    // By position, not by what came before: a leading field may be empty.
+    if (!first) fields.push_back(',');
+    first = false;
     fields += CsvField(field);
   }
   const size_t size_before = out->size();

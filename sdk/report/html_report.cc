@@ -53,35 +53,43 @@ ul.errors li{color:#a50e0e}ul.warnings li{color:#7a4b00}
 table{border-collapse:collapse;margin:.3em 0}
 th,td{padding:2px 9px;border-bottom:1px solid #e0e0e0;text-align:right;white-space:nowrap;vertical-align:top}
 th{background:#f1f3f4;font-weight:600}th.name,td.name{text-align:left}
+td.name{white-space:normal;overflow-wrap:anywhere;min-width:12em;max-width:40em}
 td.name .sw{margin-right:.4em}
 tr.hl td{background:#fff8c5}
 .note{color:#5f6368;font-size:.92em;margin:.3em 0}
-.scroll{overflow-x:auto}
+.scroll{overflow-x:auto;max-width:100%}
 svg{display:block;margin:.3em 0}svg text{font:11px system-ui,sans-serif;fill:#3c4043}
 svg .axis{stroke:#9aa0a6;stroke-width:1}svg .grid{stroke:#e8eaed;stroke-width:1}
 svg .lane{fill:#f8f9fa}svg .rate{fill:none;stroke:#1a73e8;stroke-width:1.5}
 svg .hl{stroke:#202124;stroke-width:1.5}svg .hidden{display:none}
 ul.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.2em 1.2em}
-ul.legend li{cursor:pointer}ul.legend li.off{opacity:.35}
+ul.legend li{overflow-wrap:anywhere;max-width:100%;cursor:pointer}ul.legend li.off{opacity:.35}
 .sw{display:inline-block;width:.9em;height:.9em;border-radius:2px;vertical-align:-.1em}
 )";
 
 // Hover: every element of a region is highlighted; a click on the legend
 // hides or shows the region's calls.  The page is complete without it.
+// Region paths are the user's names: they key a Map, never a plain object,
+// where "toString" or "__proto__" would find Object.prototype's members.
 constexpr std::string_view kScript = R"(
 (function () {
-  var byRegion = {};
+  var byRegion = new Map();
   document.querySelectorAll('[data-region]').forEach(function (el) {
     var key = el.getAttribute('data-region');
-    (byRegion[key] = byRegion[key] || []).push(el);
+    var list = byRegion.get(key);
+    if (!list) byRegion.set(key, list = []);
+    list.push(el);
   });
+  function elementsOf(el) {
+    return byRegion.get(el.getAttribute('data-region')) || [];
+  }
   function regionOf(target) {
     return target && target.closest ? target.closest('[data-region]') : null;
   }
   function mark(event, on) {
     var el = regionOf(event.target);
     if (!el) return;
-    byRegion[el.getAttribute('data-region')].forEach(function (x) {
+    elementsOf(el).forEach(function (x) {
       x.classList.toggle('hl', on);
     });
   }
@@ -91,7 +99,7 @@ constexpr std::string_view kScript = R"(
     li.addEventListener('click', function () {
       var off = !li.classList.contains('off');
       li.classList.toggle('off', off);
-      byRegion[li.getAttribute('data-region')].forEach(function (x) {
+      elementsOf(li).forEach(function (x) {
         if (x.closest('svg.timeline')) x.classList.toggle('hidden', off);
       });
     });

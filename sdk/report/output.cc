@@ -15,11 +15,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "fmt/format.h"
@@ -219,14 +221,14 @@ absl::StatusOr<std::string> AbsoluteOutput(const std::string& path,
 
 // A name the file system cannot hold: a component longer than its NAME_MAX
 // (255 on Linux's file systems), or a path of PATH_MAX bytes or more.
-absl::Status CheckNameLength(const std::string& path) {
+absl::Status CheckNameLength(const std::string& path, std::string_view what) {
   if (path.size() >= PATH_MAX) {
     return ErrnoStatus(
         ENAMETOOLONG,
-        fmt::format("cannot write the report to {}: the path is {} bytes, "
+        fmt::format("cannot write the {} to {}: the path is {} bytes, "
                     "and a path has fewer than {} (PATH_MAX): choose a "
                     "shorter one",
-                    Quoted(path), path.size(), PATH_MAX));
+                    what, Quoted(path), path.size(), PATH_MAX));
   }
   size_t start = 0;
   while (start < path.size()) {
@@ -241,10 +243,10 @@ absl::Status CheckNameLength(const std::string& path) {
       if (length > static_cast<size_t>(name_max)) {
         return ErrnoStatus(
             ENAMETOOLONG,
-            fmt::format("cannot write the report to {}: {} {} is {} bytes, "
+            fmt::format("cannot write the {} to {}: {} {} is {} bytes, "
                         "and a file name has at most {} (NAME_MAX) here: "
                         "choose a shorter name",
-                        Quoted(path),
+                        what, Quoted(path),
                         end == path.size() ? "its name" : "the directory name",
                         Quoted(path.substr(start, length)), length, name_max));
       }
@@ -254,24 +256,25 @@ absl::Status CheckNameLength(const std::string& path) {
   return absl::OkStatus();
 }
 
-absl::Status CheckOutputWritable(const std::string& path) {
+absl::Status CheckOutputWritable(const std::string& path,
+                                 std::string_view what) {
   if (path == "-") return absl::OkStatus();
-  UNCORE_RETURN_IF_ERROR(CheckNameLength(path));
+  UNCORE_RETURN_IF_ERROR(CheckNameLength(path, what));
   struct stat st;
   if (stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) {
       return ErrnoStatus(EISDIR,
-                         fmt::format("cannot write the report to {}: {}: name "
+                         fmt::format("cannot write the {} to {}: {}: name "
                                      "a file, not a directory",
-                                     Quoted(path), Reason(EISDIR)));
+                                     what, Quoted(path), Reason(EISDIR)));
     }
     if (!S_ISREG(st.st_mode)) {
       if (access(path.c_str(), W_OK) != 0) {
         const int error = errno;
-        return ErrnoStatus(
-            error, fmt::format("cannot write the report to {}: {}: choose "
-                               "another output",
-                               Quoted(path), Reason(error)));
+        return ErrnoStatus(error,
+                           fmt::format("cannot write the {} to {}: {}: choose "
+                                       "another output",
+                                       what, Quoted(path), Reason(error)));
       }
       return absl::OkStatus();
     }
@@ -283,26 +286,26 @@ absl::Status CheckOutputWritable(const std::string& path) {
   if (stat(dir.c_str(), &dir_st) != 0) {
     const int error = errno;
     return ErrnoStatus(
-        error, fmt::format("cannot write the report to {}: directory {}: {}: "
+        error, fmt::format("cannot write the {} to {}: directory {}: {}: "
                            "create the directory first, or choose another "
                            "output",
-                           Quoted(path), Quoted(dir), Reason(error)));
+                           what, Quoted(path), Quoted(dir), Reason(error)));
   }
   if (!S_ISDIR(dir_st.st_mode)) {
-    return ErrnoStatus(ENOTDIR,
-                       fmt::format("cannot write the report to {}: {}: {}: "
-                                   "choose another output",
-                                   Quoted(path), Quoted(dir), Reason(ENOTDIR)));
+    return ErrnoStatus(
+        ENOTDIR, fmt::format("cannot write the {} to {}: {}: {}: "
+                             "choose another output",
+                             what, Quoted(path), Quoted(dir), Reason(ENOTDIR)));
   }
   std::string probe;
   const int fd = CreateTemporary(path, &probe);
   if (fd < 0) {
     const int error = errno;
     return ErrnoStatus(
-        error, fmt::format("cannot write the report to {}: cannot create a "
+        error, fmt::format("cannot write the {} to {}: cannot create a "
                            "file in directory {}: {}: make the directory "
                            "writable, or choose another output",
-                           Quoted(path), Quoted(dir), Reason(error)));
+                           what, Quoted(path), Quoted(dir), Reason(error)));
   }
   close(fd);
   unlink(probe.c_str());
@@ -310,26 +313,85 @@ absl::Status CheckOutputWritable(const std::string& path) {
 }
 
 absl::StatusOr<std::string> PrepareOutput(std::string_view output,
-                                          const OutputContext& context) {
+                                          const OutputContext& context,
+                                          std::string_view what) {
   UNCORE_RETURN_IF_ERROR(ParseOutput(output).status());
   UNCORE_ASSIGN_OR_RETURN(const std::string expanded,
                           ExpandOutput(output, context));
   if (expanded.empty()) {
-    return absl::InvalidArgumentError(fmt::format(
-        "report output \"{}\" expands to an empty name: name a file",
-        EscapeForTable(output)));
+    return absl::InvalidArgumentError(
+        fmt::format("{} output \"{}\" expands to an empty name: name a file",
+                    what, EscapeForTable(output)));
   }
   UNCORE_ASSIGN_OR_RETURN(const std::string absolute, AbsoluteOutput(expanded));
-  UNCORE_RETURN_IF_ERROR(CheckOutputWritable(absolute));
+  UNCORE_RETURN_IF_ERROR(CheckOutputWritable(absolute, what));
   return absolute;
+}
+
+namespace {
+
+// `path` normalised: its symbolic links followed, dangling ones too (a
+// report written through one creates its target), then weakly_canonical.
+std::filesystem::path NormalOutputPath(const std::string& path) {
+  std::filesystem::path p(path);
+  for (int hops = 0; hops < 40; ++hops) {  // as the kernel's ELOOP limit
+    std::error_code error;
+    if (!std::filesystem::is_symlink(
+            std::filesystem::symlink_status(p, error))) {
+      break;
+    }
+    const std::filesystem::path target =
+        std::filesystem::read_symlink(p, error);
+    if (error) break;
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  std::error_code error;
+  std::filesystem::path normal = std::filesystem::weakly_canonical(p, error);
+  return error ? p.lexically_normal() : normal;
+}
+
+}  // namespace
+
+bool SameOutputFile(const std::string& a, const std::string& b) {
+  if (a == "-" || b == "-") return false;
+  struct stat sa;
+  struct stat sb;
+  const bool a_exists = stat(a.c_str(), &sa) == 0;
+  const bool b_exists = stat(b.c_str(), &sb) == 0;
+  if ((a_exists && !S_ISREG(sa.st_mode)) ||
+      (b_exists && !S_ISREG(sb.st_mode))) {
+    return false;  // a device or a FIFO: written in place, never replaced
+  }
+  if (a_exists && b_exists) {
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  }
+  // One or both yet to be created: the names, normalised ("./", "..",
+  // symbolic links).
+  return NormalOutputPath(a) == NormalOutputPath(b);
+}
+
+absl::Status CheckOutputsApart(const std::vector<OutputClaim>& claims) {
+  for (size_t i = 0; i < claims.size(); ++i) {
+    for (size_t j = i + 1; j < claims.size(); ++j) {
+      if (!SameOutputFile(claims[i].path, claims[j].path)) continue;
+      const std::filesystem::path file = NormalOutputPath(claims[j].path);
+      return absl::InvalidArgumentError(fmt::format(
+          "{} and {} are the same file, {}: the one written last would "
+          "replace the other; give each its own name (UNCORE_OUTPUT and "
+          "UNCORE_TRACE, or uncore stat's -o and --trace)",
+          claims[i].what, claims[j].what, Quoted(file.string())));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // The stream's opening: where the bytes go, decided as WriteReportFile's
 // comment in output.h says.
 absl::StatusOr<std::unique_ptr<ReportFileStream>> ReportFileStream::Open(
-    const std::string& path) {
+    const std::string& path, std::string_view what) {
   std::unique_ptr<ReportFileStream> stream(new ReportFileStream());
   stream->path_ = path;
+  stream->what_ = std::string(what);
   struct stat st;
   int in_place_flags = -1;  // -1: through a temporary file
   bool existing = false;
@@ -341,8 +403,8 @@ absl::StatusOr<std::unique_ptr<ReportFileStream>> ReportFileStream::Open(
       in_place_flags = O_CREAT | O_TRUNC;
     }
   } else if (S_ISDIR(st.st_mode)) {
-    return ErrnoStatus(EISDIR, fmt::format("cannot write the report to {}: {}",
-                                           Quoted(path), Reason(EISDIR)));
+    return ErrnoStatus(EISDIR, fmt::format("cannot write the {} to {}: {}",
+                                           what, Quoted(path), Reason(EISDIR)));
   } else if (!S_ISREG(st.st_mode)) {
     in_place_flags = 0;
   } else {
@@ -361,7 +423,7 @@ absl::StatusOr<std::unique_ptr<ReportFileStream>> ReportFileStream::Open(
     if (stream->fd_ < 0) {
       const int error = errno;
       return ErrnoStatus(
-          error, fmt::format("cannot open report file {} for writing: {}",
+          error, fmt::format("cannot open {} file {} for writing: {}", what,
                              Quoted(path), Reason(error)));
     }
     stream->in_place_ = true;
@@ -371,10 +433,10 @@ absl::StatusOr<std::unique_ptr<ReportFileStream>> ReportFileStream::Open(
   if (stream->fd_ < 0) {
     const int error = errno;
     return ErrnoStatus(
-        error,
-        fmt::format("cannot write report file {}: cannot create a "
-                    "temporary file in {}: {}",
-                    Quoted(path), Quoted(DirectoryOf(target)), Reason(error)));
+        error, fmt::format("cannot write {} file {}: cannot create a "
+                           "temporary file in {}: {}",
+                           what, Quoted(path), Quoted(DirectoryOf(target)),
+                           Reason(error)));
   }
   stream->target_ = target;
   stream->existing_ = existing;
@@ -389,14 +451,17 @@ absl::Status ReportFileStream::Failed(int error) {
   if (error_ == 0) error_ = error;
   Abort();
   if (in_place_) {
-    return ErrnoStatus(error_, fmt::format("cannot write the report to {}: {}",
-                                           Quoted(path_), Reason(error_)));
+    return ErrnoStatus(error_,
+                       fmt::format("cannot write the {} to {}: {}", what_,
+                                   Quoted(path_), Reason(error_)));
   }
   return ErrnoStatus(
-      error_,
-      fmt::format(
-          "cannot write report file {}: {}{}", Quoted(path_), Reason(error_),
-          existing_ ? " (the previous report there is left as it was)" : ""));
+      error_, fmt::format("cannot write {} file {}: {}{}", what_, Quoted(path_),
+                          Reason(error_),
+                          existing_ ? fmt::format(" (the previous {} there is "
+                                                  "left as it was)",
+                                                  what_)
+                                    : std::string()));
 }
 
 absl::Status ReportFileStream::Write(std::string_view text) {

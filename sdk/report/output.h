@@ -35,6 +35,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -77,12 +78,33 @@ absl::StatusOr<std::string> AbsoluteOutput(const std::string& path,
 // is not a regular file must be writable (access W_OK); otherwise its
 // directory must exist and a file must be creatable in it (one is created
 // and removed).  The error says what is wrong and what to do.
-absl::Status CheckOutputWritable(const std::string& path);
+// `what` names the file in the errors: "report", "trace".
+absl::Status CheckOutputWritable(const std::string& path,
+                                 std::string_view what = "report");
 
 // ExpandOutput, AbsoluteOutput and CheckOutputWritable: the absolute path
 // (or "-") that WriteReport should be given.  "" is an error.
 absl::StatusOr<std::string> PrepareOutput(std::string_view output,
-                                          const OutputContext& context);
+                                          const OutputContext& context,
+                                          std::string_view what = "report");
+
+// One file a session writes: what names it in a message ("report output
+// 'r.json'", "the trace 't.json'") and its path as PrepareOutput gives it.
+struct OutputClaim {
+  std::string what;
+  std::string path;
+};
+
+// Whether two paths of PrepareOutput name one regular file (or one file yet
+// to be created): the same after normalisation (weakly_canonical: "./x" and
+// "x", "..", symbolic links), or the same device and inode (a hard link).
+// "-" (stderr) and existing files that are not regular (/dev/null, a
+// terminal, a FIFO) are never one file: nothing there is overwritten.
+bool SameOutputFile(const std::string& a, const std::string& b);
+
+// InvalidArgument when two of `claims` name one file (the later write
+// would replace the earlier), saying which two, the file and what to do.
+absl::Status CheckOutputsApart(const std::vector<OutputClaim>& claims);
 
 // Writes `text` to `path` as described above.  Errors name the path and the
 // system's reason.
@@ -97,8 +119,9 @@ absl::Status WriteReportFile(const std::string& path, std::string_view text);
 // thread-safe.
 class ReportFileStream {
  public:
+  // `what` names the file in messages: "report", "trace".
   static absl::StatusOr<std::unique_ptr<ReportFileStream>> Open(
-      const std::string& path);
+      const std::string& path, std::string_view what = "report");
   ~ReportFileStream();
   ReportFileStream(const ReportFileStream&) = delete;
   ReportFileStream& operator=(const ReportFileStream&) = delete;
@@ -113,6 +136,7 @@ class ReportFileStream {
   absl::Status Failed(int error);
 
   std::string path_;    // as given
+  std::string what_;    // "report", "trace"
   std::string target_;  // what the temporary file is renamed over
   std::string temp_;    // "" once renamed or removed, or when in place
   int fd_ = -1;

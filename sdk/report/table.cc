@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "fmt/format.h"
+#include "sdk/common/utf8.h"
 #include "sdk/report/report.h"
 #include "sdk/report/report_internal.h"
 #include "sdk/report/text_table.h"
@@ -19,12 +20,56 @@ namespace {
 constexpr std::string_view kSimulatedBanner =
     "SIMULATED — every count below is made up by the simulator, not measured";
 constexpr std::string_view kColumnGap = "  ";
+// A region's name (or path) wider than this, in terminal columns, is cut in
+// the middle: a 300-character name or a Kokkos kernel's demangled
+// signature would widen every line of the table.
+constexpr size_t kMaxNameColumns = 40;  // as the HTML timeline's labels
+constexpr std::string_view kEllipsis = "\xE2\x80\xA6";  // U+2026, 1 column
 
 // A region as the table shows it.
 struct Row {
   const RegionResult* region = nullptr;
   std::string label;  // indented, escaped name (or path)
+  bool cut = false;   // the name was cut to kMaxNameColumns
 };
+
+// `text` (escaped: valid UTF-8) as it is when at most `max` columns wide,
+// else its start and its end around an ellipsis, `max` columns in all:
+// two thirds for the start, the rest for the end (where names of one
+// family, kernels of one template, differ).
+std::string CutMiddle(std::string_view text, size_t max, bool* cut) {
+  if (DisplayWidth(text) <= max) return std::string(text);
+  *cut = true;
+  std::vector<std::string_view> chars;
+  for (size_t i = 0; i < text.size();) {
+    const size_t len = std::max<size_t>(common::ValidUtf8Length(text, i), 1);
+    chars.push_back(text.substr(i, len));
+    i += len;
+  }
+  const size_t head_columns = (max - 1) * 2 / 3;
+  const size_t tail_columns = max - 1 - head_columns;
+  std::string head;
+  size_t columns = 0;
+  size_t k = 0;
+  for (; k < chars.size(); ++k) {
+    const size_t w = DisplayWidth(chars[k]);
+    if (columns + w > head_columns) break;
+    columns += w;
+    head += chars[k];
+  }
+  size_t tail_begin = chars.size();
+  columns = 0;
+  while (tail_begin > k) {
+    const size_t w = DisplayWidth(chars[tail_begin - 1]);
+    if (columns + w > tail_columns) break;
+    columns += w;
+    --tail_begin;
+  }
+  std::string out = head;
+  out += kEllipsis;
+  for (size_t t = tail_begin; t < chars.size(); ++t) out += chars[t];
+  return out;
+}
 
 // Regions in tree order: each right after its parent, siblings in Results
 // order.  A region's parent is the one whose path is the region's path
@@ -63,7 +108,10 @@ std::vector<Row> TreeOrder(const std::vector<RegionResult>& regions) {
     const std::string indent(2 * static_cast<size_t>(std::max(r.depth, 0)),
                              ' ');
     const std::string& shown = parent[i] < 0 && r.depth > 0 ? r.path : r.name;
-    rows.push_back({&r, indent + EscapeForTable(shown)});
+    bool cut = false;
+    std::string label =
+        indent + CutMiddle(EscapeForTable(shown), kMaxNameColumns, &cut);
+    rows.push_back({&r, std::move(label), cut});
     stack.insert(stack.end(), children[i].rbegin(), children[i].rend());
   }
   return rows;
@@ -365,6 +413,13 @@ std::string FormatTable(const Results& results) {
     notes +=
         "(N open): calls still open when the session stopped (an "
         "interrupted run), counted up to then\n";
+  }
+  if (std::any_of(rows.begin(), rows.end(),
+                  [](const Row& row) { return row.cut; })) {
+    notes += fmt::format(
+        "{}: region names longer than {} columns are cut in the middle; the "
+        "JSON and CSV reports have them whole\n",
+        kEllipsis, kMaxNameColumns);
   }
   if (hidden > 0) {
     notes += fmt::format(

@@ -121,7 +121,9 @@ void StopSession(int signo) {
   }
   absl::Status s = session->Stop();
   if (!s.ok()) {
-    std::fprintf(stderr, "uncore: writing the report failed: %s\n",
+    // "the trace is lost: ..." says what it is; else the report's error.
+    std::fprintf(stderr, "uncore: %s%s\n",
+                 IsTraceLoss(s) ? "" : "writing the report failed: ",
                  common::StatusMessage(s).c_str());
   }
 }

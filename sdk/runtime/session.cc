@@ -20,6 +20,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "fmt/format.h"
 #include "sdk/common/clock.h"
@@ -103,9 +104,29 @@ absl::StatusOr<uint64_t> ParseTraceInterval(std::string_view text) {
         "UNCORE_TRACE_INTERVAL=\"{}\" is not a time of 100us or more: write "
         "a whole number with a unit (10ms, 500us, 1s; no unit: ms), or unset "
         "it to take snapshots only at region boundaries",
-        report::EscapeForTable(text)));
+        common::QuoteForMessage(text)));
   }
   return value * scale;
+}
+
+// The one parser of boolean variables (UNCORE_FORCE, UNCORE_MULTIPLEX,
+// UNCORE_FREE_RUNNING): 1, true, yes, on or 0, false, no, off, in any case,
+// blanks around them ignored; anything else (blank too) is an error naming
+// the variable, its value and the values it takes.
+absl::StatusOr<bool> ParseBooleanVariable(std::string_view name,
+                                          std::string_view value) {
+  const std::string_view v = common::StripWhitespace(value);
+  for (const std::string_view yes : {"1", "true", "yes", "on"}) {
+    if (common::EqualsIgnoreCase(v, yes)) return true;
+  }
+  for (const std::string_view no : {"0", "false", "no", "off"}) {
+    if (common::EqualsIgnoreCase(v, no)) return false;
+  }
+  return absl::InvalidArgumentError(fmt::format(
+      "{}=\"{}\" is neither yes nor no: set it to 1, true, yes or on, or to "
+      "0, false, no or off (any case), or unset it for the default "
+      "(docs/environment.md)",
+      name, common::QuoteForMessage(value)));
 }
 
 // "a.json, b.csv,-" -> {"a.json", "b.csv", "-"}; an empty item is an error.
@@ -117,7 +138,7 @@ absl::StatusOr<std::vector<std::string>> SplitOutputs(std::string_view list) {
       return absl::InvalidArgumentError(fmt::format(
           "report output \"{}\" has an empty name in its list: separate "
           "names by single commas (\"r.json,r.html,-\")",
-          report::EscapeForTable(list)));
+          common::QuoteForMessage(list)));
     }
     outputs.emplace_back(name);
   }
@@ -194,9 +215,9 @@ struct Session::Impl {
   // called from a signal handler inside one): the recorder and the device
   // are left alone (never freed, never released).
   bool abandoned = false;
-  // Guards what Stop changes and Collect reads (stopped, open_at_stop,
-  // estimated, frozen_ns_at_stop, dropped, refused, abandoned, warnings) and
-  // the device's release: Collect may run on another thread (the C API,
+  // Guards what Stop changes and Collect reads (stopped, estimated,
+  // frozen_ns_at_stop, dropped, refused, abandoned, warnings) and the
+  // device's release: Collect may run on another thread (the C API,
   // uncore_write_report) while Stop runs on the signal thread or at exit.
   mutable std::mutex state_mu;
   std::vector<std::string> warnings;
@@ -207,7 +228,6 @@ struct Session::Impl {
   std::string cpu;
   std::string host;
   bool stopped = false;
-  std::vector<std::string> open_at_stop;
   // What the placeholders of an output name expand to, and options.output
   // expanded, made absolute and checked at Start ("" for no report).
   report::OutputContext output_context;
@@ -246,6 +266,9 @@ Session* Session::Active() {
 }
 
 namespace runtime {
+
+// The payload that marks Stop's error as the trace's (IsTraceLoss).
+constexpr char kTraceLossPayload[] = "uncore/trace-loss";
 
 bool WithActiveSession(absl::FunctionRef<void(Session&)> use) {
   // Stop's last step clears the active session under this lock: while it
@@ -301,11 +324,6 @@ absl::StatusOr<SessionOptions> Session::OptionsFromEnvironment() {
   if (std::optional<std::string> s = env("UNCORE_SOCKETS")) {
     UNCORE_ASSIGN_OR_RETURN(o.sockets, ParseSocketList(*s));
   }
-  auto flag = [&](const char* name) {
-    std::optional<std::string> f = env(name);
-    return f && (*f == "1" || common::EqualsIgnoreCase(*f, "true") ||
-                 common::EqualsIgnoreCase(*f, "yes"));
-  };
   if (std::optional<std::string> n = env("UNCORE_SAMPLE")) {
     int every = 0;
     if (!absl::SimpleAtoi(std::string(common::StripWhitespace(*n)), &every) ||
@@ -321,13 +339,16 @@ absl::StatusOr<SessionOptions> Session::OptionsFromEnvironment() {
   if (std::optional<std::string> p = env("UNCORE_PLATFORM")) {
     o.platform = std::string(common::StripWhitespace(*p));
   }
-  if (std::optional<std::string> f = env("UNCORE_FREE_RUNNING")) {
-    const std::string_view v = common::StripWhitespace(*f);
-    o.use_free_running = !(v == "0" || common::EqualsIgnoreCase(v, "false") ||
-                           common::EqualsIgnoreCase(v, "no"));
-  }
-  o.force = flag("UNCORE_FORCE");
-  o.allow_multiplexing = flag("UNCORE_MULTIPLEX");
+  // A boolean variable keeps `*value` (its default) when unset.
+  auto flag = [&](const char* name, bool* value) -> absl::Status {
+    if (std::optional<std::string> f = env(name)) {
+      UNCORE_ASSIGN_OR_RETURN(*value, ParseBooleanVariable(name, *f));
+    }
+    return absl::OkStatus();
+  };
+  UNCORE_RETURN_IF_ERROR(flag("UNCORE_FREE_RUNNING", &o.use_free_running));
+  UNCORE_RETURN_IF_ERROR(flag("UNCORE_FORCE", &o.force));
+  UNCORE_RETURN_IF_ERROR(flag("UNCORE_MULTIPLEX", &o.allow_multiplexing));
   return o;
 }
 
@@ -541,12 +562,17 @@ absl::Status SessionAccess::PrepareOutputs(Session::Impl& s,
   // A mistake is an error now, not a lost report at the end.
   s.output_context = report::CurrentOutputContext(s.start_unix_ns);
   s.output_context.host = s.host;
+  // Every file written, so that no two are one (issue 36).
+  std::vector<report::OutputClaim> claims;
   if (!options.output.empty()) {
     UNCORE_ASSIGN_OR_RETURN(const std::vector<std::string> outputs,
                             SplitOutputs(options.output));
     for (const std::string& output : outputs) {
       UNCORE_ASSIGN_OR_RETURN(std::string path,
                               report::PrepareOutput(output, s.output_context));
+      claims.push_back(
+          {fmt::format("report output \"{}\"", common::QuoteForMessage(output)),
+           path});
       s.output_paths.push_back(std::move(path));
     }
   }
@@ -557,9 +583,13 @@ absl::Status SessionAccess::PrepareOutputs(Session::Impl& s,
           "not a table on stderr");
     }
     UNCORE_ASSIGN_OR_RETURN(
-        s.trace_path, report::PrepareOutput(options.trace, s.output_context));
+        s.trace_path,
+        report::PrepareOutput(options.trace, s.output_context, "trace"));
+    claims.push_back({fmt::format("the trace \"{}\"",
+                                  common::QuoteForMessage(options.trace)),
+                      s.trace_path});
   }
-  return absl::OkStatus();
+  return report::CheckOutputsApart(claims);
 }
 
 absl::StatusOr<OpenedBackend> SessionAccess::OpenSessionBackend(
@@ -659,7 +689,7 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Assemble(
   } else if (!s.trace_path.empty()) {
     s.warnings.push_back(
         fmt::format("no trace is written to {}: backend off measures no region",
-                    report::EscapeForTable(s.trace_path)));
+                    common::QuoteForMessage(s.trace_path)));
   }
   return session;
 }
@@ -687,9 +717,18 @@ absl::Status Session::Stop() {
       s.dropped = regions::DroppedBoundaries() - s.dropped_at_start;
       s.refused = regions::RefusedReentrantRegions() - s.refused_at_start;
       if (!s.abandoned) {
-        // Regions still open (an interrupted run): listed, then counted up
-        // to now as open calls.
-        s.open_at_stop = s.recorder->OpenRegions();
+        // Regions still open (an interrupted run): one error per path,
+        // under the recorder's cap on errors, then counted up to now as
+        // open calls.
+        for (const regions::Recorder::OpenRegion& open :
+             s.recorder->OpenRegions()) {
+          s.recorder->AddError(fmt::format(
+              "region \"{}\" was still open on {} when the session stopped: "
+              "counted up to then (its open_calls)",
+              open.path,
+              open.threads == 1 ? fmt::format("thread {}", open.first_thread)
+                                : fmt::format("{} threads", open.threads)));
+        }
         s.recorder->CloseOpenRegions();
         if (s.trace != nullptr && !s.discard_outputs) {
           // Every call is recorded: the trace file is written whole.
@@ -721,6 +760,14 @@ absl::Status Session::Stop() {
   // The report first, then the device's release: the report must be on
   // disk before anything else can go wrong.
   absl::Status written = s.trace_status;
+  if (!written.ok()) {
+    // The trace's own failure: named so, not taken for the report's.
+    absl::Status trace_lost(
+        written.code(),
+        fmt::format("the trace is lost: {}", common::StatusMessage(written)));
+    trace_lost.SetPayload(runtime::kTraceLossPayload, absl::Cord("trace"));
+    written = std::move(trace_lost);
+  }
   if (!s.output_paths.empty() && !s.discard_outputs) {
     const Results results = Collect();
     {
@@ -805,6 +852,10 @@ void SessionAccess::AddWarning(Session& session, std::string warning) {
 
 void AddSessionWarning(Session& session, std::string warning) {
   SessionAccess::AddWarning(session, std::move(warning));
+}
+
+bool IsTraceLoss(const absl::Status& status) {
+  return status.GetPayload(kTraceLossPayload).has_value();
 }
 
 void DiscardSessionOutputs(Session& session) {
@@ -896,12 +947,6 @@ Results Session::CollectResults(bool calling_thread) const {
   };
 
   r.run.errors = s.recorder->Errors();
-  for (const std::string& open : s.open_at_stop) {
-    r.run.errors.push_back(fmt::format(
-        "region {} was still open when the session stopped: counted up to "
-        "then (its open_calls)",
-        open));
-  }
   const uint64_t dropped =
       s.stopped ? s.dropped : regions::DroppedBoundaries() - s.dropped_at_start;
   const uint64_t refused =
@@ -933,10 +978,10 @@ Results Session::CollectResults(bool calling_thread) const {
   for (const std::string& note : s.trace_notes) r.run.errors.push_back(note);
   if (s.options.sample_every > 1) {
     r.run.warnings.push_back(fmt::format(
-        "sampled: counters were read on every {}th call of each region "
+        "sampled: counters were read on every {} call of each region "
         "(UNCORE_SAMPLE); counts of regions with unsampled calls are "
         "estimated (~)",
-        s.options.sample_every));
+        common::Ordinal(static_cast<uint64_t>(s.options.sample_every))));
   }
   for (regions::Recorder::RegionTotals& t :
        calling_thread ? s.recorder->CollectCallingThread()

@@ -48,6 +48,11 @@ std::vector<SessionMetric> MetricsOf(const Session& session);
 // not run); call before Stop.
 void DiscardSessionOutputs(Session& session);
 
+// Whether Session::Stop's error is the trace's, not a report's: the
+// message then reads "the trace is lost: ..." and says why, and callers
+// print it as it is rather than as a lost report (issue 36).
+bool IsTraceLoss(const absl::Status& status);
+
 // Adds a warning to the session's results (the environment session says
 // that a signal stopped it).  Not safe while another thread collects.
 void AddSessionWarning(Session& session, std::string warning);

@@ -346,7 +346,8 @@ absl::StatusOr<const perfmon::Platform*> LookupPlatform(std::string_view name) {
   for (const Platform* p : perfmon::AllPlatforms()) names.emplace_back(p->name);
   std::vector<std::string> near = common::ClosestNames(name, names, 3);
   return absl::NotFoundError(fmt::format(
-      "no platform '{}'{}; `uncore list --platforms` lists them: {}", name,
+      "no platform '{}'{}; `uncore list --platforms` lists them: {}",
+      common::QuoteForMessage(name),
       near.empty() ? std::string()
                    : fmt::format(" (closest: {})", common::Join(near, ", ")),
       common::Join(names, ", ")));

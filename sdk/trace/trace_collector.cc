@@ -114,8 +114,8 @@ absl::StatusOr<std::unique_ptr<TraceCollector>> TraceCollector::Open(
   std::unique_ptr<TraceCollector> c(
       new TraceCollector(std::move(options), std::move(layout)));
   if (!c->options_.path.empty()) {
-    UNCORE_ASSIGN_OR_RETURN(c->stream_,
-                            report::ReportFileStream::Open(c->options_.path));
+    UNCORE_ASSIGN_OR_RETURN(
+        c->stream_, report::ReportFileStream::Open(c->options_.path, "trace"));
     std::string head = "{\"traceEvents\":[\n";
     // The process and its sockets' pseudo-processes, named first.
     common::JsonWriter w;
@@ -712,9 +712,13 @@ std::vector<std::string> TraceCollector::Notes() const {
   std::vector<std::string> notes;
   std::lock_guard<std::mutex> lock(write_mu_);
   if (!options_.path.empty() && !finish_status_.ok()) {
+    // Written whole or not at all: every call recorded for it is lost,
+    // those formatted before the write failed too.
+    const uint64_t lost = written_calls_ + dropped_calls_;
     notes.push_back(fmt::format(
-        "trace: not written ({}); {} region calls could not be written",
-        common::StatusMessage(finish_status_), dropped_calls_));
+        "trace: not written ({}); {} region call{} recorded for it {} lost",
+        common::StatusMessage(finish_status_), lost, lost == 1 ? "" : "s",
+        lost == 1 ? "is" : "are"));
   }
   if (const uint64_t dropped =
           dropped_snapshots_.load(std::memory_order_relaxed);

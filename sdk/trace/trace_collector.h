@@ -207,7 +207,7 @@ class TraceCollector final : public devices::SnapshotObserver {
   report::Timeline timeline_;
   std::vector<int> timeline_paths_;  // per timeline_.calls entry
   std::vector<int64_t> timeline_tids_;
-  uint64_t written_calls_ = 0;
+  uint64_t written_calls_ = 0;  // formatted for the file (lost if it fails)
   uint64_t dropped_calls_ = 0;
   uint64_t timeline_dropped_calls_ = 0;
   uint64_t timeline_dropped_rates_ = 0;

@@ -1,7 +1,9 @@
 // Message quoting and display widths (sdk/common/text.h).
 #include "sdk/common/text.h"
 
+#include <cstdint>
 #include <string>
+#include <utility>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -31,12 +33,14 @@ TEST(QuoteForMessageTest, EscapesWhatATerminalWouldObey) {
 TEST(QuoteForMessageTest, CutsLongTextAtACharacter) {
   const std::string big(100000, 'x');
   const std::string quoted = QuoteForMessage(big);
-  EXPECT_EQ(quoted, std::string(200, 'x') + "... (100000 bytes)");
-  EXPECT_EQ(QuoteForMessage(big, 10), "xxxxxxxxxx... (100000 bytes)");
+  EXPECT_EQ(quoted,
+            std::string(200, 'x') + "... (100000 bytes, 99800 left out)");
+  EXPECT_EQ(QuoteForMessage(big, 10),
+            "xxxxxxxxxx... (100000 bytes, 99990 left out)");
   // A 3-byte character across the limit is not split.
   const std::string chinese = std::string(9, 'a') + "\xe4\xb8\xad" + "zz";
   EXPECT_EQ(QuoteForMessage(chinese, 10),
-            std::string(9, 'a') + "... (14 bytes)");
+            std::string(9, 'a') + "... (14 bytes, 5 left out)");
 }
 
 TEST(PrintableMessageTest, KeepsLineBreaksEscapesTheRestAndCuts) {
@@ -44,7 +48,25 @@ TEST(PrintableMessageTest, KeepsLineBreaksEscapesTheRestAndCuts) {
   // Escaped already: left as it is.
   EXPECT_EQ(PrintableMessage("spec \"\\x1b[31m\""), "spec \"\\x1b[31m\"");
   const std::string message = PrintableMessage(std::string(10000, 'm'));
-  EXPECT_EQ(message.size(), 4096 + std::string("... (10000 bytes)").size());
+  EXPECT_EQ(message, std::string(4096, 'm') + "... (5904 bytes left out)");
+}
+
+// Issue 36: "every 3th call".
+TEST(OrdinalTest, EnglishSuffixes) {
+  const std::pair<uint64_t, const char*> cases[] = {
+      {0, "0th"},       {1, "1st"},
+      {2, "2nd"},       {3, "3rd"},
+      {4, "4th"},       {10, "10th"},
+      {11, "11th"},     {12, "12th"},
+      {13, "13th"},     {14, "14th"},
+      {21, "21st"},     {22, "22nd"},
+      {23, "23rd"},     {24, "24th"},
+      {100, "100th"},   {101, "101st"},
+      {102, "102nd"},   {103, "103rd"},
+      {111, "111th"},   {112, "112th"},
+      {113, "113th"},   {1001, "1001st"},
+      {1011, "1011th"}, {18446744073709551615u, "18446744073709551615th"}};
+  for (const auto& [n, text] : cases) EXPECT_EQ(Ordinal(n), text) << n;
 }
 
 TEST(ExcerptForMessageTest, PointsAtTheColumnInALongText) {

@@ -449,8 +449,60 @@ TEST(RegionTest, RegionsOpenAtStopAreCountedUpToTheStopAndMarkedOpen) {
   EXPECT_EQ(inside->open_calls, 0u);
   ASSERT_EQ(r.run.errors.size(), 1u);
   EXPECT_THAT(r.run.errors[0],
-              HasSubstr("left-open (thread 0) was still open when the session "
-                        "stopped: counted up to then"));
+              HasSubstr("region \"left-open\" was still open on thread 0 when "
+                        "the session stopped: counted up to then"));
+}
+
+// Issue 36, R6: a region open on each of 300 threads was 300 errors (600
+// with a region inside it), past the 64-error cap: an OpenMP run gave
+// 41,636.  One line per region path with its count of threads, under the
+// same cap as every other error.
+TEST(RegionTest, RegionsOpenAtStopAreOneLinePerPathUnderTheCap) {
+  std::unique_ptr<Session> session = StartCounting();
+  ASSERT_NE(session, nullptr);
+  constexpr int kTeam = 300;      // open "outer" and "outer/inner"
+  constexpr int kDistinct = 100;  // each opens a region of its own
+  std::atomic<int> opened{0};
+  std::atomic<bool> stopped{false};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kTeam + kDistinct; ++i) {
+    threads.emplace_back([i, &opened, &stopped] {
+      if (i < kTeam) {
+        RegionBegin("outer");
+        RegionBegin("inner");
+      } else {
+        RegionBegin("distinct " + std::to_string(i - kTeam));
+      }
+      opened.fetch_add(1);
+      while (!stopped.load()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    });
+  }
+  while (opened.load() < kTeam + kDistinct) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const absl::Status stop = session->Stop();
+  stopped.store(true);
+  for (std::thread& t : threads) t.join();
+  ASSERT_TRUE(stop.ok()) << stop;
+  const Results r = session->Collect();
+  ASSERT_NE(Find(r, "outer"), nullptr);
+  EXPECT_EQ(Find(r, "outer")->open_calls, uint64_t{kTeam});
+  EXPECT_EQ(Find(r, "outer/inner")->open_calls, uint64_t{kTeam});
+  // 2 + 100 paths: the first 64 listed, then one line for the rest.
+  ASSERT_EQ(r.run.errors.size(), 65u) << r.run.errors.size() << " errors";
+  EXPECT_THAT(r.run.errors,
+              ::testing::Contains(
+                  "region \"outer\" was still open on 300 threads when the "
+                  "session stopped: counted up to then (its open_calls)"));
+  EXPECT_THAT(r.run.errors,
+              ::testing::Contains(
+                  "region \"outer/inner\" was still open on 300 threads when "
+                  "the session stopped: counted up to then (its open_calls)"));
+  EXPECT_EQ(r.run.errors[64],
+            "38 more errors, not listed: a report lists the first 64 "
+            "distinct ones");
 }
 
 // The fast path (OpenFast/CloseFast) is for recorders with no trace, no

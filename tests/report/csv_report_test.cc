@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "fmt/format.h"
+#include "fmt/ranges.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sdk/report/report.h"
@@ -251,6 +252,47 @@ TEST(CsvReportTest, ARegionWithoutValuesKeepsOneRow) {
   // No regions: the header alone.
   const std::string header_only = FormatCsv(Results{});
   EXPECT_EQ(std::count(header_only.begin(), header_only.end(), '\n'), 1);
+}
+
+// Issue 36, R5: a region named "" (a root, and one nested in main) left
+// its empty leading fields without their commas: rows of 21 or 23 fields.
+TEST(CsvReportTest, EmptyRegionNamesKeepEveryField) {
+  Results results = MakeResults(false);
+  results.regions.push_back(Region("", "", 0, 1, 1000, 1000, 1000));
+  results.regions.push_back(Region("", "main/", 1, 1, 500, 500, 500));
+  for (const bool with_values : {true, false}) {
+    if (!with_values) {
+      results.events.clear();
+      results.metrics.clear();
+    }
+    std::vector<std::vector<std::string>> records;
+    std::string error;
+    ASSERT_TRUE(ParseCsv(FormatCsv(results), &records, &error)) << error;
+    ASSERT_GT(records.size(), 1u);
+    for (const auto& record : records) {
+      ASSERT_EQ(record.size(), records[0].size())
+          << fmt::format("{}", fmt::join(record, "|"));
+    }
+    int empty_root = 0;
+    int empty_nested = 0;
+    for (const auto& row : ByColumn(records)) {
+      if (!row.at("region").empty()) continue;
+      if (row.at("path").empty()) {
+        ++empty_root;
+        EXPECT_EQ(row.at("parent"), "");
+        EXPECT_EQ(row.at("depth"), "0");
+        EXPECT_EQ(row.at("wall_ns"), "1000");
+      } else {
+        ++empty_nested;
+        EXPECT_EQ(row.at("path"), "main/");
+        EXPECT_EQ(row.at("parent"), "main");
+        EXPECT_EQ(row.at("depth"), "1");
+        EXPECT_EQ(row.at("wall_ns"), "500");
+      }
+    }
+    EXPECT_GT(empty_root, 0);
+    EXPECT_GT(empty_nested, 0);
+  }
 }
 
 TEST(CsvReportTest, SocketIdsAndRepeatedEventNames) {

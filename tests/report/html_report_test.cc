@@ -133,6 +133,58 @@ TEST(HtmlReportTest, EscapesNamesAndKeepsUtf8Valid) {
             EscapedPaths(results));
 }
 
+// The page's own script, between <script> and </script>.
+std::string PageScript(const std::string& page) {
+  const size_t open = page.find("<script>");
+  const size_t close = page.find("</script>");
+  if (open == std::string::npos || close == std::string::npos) return "";
+  return page.substr(open + 8, close - open - 8);
+}
+
+// Issue 36, R9: regions named as Object.prototype's members broke the
+// page's script, which kept the elements of each region in a plain object
+// indexed by the name ("toString" found a function, "__proto__" the
+// prototype).  The script keeps them in a Map and never indexes a plain
+// object; report_html_chromium_test renders such a page.
+TEST(HtmlReportTest, PrototypeNamesAreNotObjectKeys) {
+  Results results = MakeResults(false);
+  const std::vector<std::string> names = {
+      "constructor", "__proto__", "toString", "valueOf", "hasOwnProperty"};
+  for (size_t i = 0; i < names.size() && i < results.regions.size(); ++i) {
+    results.regions[i].name = names[i];
+    results.regions[i].path = names[i];
+    results.regions[i].depth = 0;
+  }
+  const Timeline timeline = MakeTimeline(results);
+  const std::string page = FormatHtml(results, &timeline);
+  for (const std::string& name : names) {
+    EXPECT_THAT(page, HasSubstr("data-region=\"" + name + "\""));
+  }
+  const std::string script = PageScript(page);
+  ASSERT_FALSE(script.empty());
+  // No object literal used as a map, no Object.prototype lookups by key.
+  EXPECT_THAT(script, Not(HasSubstr("= {}")));
+  EXPECT_THAT(script, Not(HasSubstr("={}")));
+  EXPECT_THAT(script, Not(HasSubstr("byRegion[")));
+  EXPECT_THAT(script, HasSubstr("new Map()"));
+}
+
+// Issue 36: a 300-character region name widened the page's table past the
+// page.  The name column and the legend wrap anywhere, the name kept whole.
+TEST(HtmlReportTest, LongNamesWrapAndStayWhole) {
+  Results results = MakeResults(false);
+  const std::string long_name = "begin_" + std::string(288, 'x') + "_end_1";
+  results.regions[0].name = long_name;
+  results.regions[0].path = long_name;
+  const Timeline timeline = MakeTimeline(results);
+  const std::string page = FormatHtml(results, &timeline);
+  EXPECT_THAT(page, HasSubstr(">" + long_name + "</td>"));
+  EXPECT_THAT(page, HasSubstr("td.name{white-space:normal;"
+                              "overflow-wrap:anywhere;"));
+  EXPECT_THAT(page, HasSubstr("ul.legend li{overflow-wrap:anywhere;"));
+  EXPECT_THAT(page, HasSubstr(".scroll{overflow-x:auto;max-width:100%}"));
+}
+
 TEST(HtmlReportTest, NothingOutsideThePage) {
   const Results results = MakeResults(true);
   const Timeline timeline = MakeTimeline(results);

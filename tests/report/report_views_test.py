@@ -18,11 +18,15 @@ report of the same run, is the reference the others are checked against.
                  same keys on every node), children lists, the region tree,
                  "(inc)" metrics at least the exclusive ones.  When hatchet is
                  importable, GraphFrame.from_literal loads it too.
-  html_chromium  sample.html (and the page without a timeline, and one with
-                 20,000 calls) refer to nothing outside themselves, and
-                 headless Chromium renders them with no script error, an
-                 <svg> element per region (data-region) and a rectangle per
-                 call.  Exit 77 (skip) when no Chromium can run here.
+  html_chromium  sample.html (and the page without a timeline, one with
+                 20,000 calls, one whose regions are named constructor,
+                 __proto__, toString and valueOf, and one with a region name
+                 of 300 characters) refer to nothing outside themselves, and
+                 headless Chromium renders them with no script error, also
+                 when each region is hovered over and its legend entry
+                 clicked, an <svg> element per region (data-region), a
+                 rectangle per call, and no region name cell wider than
+                 40em.  Exit 77 (skip) when no Chromium can run here.
 """
 import argparse
 import html.parser
@@ -47,6 +51,15 @@ SOLVE = 'solve, "quoted"'
 CAFE = "caf\u00e9 \u2615 <&>"
 PATHS = ["main", "main/" + SOLVE, "main/" + SOLVE + "/" + CAFE, "io\ufffd"]
 JSON_PATHS = PATHS[:3] + ["io\u00ff"]
+# sample-prototype-names.html: the sample's regions named as members of
+# Object.prototype (issue 36, R9).
+PROTOTYPE_PATHS = ["constructor", "constructor/__proto__",
+                   "constructor/__proto__/toString", "valueOf"]
+# sample-long-name.html: io named with 300 characters (issue 36).
+LONG_NAME = "long_" + "x" * 290 + "_name"
+LONG_NAME_PATHS = PATHS[:3] + [LONG_NAME]
+# The widest a region's name cell may be, in CSS pixels: 40em of 14px.
+MAX_NAME_CELL_PX = 40 * 14 + 20
 CALLS_IN_TIMELINE = 14  # write_sample_reports.cc, SampleTimeline()
 
 
@@ -283,7 +296,7 @@ def scan(text):
     return parser
 
 
-def check_static_html(name, text):
+def check_static_html(name, text, paths):
     check(text.startswith("<!DOCTYPE html>"), name + ": HTML5 doctype")
     for pattern in ("http://", "https://", "url(", "@import"):
         check(pattern not in text, "%s: no %r" % (name, pattern))
@@ -294,7 +307,7 @@ def check_static_html(name, text):
     page = scan(text)
     check(not page.external, "%s: external references %s" % (name,
                                                              page.external))
-    check(page.svg_regions == set(PATHS), "%s: every region in an SVG: %s" %
+    check(page.svg_regions == set(paths), "%s: every region in an SVG: %s" %
           (name, page.svg_regions))
     check("SIMULATED" in text, name + ": says SIMULATED")
 
@@ -321,18 +334,39 @@ def run_chromium(chromium, page, profile):
 CATCH = ("<script>window.addEventListener('error',function(e){"
          "document.documentElement.setAttribute('data-error',"
          "String(e.message));});</script>")
+# Injected last in <body>, after the page's script: hovers over one element
+# of each region and clicks each legend entry twice, so that the handlers
+# run with every region's name; then marks the page as exercised.
+EXERCISE = ("<script>(function(){var seen=new Set();"
+            "document.querySelectorAll('[data-region]').forEach(function(el){"
+            "var k=el.getAttribute('data-region');if(seen.has(k))return;"
+            "seen.add(k);['mouseover','mouseout'].forEach(function(t){"
+            "el.dispatchEvent(new MouseEvent(t,{bubbles:true}));});});"
+            "document.querySelectorAll('ul.legend li[data-region]')"
+            ".forEach(function(li){li.click();li.click();});"
+            "document.documentElement.setAttribute('data-exercised',"
+            "String(seen.size));var w=0;"
+            "document.querySelectorAll('td.name').forEach(function(td){"
+            "w=Math.max(w,td.getBoundingClientRect().width);});"
+            "document.documentElement.setAttribute('data-name-width',"
+            "String(Math.round(w)));})();</script>")
 
 
 def check_html(folder, reference):
     del reference
     # Each page and the calls it draws.
     pages = {"sample.html": CALLS_IN_TIMELINE, "sample-no-timeline.html": 0,
-             "sample-20000-calls.html": 20000}
+             "sample-20000-calls.html": 20000,
+             "sample-prototype-names.html": CALLS_IN_TIMELINE,
+             "sample-long-name.html": CALLS_IN_TIMELINE}
+    paths = {name: PATHS for name in pages}
+    paths["sample-prototype-names.html"] = PROTOTYPE_PATHS
+    paths["sample-long-name.html"] = LONG_NAME_PATHS
     texts = {}
     for name in pages:
         with open(os.path.join(folder, name), encoding="utf-8") as f:
             texts[name] = f.read()
-        check_static_html(name, texts[name])
+        check_static_html(name, texts[name], paths[name])
     check(len(texts["sample-20000-calls.html"]) < 20000 * 400,
           "20,000 calls: a page of a few MB")
     check('id="no-timeline"' in texts["sample-no-timeline.html"],
@@ -359,6 +393,8 @@ def check_html(folder, reference):
     for name, calls in pages.items():
         text = texts[name].replace('<meta charset="utf-8">',
                                    '<meta charset="utf-8">' + CATCH, 1)
+        check(text.count("</body>") == 1, name + ": one </body>")
+        text = text.replace("</body>", EXERCISE + "</body>", 1)
         copy = os.path.join(folder, "checked-" + name)
         with open(copy, "w", encoding="utf-8") as f:
             f.write(text)
@@ -380,7 +416,14 @@ def check_html(folder, reference):
               "%s: script error %r" % (name, dom.root.get("data-error")))
         check(dom.root.get("data-script") == "ready",
               "%s: the page's script ran to its end" % name)
-        check(dom.svg_regions == set(PATHS),
+        check(dom.root.get("data-exercised") == str(len(paths[name])),
+              "%s: every region hovered over, its legend entry clicked "
+              "(%r)" % (name, dom.root.get("data-exercised")))
+        # A long name wraps in its cell: the column never takes the page.
+        width = int(dom.root.get("data-name-width") or "-1")
+        check(0 < width <= MAX_NAME_CELL_PX,
+              "%s: the widest region name cell is %d px" % (name, width))
+        check(dom.svg_regions == set(paths[name]),
               "%s: rendered, an SVG element per region: %s" %
               (name, dom.svg_regions))
         check(dom.calls == calls,

@@ -124,6 +124,50 @@ TEST(TableTest, NamesNeverBreakLines) {
   EXPECT_EQ(rows, 2);  // the main table and the per-socket table
 }
 
+// Issue 36: a 300-character region name (or a Kokkos kernel's demangled
+// name) made the table 300 columns wide.  The table cuts a long name in
+// the middle with an ellipsis, keeping its start and end; JSON and CSV
+// keep it whole.
+TEST(TableTest, LongNamesAreCutKeepingTheirEnds) {
+  Results results = MakeResults(false);
+  const std::string long_name =
+      "begin_" + std::string(288, 'x') + "_end_1";  // 300 characters
+  const std::string kokkos =
+      "Kokkos::parallel_for<Kokkos::RangePolicy<Kokkos::OpenMP, "
+      "Kokkos::IndexType<long>>, ExampleFunctor<Kokkos::View<double**, "
+      "Kokkos::LayoutRight, Kokkos::HostSpace>, Kokkos::View<double const*, "
+      "Kokkos::HostSpace, Kokkos::MemoryTraits<1u>>>>(std::string const&, "
+      "... const&)::kernel_tail";
+  results.regions[0].name = long_name;
+  results.regions[0].path = long_name;
+  results.regions[4].name = kokkos;  // io, a root
+  results.regions[4].path = kokkos;
+  const std::string table = FormatTable(results);
+  EXPECT_THAT(table, Not(HasSubstr(long_name)));
+  EXPECT_THAT(table, Not(HasSubstr(kokkos)));
+  EXPECT_THAT(table, HasSubstr("begin_xxx"));
+  EXPECT_THAT(table, HasSubstr("xxx_end_1"));
+  EXPECT_THAT(table, HasSubstr("Kokkos::parallel_for<"));
+  EXPECT_THAT(table, HasSubstr("::kernel_tail"));
+  EXPECT_THAT(table, HasSubstr("\xE2\x80\xA6"));  // the ellipsis
+  EXPECT_THAT(table, HasSubstr("names longer than"));
+  // The main grid stays a grid, no line of it (or of the per-socket one)
+  // wider than the table may be.
+  EXPECT_THAT(table, HasSubstr("per socket:"));
+  for (const std::string& line : Lines(table)) {
+    if (line.find("begin_") == std::string::npos &&
+        line.find("Kokkos") == std::string::npos) {
+      continue;
+    }
+    EXPECT_LE(DisplayWidth(line), static_cast<size_t>(kMaxTableWidth)) << line;
+  }
+  // The other reports keep the names whole.
+  EXPECT_THAT(FormatCsv(results), HasSubstr(long_name));
+  EXPECT_THAT(FormatJson(results), HasSubstr(long_name));
+  // A name that fits is never cut, and no note is added.
+  EXPECT_THAT(FormatTable(MakeResults(false)), Not(HasSubstr("names longer")));
+}
+
 TEST(TableTest, ShowsUnitsEstimatesMetricsAndHidesMetricOnlyEvents) {
   const std::string table = FormatTable(MakeResults(false));
   EXPECT_THAT(table, HasSubstr("imc/CAS_COUNT.RD"));

@@ -5,7 +5,10 @@
 //
 //   write_sample_reports DIR
 //   -> DIR/sample.json, sample.csv, sample.hatchet.json, sample.html,
-//      sample-no-timeline.html, sample-20000-calls.html
+//      sample-no-timeline.html, sample-20000-calls.html,
+//      sample-prototype-names.html (the regions named as members of
+//      Object.prototype: constructor > __proto__ > toString, and valueOf),
+//      sample-long-name.html (io named with 300 characters)
 //
 // Each goes through report::WriteReport, so its name picks the format.
 #include <cstdint>
@@ -151,6 +154,30 @@ Timeline BigTimeline(const Results& results) {
   return t;
 }
 
+// SampleResults with its regions named as members of Object.prototype
+// (issue 36, R9): the page's script must not take them for its own keys.
+Results PrototypeNameResults() {
+  Results results = SampleResults();
+  results.regions[0].name = "constructor";
+  results.regions[0].path = "constructor";
+  results.regions[1].name = "__proto__";
+  results.regions[1].path = "constructor/__proto__";
+  results.regions[2].name = "toString";
+  results.regions[2].path = "constructor/__proto__/toString";
+  results.regions[3].name = "valueOf";
+  results.regions[3].path = "valueOf";
+  return results;
+}
+
+// SampleResults with io named with 300 characters (issue 36): the page's
+// name column wraps it rather than widening.
+Results LongNameResults() {
+  Results results = SampleResults();
+  results.regions[3].name = "long_" + std::string(290, 'x') + "_name";
+  results.regions[3].path = results.regions[3].name;
+  return results;
+}
+
 int Write(const Results& results, const std::string& path,
           const Timeline* timeline) {
   const absl::Status status = WriteReport(results, path, stderr, timeline);
@@ -180,5 +207,9 @@ int main(int argc, char** argv) {
   failures += Write(results, dir + "/sample-no-timeline.html", nullptr);
   const uncore::report::Timeline big = uncore::report::BigTimeline(results);
   failures += Write(results, dir + "/sample-20000-calls.html", &big);
+  failures += Write(uncore::report::PrototypeNameResults(),
+                    dir + "/sample-prototype-names.html", &timeline);
+  failures += Write(uncore::report::LongNameResults(),
+                    dir + "/sample-long-name.html", &timeline);
   return failures == 0 ? 0 : 1;
 }

@@ -162,7 +162,78 @@ class EnvSessionTest(harness.TempDirTest):
         r = run({"UNCORE_EVENTS": spec, "UNCORE_BACKEND": "sim"}, "1", "1")
         self.assertIn("regions will not be measured", r.stderr)
         self.assertLess(len(r.stderr), 2000, r.stderr[:3000])
-        self.assertIn("(100017 bytes)", r.stderr)
+        self.assertIn("(100017 bytes, 99817 left out)", r.stderr)
+
+    def test_long_values_are_cut_with_the_count_left_out(self):
+        # Issue 36, R11: UNCORE_PLATFORM, UNCORE_SOCKETS and
+        # UNCORE_TRACE_INTERVAL echoed a 5,000-byte value whole, the message
+        # cut at 4 kB with the whole message's size as the count.  Every
+        # variable quotes at most a few hundred bytes of a value, and says
+        # how many bytes it left out.
+        value = "p" * 5000
+        # The quoted text shown, its size and how many bytes were left out.
+        cut = re.compile(r"['\"]([^'\"]*?)\.\.\. "
+                         r"\((\d+) bytes, (\d+) left out\)")
+        base = {"UNCORE_EVENTS": "imc/CAS_COUNT.RD", "UNCORE_BACKEND": "sim"}
+        cwd = os.getcwd() + "/"  # a relative path is made absolute
+        # Each variable, its value and the text its message quotes; paths
+        # keep up to 600 bytes (room for long directories), the rest 200.
+        for name, v, quoted, most in [
+                ("UNCORE_PLATFORM", value, value, 200),
+                ("UNCORE_SOCKETS", value, value, 200),
+                ("UNCORE_TRACE_INTERVAL", value, value, 200),
+                ("UNCORE_BACKEND", value, value, 200),
+                ("UNCORE_SAMPLE", value, value, 200),
+                ("UNCORE_OUTPUT", value + ",,-", value + ",,-", 200),
+                ("UNCORE_OUTPUT", value, cwd + value, 600),
+                ("UNCORE_TRACE", value, cwd + value, 600)]:
+            with self.subTest(variable=name, value=v[-10:]):
+                r = run({**base, name: v}, "1", "1")
+                self.assertEqual(r.returncode, 0, r.stderr[:500])
+                self.assertIn("regions will not be measured", r.stderr)
+                self.assertLess(len(r.stderr), 2000, r.stderr[:3000])
+                found = cut.findall(r.stderr)
+                self.assertTrue(found, r.stderr)
+                for shown, total, left_out in found:
+                    self.assertTrue(quoted.startswith(shown), shown)
+                    self.assertLessEqual(len(shown), most)
+                    self.assertEqual(int(total), len(quoted), r.stderr)
+                    self.assertEqual(len(shown) + int(left_out), len(quoted),
+                                     r.stderr)
+
+    def test_outputs_that_name_one_file_are_refused(self):
+        # Issue 36, R8: the report overwrote the trace with no message.
+        out = self.path("x.json")
+        base = {"UNCORE_EVENTS": "imc/CAS_COUNT.RD", "UNCORE_BACKEND": "sim"}
+        for env in ({"UNCORE_OUTPUT": out, "UNCORE_TRACE": out},
+                    {"UNCORE_OUTPUT": out,
+                     "UNCORE_TRACE": self.path(".") + "/./x.json"},
+                    {"UNCORE_OUTPUT": out + ",-," + out}):
+            with self.subTest(env=env):
+                r = run({**base, **env}, "1", "1")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertIn("regions will not be measured", r.stderr)
+                self.assertIn("the same file", r.stderr)
+                self.assertIn("give each its own name", r.stderr)
+                self.assertFalse(os.path.exists(out))
+
+    def test_a_trace_that_cannot_be_written_is_named_at_exit(self):
+        # Issue 36, R10: "uncore: writing the report failed: ..." when the
+        # report was written and the trace was not.
+        if not os.access("/dev/full", os.W_OK):
+            self.skipTest("no /dev/full")
+        out = self.path("r.json")
+        r = run({"UNCORE_EVENTS": "imc/CAS_COUNT.RD", "UNCORE_BACKEND": "sim",
+                 "UNCORE_OUTPUT": out, "UNCORE_TRACE": "/dev/full"}, "3", "1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(
+            r.stderr, "uncore: the trace is lost: cannot write the trace to "
+            "'/dev/full': No space left on device\n")
+        with open(out, encoding="utf-8") as f:
+            errors = json.load(f)["errors"]
+        self.assertIn("trace: not written (cannot write the trace to "
+                      "'/dev/full': No space left on device); 6 region calls "
+                      "recorded for it are lost", errors)
 
     def test_auto_without_hardware_reports_why(self):
         out = self.path("auto.json")
@@ -295,9 +366,9 @@ class OutputTest(harness.TempDirTest):
         self.assertEqual(regions["outer"]["calls"], 1)
         self.assertEqual(regions["outer"]["open_calls"], 1)
         self.assertGreater(regions["outer"]["wall_ns"], 0)
-        self.assertTrue(any(e.startswith("region outer (thread ") and
-                            "still open" in e for e in report["errors"]),
-                        report["errors"])
+        self.assertIn('region "outer" was still open on thread 0 when the '
+                      "session stopped: counted up to then (its open_calls)",
+                      report["errors"])
         name = signal.Signals(signo).name
         self.assertTrue(any("interrupted by %s" % name in w
                             for w in report["warnings"]), report["warnings"])

@@ -166,6 +166,46 @@ class StatTest(unittest.TestCase):
         self.assertEqual(r.returncode, 3, r.stderr)
         self.assertIn("the report is lost", r.stderr)
 
+    def test_outputs_that_name_one_file_are_usage_errors(self):
+        # Issue 36, R8: -o X --trace X wrote the report over the trace.
+        out = self.path("x.json")
+        os.symlink(out, self.path("link.json"))
+        for args in (["-o", out, "--trace", out],
+                     ["-o", out, "--trace", self.path("./x.json")],
+                     ["-o", self.path("link.json"), "--trace", out],
+                     ["-o", out + "," + out]):
+            with self.subTest(args=args):
+                r = run("stat", "-e", "imc/CAS_COUNT.RD", "--backend", "sim",
+                        *args, "--", "true")
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn("the same file", r.stderr)
+                self.assertIn("give each its own name", r.stderr)
+                self.assertFalse(os.path.exists(out))
+        # Apart, both are written.
+        trace = self.path("t.json")
+        r = run("stat", "-e", "imc/CAS_COUNT.RD", "--backend", "sim", "-o",
+                out, "--trace", trace, "--", "true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out, encoding="utf-8") as f:
+            self.assertIn("regions", json.load(f))
+        with open(trace, encoding="utf-8") as f:
+            self.assertIn("traceEvents", json.load(f))
+
+    def test_a_trace_that_cannot_be_written_is_not_the_report(self):
+        # Issue 36, R10: "the report is lost" when the trace was.
+        if not os.access("/dev/full", os.W_OK):
+            self.skipTest("no /dev/full")
+        out = self.path("r.json")
+        r = run("stat", "-e", "imc/CAS_COUNT.RD", "--backend", "sim", "-o",
+                out, "--trace", "/dev/full", "--", "true")
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn("uncore stat: the trace is lost: cannot write the "
+                      "trace to '/dev/full': No space left on device",
+                      r.stderr)
+        self.assertNotIn("the report is lost", r.stderr)
+        with open(out, encoding="utf-8") as f:
+            self.assertIn("regions", json.load(f))
+
     def test_output_placeholders(self):
         r = run("stat", "-e", "imc/CAS_COUNT.RD", "--backend", "sim", "-o",
                 self.path("out-%p.json"), "--", "true")

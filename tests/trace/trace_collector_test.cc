@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -29,6 +30,7 @@ namespace uncore::trace {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using Json = nlohmann::json;
 
 std::string TempPath(const std::string& name) {
@@ -248,6 +250,42 @@ TEST(TraceCollectorTest, AWriteErrorLeavesNoFileAndSaysSo) {
         entry.path().filename().string().find(
             "." + std::filesystem::path(kept).filename().string() + ".tmp"),
         std::string::npos);
+  }
+}
+
+// Issue 36, R10: UNCORE_TRACE=/dev/full said "0 region calls could not be
+// written" (the calls formatted before the failed write counted as
+// written) and "cannot write the report": the note names the trace and
+// counts every call it lost.
+TEST(TraceCollectorTest, AFailedTraceNamesItselfAndCountsEveryLostCall) {
+  for (const uint64_t calls : {uint64_t{1}, uint64_t{40000}}) {
+    TraceOptions options;
+    options.path = "/dev/full";
+    options.pid = getpid();
+    options.thread_buffer_calls = 64;
+    auto collector = TraceCollector::Open(options, TraceLayout{});
+    ASSERT_TRUE(collector.ok());
+    TraceCollector& c = **collector;
+    c.SetPathNames(
+        [](int) { return std::make_pair(std::string("r"), std::string("r")); });
+    TraceCollector::ThreadLog* log = c.AttachThread();
+    for (uint64_t i = 0; i < calls; ++i) {
+      c.RecordCall(log, 0, 10 + i * 2, 11 + i * 2, false, false, nullptr);
+    }
+    c.DetachThread(log);
+    const absl::Status s = c.Finish();
+    ASSERT_FALSE(s.ok());
+    EXPECT_THAT(std::string(s.message()), HasSubstr("trace"));
+    EXPECT_THAT(std::string(s.message()), Not(HasSubstr("report")));
+    const std::vector<std::string> notes = c.Notes();
+    ASSERT_EQ(notes.size(), 1u) << calls;
+    EXPECT_THAT(notes[0], HasSubstr("trace: not written"));
+    EXPECT_THAT(notes[0], Not(HasSubstr("report")));
+    EXPECT_THAT(notes[0],
+                HasSubstr(fmt::format(
+                    "{} region call{} recorded for it {} lost", calls,
+                    calls == 1 ? "" : "s", calls == 1 ? "is" : "are")))
+        << notes[0];
   }
 }
 

@@ -332,6 +332,7 @@ int RunStat(const StatOptions& stat_options, std::FILE* /*out*/,
   // Stop, with the timeline an HTML page needs.
   bool table_to_err = false;
   std::vector<std::string> file_outputs;
+  std::vector<report::OutputClaim> claims;  // no two files one (issue 36)
   for (std::string_view item : common::Split(o.output, ',')) {
     const std::string name(common::StripWhitespace(item));
     absl::StatusOr<std::string> checked =
@@ -344,18 +345,27 @@ int RunStat(const StatOptions& stat_options, std::FILE* /*out*/,
     if (*checked == "-") {
       table_to_err = true;
     } else {
+      claims.push_back(
+          {fmt::format("-o \"{}\"", common::QuoteForMessage(name)), *checked});
       file_outputs.push_back(name);
     }
   }
   if (!o.trace.empty()) {
     absl::StatusOr<std::string> checked = report::PrepareOutput(
-        o.trace, report::CurrentOutputContext(UnixNowNs()));
+        o.trace, report::CurrentOutputContext(UnixNowNs()), "trace");
     if (!checked.ok() || *checked == "-") {
       fmt::print(err, "uncore stat: --trace: {}\n",
                  checked.ok() ? "a trace is a file, not -"
                               : common::StatusMessage(checked.status()));
       return kExitUsage;
     }
+    claims.push_back(
+        {fmt::format("--trace \"{}\"", common::QuoteForMessage(o.trace)),
+         *checked});
+  }
+  if (absl::Status apart = report::CheckOutputsApart(claims); !apart.ok()) {
+    fmt::print(err, "uncore stat: {}\n", common::StatusMessage(apart));
+    return kExitUsage;
   }
 
   // Everything the child needs, prepared before fork: only
@@ -478,7 +488,9 @@ int RunStat(const StatOptions& stat_options, std::FILE* /*out*/,
   }
   absl::Status written = stopped;
   if (!stopped.ok()) {
-    fmt::print(err, "uncore stat: the report is lost: {}\n",
+    // "the trace is lost: ..." says what it is; else the report is.
+    fmt::print(err, "uncore stat: {}{}\n",
+               runtime::IsTraceLoss(stopped) ? "" : "the report is lost: ",
                common::StatusMessage(stopped));
   }
   if (table_to_err) {
