@@ -95,7 +95,9 @@ struct State {
   MPI_Comm node_comm = MPI_COMM_NULL;  // the ranks of this node
   std::unique_ptr<Session> session;
   RankRecord record;
-  std::string output;  // the merged report's path at rank 0 ("" none)
+  // The merged report's paths at rank 0 (UNCORE_OUTPUT's list, prepared;
+  // "-" is stderr), none elsewhere or when nothing is measured.
+  std::vector<std::string> outputs;
   std::string served;  // the segment a leader serves ("" none)
   bool exit_handler = false;
   // UNCORE_TRACE (trace_merge.h): this rank's trace file (a temporary one
@@ -312,7 +314,7 @@ int Start(MPI_Comm user_comm) {
         wrong.size() == 1 ? "rank" : "ranks", fmt::join(wrong, ", "), reason);
     if (rank == 0) std::fprintf(stderr, "uncore: %s\n", message.c_str());
     rec.error = message;
-    st.output.clear();
+    st.outputs.clear();
     return Fail(rec.error);
   }
   if (!not_set.empty()) {
@@ -328,19 +330,19 @@ int Start(MPI_Comm user_comm) {
           not_set.size() == 1 ? "rank" : "ranks", fmt::join(not_set, ", "));
       if (rank == 0) std::fprintf(stderr, "uncore: %s\n", rec.error.c_str());
     }
-    st.output.clear();
+    st.outputs.clear();
     return 0;
   }
   // The merged report's name, checked now rather than lost at the end.
   std::string output_error;
   if (rank == 0) {
-    // Placeholders as for a session's output (%r: rank 0), checked now:
-    // a directory or an unwritable name is said at start, not lost at the
-    // end.
-    absl::StatusOr<std::string> out =
-        uncore::PrepareReportOutput(options->output, 0);
+    // UNCORE_OUTPUT as a session reads it (a list, each name with its
+    // placeholders, %r: rank 0), checked now: a directory or an unwritable
+    // name is said at start, not lost at the end.
+    absl::StatusOr<std::vector<std::string>> out =
+        uncore::PrepareReportOutputs(options->output, 0);
     if (out.ok()) {
-      st.output = *out;
+      st.outputs = *std::move(out);
     } else {
       output_error = Message(out.status());
     }
@@ -352,7 +354,7 @@ int Start(MPI_Comm user_comm) {
                    output_error.c_str());
     }
     rec.error = output_error;
-    st.output.clear();
+    st.outputs.clear();
     return Fail(output_error);
   }
 
@@ -495,7 +497,7 @@ int Finish() {
   MPI_Gatherv(bytes.data(), length, MPI_CHAR, all.data(), lengths.data(),
               offsets.data(), MPI_CHAR, 0, st.comm);
   int result = 0;
-  if (rank == 0 && !st.output.empty()) {
+  if (rank == 0 && !st.outputs.empty()) {
     std::vector<RankRecord> ranks;
     const std::string_view view = all;
     for (size_t i = 0; i < lengths.size(); ++i) {
@@ -511,17 +513,21 @@ int Finish() {
       }
     }
     const MergedReport merged = Merge(ranks);
-    absl::Status written =
-        uncore::WriteReportText(st.output, FormatMerged(merged, st.output));
-    if (!written.ok()) {
-      std::fprintf(stderr, "uncore: %s\n", Message(written).c_str());
-      result = Fail(Message(written));
+    // Each name in its own format; one that fails does not keep the others
+    // from being written.
+    for (const std::string& output : st.outputs) {
+      absl::Status written =
+          uncore::WriteReportText(output, FormatMerged(merged, output));
+      if (!written.ok()) {
+        std::fprintf(stderr, "uncore: %s\n", Message(written).c_str());
+        result = Fail(Message(written));
+      }
     }
   }
   MPI_Comm_free(&st.node_comm);
   MPI_Comm_free(&st.comm);
   st.record = RankRecord();
-  st.output.clear();
+  st.outputs.clear();
   st.served.clear();
   return result;
 }

@@ -35,6 +35,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -83,6 +84,11 @@ absl::Status CheckOutputWritable(const std::string& path);
 // (or "-") that WriteReport should be given.  "" is an error.
 absl::StatusOr<std::string> PrepareOutput(std::string_view output,
                                           const OutputContext& context);
+
+// A report output list, as UNCORE_OUTPUT and SessionOptions::output take
+// it: "a.json, b.csv,-" -> {"a.json", "b.csv", "-"}, each name stripped of
+// blanks; an empty name (",," or a list that is all blanks) is an error.
+absl::StatusOr<std::vector<std::string>> SplitOutputs(std::string_view list);
 
 // Writes `text` to `path` as described above.  Errors name the path and the
 // system's reason.

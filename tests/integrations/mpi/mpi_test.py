@@ -16,6 +16,8 @@ import argparse
 import glob
 import json
 import os
+import re
+import socket
 import stat
 import sys
 import threading
@@ -53,6 +55,92 @@ def facts(p):
         if line.startswith("{"):
             return json.loads(line)
     return {}
+
+
+# The simulator's job of two short ranks (about a second), for the checks of
+# each UNCORE_* form.
+SIM = {"UNCORE_EVENTS": "ubox/UCLK", "UNCORE_BACKEND": "sim"}
+SHORT = ("--region-ms", "50")
+
+
+def load_json(path, what):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        check(False, f"{what}: {path} is JSON ({e})")
+        return {}
+
+
+def check_output_list(args, tmp):
+    """UNCORE_OUTPUT's every form for the merged report (issue 36 R4): a
+    comma-separated list (each name written, each in its own format), the
+    placeholders in each name, "-" among them, and an empty name refused at
+    start."""
+    d = os.path.join(tmp, "list")
+    os.mkdir(d)
+    names = [os.path.join(d, n) for n in ("a.json", "a.html", "a.csv")]
+    p = mpirun(args, 2, args.program,
+               dict(SIM, UNCORE_OUTPUT=",".join(names)), program_args=SHORT)
+    check(p.returncode == 0 and sorted(os.listdir(d)) ==
+          ["a.csv", "a.html", "a.json"],
+          f"UNCORE_OUTPUT=a.json,a.html,a.csv: all three written "
+          f"{sorted(os.listdir(d))}")
+    if all(os.path.exists(n) for n in names):
+        report = load_json(names[0], "list")
+        check(report.get("kind") == "mpi" and report.get("ranks") == 2,
+              "UNCORE_OUTPUT list: a.json is the merged JSON of 2 ranks")
+        with open(names[1], encoding="utf-8") as f:
+            page = f.read()
+        check(page.startswith("<!DOCTYPE html>") and "work" in page,
+              "UNCORE_OUTPUT list: a.html is the page")
+        with open(names[2], encoding="utf-8") as f:
+            rows = f.read().splitlines()
+        check(rows and rows[0].startswith("region,path,parent,depth,calls,") and
+              any(r.startswith("work,work,,0,2,") for r in rows),
+              "UNCORE_OUTPUT list: a.csv is the tidy CSV (work: 2 calls)")
+
+    # Spaces around the names, "-" (the table on rank 0's stderr), a table
+    # file and the placeholders, each in its own name.
+    d = os.path.join(tmp, "forms")
+    os.mkdir(d)
+    hatchet = os.path.join(d, "m.hatchet.json")
+    table = os.path.join(d, "m.txt")
+    placed = os.path.join(d, "r%r-%h-%p-%t-%%.json")
+    p = mpirun(args, 2, args.program,
+               dict(SIM, UNCORE_OUTPUT=f" {hatchet} , -,{table},{placed}"),
+               program_args=SHORT)
+    check(p.returncode == 0 and
+          p.stderr.count("uncore MPI report: 2 ranks") == 1,
+          "UNCORE_OUTPUT list with -: the table on stderr, once")
+    check(os.path.exists(table) and
+          open(table, encoding="utf-8").read().startswith(
+              "uncore MPI report: 2 ranks"),
+          "UNCORE_OUTPUT list: another name is the table")
+    tree = load_json(hatchet, "hatchet") if os.path.exists(hatchet) else None
+    check(isinstance(tree, list) and tree and "frame" in tree[0],
+          "UNCORE_OUTPUT list: *.hatchet.json is Hatchet's literal tree")
+    pid = facts(p).get("pid")
+    host = socket.gethostname()
+    pattern = re.compile(
+        rf"r0-{re.escape(host)}-{pid}-\d{{8}}-\d{{6}}-%\.json")
+    placed_files = [f for f in os.listdir(d) if pattern.fullmatch(f)]
+    check(len(placed_files) == 1,
+          f"UNCORE_OUTPUT list: %r %h %p %t %% expanded as rank 0's "
+          f"{sorted(os.listdir(d))}")
+
+    # An empty name in the list: said once at start, the job runs
+    # unmeasured, nothing written.
+    d = os.path.join(tmp, "empty-item")
+    os.mkdir(d)
+    p = mpirun(args, 2, args.program,
+               dict(SIM, UNCORE_OUTPUT=os.path.join(d, "a.json") + ",,-"),
+               program_args=SHORT)
+    check(p.returncode == 0 and
+          p.stderr.count("has an empty name in its list") == 1 and
+          not os.listdir(d) and "uncore MPI report" not in p.stderr,
+          f"UNCORE_OUTPUT a.json,,-: refused at start, once: "
+          f"{p.stderr.strip()}")
 
 
 def region(report, path):
@@ -130,12 +218,18 @@ def main():
     ap.add_argument("--nompi-program",
                     help="a program that is not an MPI program (on the "
                     "shared SDK)")
+    ap.add_argument("--only", choices=["forms"],
+                    help="only the checks of each UNCORE_* form (while "
+                    "working on them)")
     args = ap.parse_args()
     global LAUNCHER
     LAUNCHER = Launcher(args.mpirun)
     print(f"MPI: {LAUNCHER}")
     sockets = node_sockets()
     tmp = tempfile.mkdtemp(prefix="uncore-mpi-")
+    check_output_list(args, tmp)
+    if args.only == "forms":
+        return harness.finish()
 
     # The simulator: U-Box clock at 2 GHz per socket.
     out = os.path.join(tmp, "sim.json")
