@@ -400,6 +400,7 @@ int Start(MPI_Comm user_comm) {
   // MPI_Finalize and could not clean up): the node's rank 0 removes those
   // whose process is dead.  Live jobs' segments stay.
   if (node_rank == 0) (void)uncore::RemoveStaleSharedCounters("mpi.");
+  rec.sample_every = options->sample_every;
   rec.leads = election.leads[node_rank];
   const bool leader = !rec.leads.empty();
   SessionOptions o = *options;
@@ -513,6 +514,14 @@ int Finish() {
       }
     }
     const MergedReport merged = Merge(ranks);
+    // Sampling leaves the merged counts one rank's view: said on stderr
+    // too, once (a table on stderr says it already).
+    if (!merged.sampling_warning.empty() &&
+        std::find(st.outputs.begin(), st.outputs.end(), "-") ==
+            st.outputs.end()) {
+      std::fprintf(stderr, "uncore: warning: %s\n",
+                   merged.sampling_warning.c_str());
+    }
     // Each name in its own format; one that fails does not keep the others
     // from being written.
     for (const std::string& output : st.outputs) {
