@@ -426,13 +426,36 @@ int Start(MPI_Comm user_comm) {
       started = s.status();
     }
   }
-  MPI_Barrier(st.node_comm);
+  // The node's ranks learn which leaders could not start (this is also
+  // the barrier the others wait at).  A rank whose leader did not start
+  // starts nothing and says nothing: the leader says why (each rank would
+  // say its reason again, or that its segment does not exist).
+  const int leader_failed = leader && !started.ok() ? 1 : 0;
+  std::vector<int> failed(static_cast<size_t>(node_size));
+  MPI_Allgather(&leader_failed, 1, MPI_INT, failed.data(), 1, MPI_INT,
+                st.node_comm);
+  bool own_failure = true;
   if (!leader) {
-    absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(o);
-    if (s.ok()) {
-      st.session = *std::move(s);
+    int lost = -1;
+    for (int source : election.sources[node_rank]) {
+      if (failed[source] != 0) {
+        lost = comm_ranks[source];
+        break;
+      }
+    }
+    if (lost >= 0) {
+      started = absl::FailedPreconditionError(fmt::format(
+          "rank {}, which counts its sockets, could not start its session "
+          "(its error says why)",
+          lost));
+      own_failure = false;
     } else {
-      started = s.status();
+      absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(o);
+      if (s.ok()) {
+        st.session = *std::move(s);
+      } else {
+        started = s.status();
+      }
     }
   }
   rec.measured = st.session != nullptr;
@@ -442,8 +465,11 @@ int Start(MPI_Comm user_comm) {
   const bool all_started = AllAgree(started.ok(), st.comm);
   if (!started.ok()) {
     rec.error = fmt::format("regions not measured: {}", Message(started));
-    std::fprintf(stderr, "uncore: rank %d: regions will not be measured: %s\n",
-                 rank, Message(started).c_str());
+    if (own_failure) {
+      std::fprintf(stderr,
+                   "uncore: rank %d: regions will not be measured: %s\n", rank,
+                   Message(started).c_str());
+    }
     return Fail(rec.error);
   }
   if (!all_started) {

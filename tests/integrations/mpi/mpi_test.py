@@ -185,6 +185,178 @@ def check_sample(args, tmp):
           "UNCORE_SAMPLE=2: the table marks staggered's count ~")
 
 
+def job(args, tmp, name, env, np=2):
+    """A short simulated job of `np` ranks with `env` (over SIM); its
+    merged JSON at tmp/NAME.json unless env names UNCORE_OUTPUT.  Returns
+    the process, the report ({} when none) and rank 0's "uncore:" lines."""
+    out = os.path.join(tmp, name + ".json")
+    full = dict(SIM, UNCORE_OUTPUT=out)
+    full.update(env)
+    full = {k: v for k, v in full.items() if v is not None}
+    if os.path.exists(out):
+        os.remove(out)
+    p = mpirun(args, np, args.program, full, program_args=SHORT, quiet=True)
+    report = load_json(out, name) if os.path.exists(out) else {}
+    lines = [l for l in p.stderr.splitlines() if l.startswith("uncore:")]
+    return p, report, lines
+
+
+def refused_once(what, p, report, lines, phrase):
+    """A form that cannot work: the job runs unmeasured and one line on
+    stderr says why (not once per rank, nor another rank's consequence of
+    it); a merged report, when there is one (a session that could not
+    start), lists why and has no counts."""
+    check(p.returncode == 0 and len(lines) == 1 and phrase in lines[0] and
+          (not report or (any(phrase in e for e in report.get("errors", []))
+                          and not report.get("events"))),
+          f"{what}: refused, said once ({phrase!r}): {lines}")
+
+
+def measured(what, p, report, np=2):
+    work = region(report, "work") or {}
+    ok = (p.returncode == 0 and report.get("ranks") == np and
+          not report.get("errors") and work.get("calls") == np and
+          all(e["total"] > 0 or "COUNTER0_OCCUPANCY" in k or
+              "POWER_CKE" in k for k, e in work.get("events", {}).items()))
+    check(ok, f"{what}: measured, merged over {np} ranks "
+          f"(errors {report.get('errors')}; {p.stderr.strip()[-300:]})")
+    return ok
+
+
+def check_forms(args, tmp):
+    """Each documented UNCORE_* form (docs/environment.md) under MPI: it
+    works for the merged report, or it is refused with one clear line.
+    UNCORE_OUTPUT's forms are check_output_list's, UNCORE_SAMPLE's
+    check_sample's, UNCORE_TRACE's %r and plain names trace_e2e_mpi_test's."""
+    d = os.path.join(tmp, "forms-env")
+    os.mkdir(d)
+
+    # UNCORE_EVENTS: ',' and ';' between specs, commas inside a kernel
+    # spec and a modifier list stay with it.
+    events = ("ubox/UCLK;imc/CAS_COUNT.RD, imc/event=0x04,umask=0x0c/,"
+              "cbo/COUNTER0_OCCUPANCY:thresh=1,edge")
+    p, report, _ = job(args, d, "events", {"UNCORE_EVENTS": events})
+    names = [e["canonical"] for e in report.get("events", [])]
+    check(len(names) == 4 and names[0] == "ubox/UCLK" and
+          "imc/CAS_COUNT.WR" in names,
+          f"UNCORE_EVENTS={events}: four events {names}")
+    measured("UNCORE_EVENTS list", p, report)
+    # A metric spec among the events counts as a metric.
+    p, report, _ = job(args, d, "events-metric",
+                       {"UNCORE_EVENTS": "ubox/UCLK,MEM_BW_READS"})
+    work = region(report, "work") or {}
+    m = work.get("metrics", {}).get("MEM_BW_READS") or {}
+    check(m.get("ranks") == 2 and m.get("mean", 0) > 0,
+          f"UNCORE_EVENTS with a metric: MEM_BW_READS over 2 ranks {m}")
+    # A spec that cannot be counted.
+    p, report, lines = job(args, d, "events-bad",
+                           {"UNCORE_EVENTS": "ubox/NOPE"})
+    refused_once("UNCORE_EVENTS=ubox/NOPE", p, report, lines,
+                 "unknown ubox event 'NOPE'")
+
+    # UNCORE_METRICS: a name and a spec with a parameter, alone.
+    p, report, _ = job(args, d, "metrics", {
+        "UNCORE_EVENTS": None,
+        "UNCORE_METRICS": "MEM_BW_TOTAL,metric/PCT_CYCLES_DRAM_RANKx_IN_CKE:x=3"})
+    work = region(report, "work") or {}
+    got = sorted(k for k, v in work.get("metrics", {}).items()
+                 if v and v.get("ranks") == 2)
+    check(got == ["MEM_BW_TOTAL", "PCT_CYCLES_DRAM_RANKx_IN_CKE:x=3"],
+          f"UNCORE_METRICS (no UNCORE_EVENTS): both metrics over 2 ranks {got}")
+    measured("UNCORE_METRICS", p, report)
+
+    # UNCORE_BACKEND: any case; off; auto; one that cannot work here.
+    p, report, _ = job(args, d, "backend-case", {"UNCORE_BACKEND": "SIM"})
+    check(report.get("backend") == "sim", "UNCORE_BACKEND=SIM: sim")
+    p, report, lines = job(args, d, "backend-off", {"UNCORE_BACKEND": "off"})
+    check(p.returncode == 0 and report.get("backend") == "off" and
+          any("not measured" in w for w in report.get("warnings", [])) and
+          not lines,
+          f"UNCORE_BACKEND=off: a merged report of backend off that says "
+          f"so {report.get('warnings')} {lines}")
+    p, report, lines = job(args, d, "backend-auto", {"UNCORE_BACKEND": "auto"})
+    check(p.returncode == 0 and report.get("backend") in ("perf", "direct",
+                                                          "off"),
+          f"UNCORE_BACKEND=auto: perf, direct or off, never sim "
+          f"({report.get('backend')})")
+    if report.get("backend") == "off":
+        check(any("no backend could count here" in w
+                  for w in report.get("warnings", [])),
+              "UNCORE_BACKEND=auto, off here: the merged report says why")
+    for backend in ("direct", "perf"):
+        p, report, lines = job(args, d, "backend-" + backend,
+                               {"UNCORE_BACKEND": backend})
+        if report.get("backend") == backend:
+            skip(f"UNCORE_BACKEND={backend} counts ubox/UCLK here")
+            continue
+        check(p.returncode == 0 and len(lines) == 1 and
+              "regions will not be measured" in lines[0] and
+              "shared counters segment" not in p.stderr,
+              f"UNCORE_BACKEND={backend}, which cannot count here: its "
+              f"reason, said once {lines}")
+    p, report, lines = job(args, d, "backend-bad", {"UNCORE_BACKEND": "bogus"})
+    check(p.returncode == 0 and len(lines) == 1 and
+          "unknown backend 'bogus'" in lines[0],
+          f"UNCORE_BACKEND=bogus: said once {lines}")
+
+    # UNCORE_OUTPUT set but empty.
+    p, report, lines = job(args, d, "output-empty", {"UNCORE_OUTPUT": ""})
+    check(p.returncode == 0 and len(lines) == 1 and
+          "UNCORE_OUTPUT is empty" in lines[0],
+          f"UNCORE_OUTPUT='': said once {lines}")
+
+    # UNCORE_TRACE_INTERVAL with the HTML page, and a value too short.
+    page = os.path.join(d, "interval.html")
+    p, report, _ = job(args, d, "interval", {
+        "UNCORE_TRACE_INTERVAL": "10ms",
+        "UNCORE_OUTPUT": os.path.join(d, "interval.json") + "," + page})
+    check(p.returncode == 0 and os.path.exists(page),
+          "UNCORE_TRACE_INTERVAL=10ms: the merged page written")
+    measured("UNCORE_TRACE_INTERVAL=10ms", p, report)
+    p, report, lines = job(args, d, "interval-bad",
+                           {"UNCORE_TRACE_INTERVAL": "5us"})
+    refused_once("UNCORE_TRACE_INTERVAL=5us", p, report, lines,
+                 "not a time of 100us or more")
+
+    # UNCORE_PLATFORM: an alias in another case; one that does not exist.
+    p, report, _ = job(args, d, "platform", {"UNCORE_PLATFORM": "IVBEP"})
+    check(report.get("platform") == "ivytown",
+          f"UNCORE_PLATFORM=IVBEP: ivytown ({report.get('platform')})")
+    measured("UNCORE_PLATFORM=IVBEP", p, report)
+    p, report, lines = job(args, d, "platform-bad",
+                           {"UNCORE_PLATFORM": "nosuch"})
+    refused_once("UNCORE_PLATFORM=nosuch", p, report, lines,
+                 "no platform 'nosuch'")
+
+    # UNCORE_SOCKETS: a range and a list (the simulator simulates as many
+    # as named), each socket counted once; not a list.
+    for sockets in ("0-1", "0,1"):
+        p, report, _ = job(args, d, "sockets", {"UNCORE_SOCKETS": sockets})
+        nodes = report.get("node_list", [{}])
+        led = [s["socket"] for s in nodes[0].get("sockets", [])]
+        work = region(report, "work") or {}
+        per = work.get("events", {}).get("ubox/UCLK", {}).get("per_socket", [])
+        check(led == [0, 1] and [s["socket"] for s in per] == [0, 1] and
+              all(s["value"] > 0 for s in per),
+              f"UNCORE_SOCKETS={sockets}: sockets 0 and 1, each counted "
+              f"once {led} {per}")
+    p, report, lines = job(args, d, "sockets-bad", {"UNCORE_SOCKETS": "x"})
+    refused_once("UNCORE_SOCKETS=x", p, report, lines, "UNCORE_SOCKETS")
+
+    # UNCORE_SAMPLE not a whole number of 1 or more.
+    p, report, lines = job(args, d, "sample-bad", {"UNCORE_SAMPLE": "0"})
+    refused_once("UNCORE_SAMPLE=0", p, report, lines, "UNCORE_SAMPLE")
+
+    # Flags the simulator takes and does nothing with (they matter to perf
+    # and direct), in one job: accepted, the job measured, nothing said.
+    flags = {"UNCORE_FREE_RUNNING": "0", "UNCORE_FORCE": "yes",
+             "UNCORE_MULTIPLEX": "true"}
+    p, report, lines = job(args, d, "flags", flags)
+    measured(" ".join(f"{k}={v}" for k, v in flags.items()), p, report)
+    check(not lines, f"UNCORE_FREE_RUNNING, UNCORE_FORCE, UNCORE_MULTIPLEX: "
+          f"nothing said {lines}")
+
+
 def region(report, path):
     for r in report.get("regions", []):
         if r["path"] == path:
@@ -271,6 +443,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="uncore-mpi-")
     check_output_list(args, tmp)
     check_sample(args, tmp)
+    check_forms(args, tmp)
     if args.only == "forms":
         return harness.finish()
 
