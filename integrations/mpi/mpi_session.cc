@@ -346,6 +346,13 @@ int Start(MPI_Comm user_comm) {
     } else {
       output_error = Message(out.status());
     }
+    // As a session refuses it at its start (rather than a merged trace
+    // lost at the end).
+    if (output_error.empty() && options->trace == "-") {
+      output_error =
+          "trace output \"-\": a trace is a file "
+          "(UNCORE_TRACE=trace-%r.json), not a table on stderr";
+    }
   }
   output_error = Broadcast(output_error, st.comm);
   if (!output_error.empty()) {

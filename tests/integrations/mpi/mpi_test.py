@@ -305,6 +305,11 @@ def check_forms(args, tmp):
           "UNCORE_OUTPUT is empty" in lines[0],
           f"UNCORE_OUTPUT='': said once {lines}")
 
+    # UNCORE_TRACE=-: a trace is a file, refused at start as a session
+    # refuses it (not lost at the end).
+    p, report, lines = job(args, d, "trace-dash", {"UNCORE_TRACE": "-"})
+    refused_once("UNCORE_TRACE=-", p, report, lines, "a trace is a file")
+
     # UNCORE_TRACE_INTERVAL with the HTML page, and a value too short.
     page = os.path.join(d, "interval.html")
     p, report, _ = job(args, d, "interval", {
