@@ -28,6 +28,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -39,6 +40,13 @@ namespace uncore {
 // when nullopt), made absolute and checked writable now.
 absl::StatusOr<std::string> PrepareReportOutput(
     std::string_view output, std::optional<int64_t> rank = std::nullopt);
+
+// A list of outputs, as UNCORE_OUTPUT and SessionOptions::output take it
+// ("merged.json, merged.html,-": names separated by commas, blanks around
+// them ignored, an empty name an error), each name prepared as by
+// PrepareReportOutput; the first error is returned.
+absl::StatusOr<std::vector<std::string>> PrepareReportOutputs(
+    std::string_view outputs, std::optional<int64_t> rank = std::nullopt);
 
 // Writes `text` to `path` (from PrepareReportOutput) as above; "-" writes
 // to stderr.

@@ -22,7 +22,7 @@ namespace {
 
 // ---- bytes: sdk/common/wire.h (little-endian, length-prefixed)
 
-constexpr uint64_t kRecordMagic = 0x32434d504d434e55ULL;  // "UNCMPMC2"
+constexpr uint64_t kRecordMagic = 0x33434d504d434e55ULL;  // "UNCMPMC3"
 
 // ---- merging
 
@@ -142,6 +142,7 @@ std::string EncodeRank(const RankRecord& record) {
   w.Ints(record.reads);
   w.Str(record.error);
   w.Bool(record.measured);
+  w.I64(record.sample_every);
   const Results& r = record.results;
   w.Str(r.run.backend);
   w.Str(r.run.platform);
@@ -223,6 +224,7 @@ absl::StatusOr<RankRecord> DecodeRank(std::string_view bytes) {
   record.reads = r.Ints();
   record.error = r.Str();
   record.measured = r.Bool();
+  record.sample_every = r.Int();
   Results& res = record.results;
   res.run.backend = r.Str();
   res.run.platform = r.Str();
@@ -483,6 +485,23 @@ MergedReport Merge(const std::vector<RankRecord>& ranks) {
           first->results.events.size()));
     }
   }
+  // Sampling: the ranks counted no node unions (UnionOf finds no shares
+  // and says nothing), so every count below is one rank's view.  Said once,
+  // and the views that stand for several ranks are marked estimated.
+  for (const RankRecord& r : ranks) {
+    if (r.measured) m.sample_every = std::max(m.sample_every, r.sample_every);
+  }
+  if (m.sample_every > 1) {
+    m.sampling_warning = fmt::format(
+        "UNCORE_SAMPLE={}: node unions are not counted with sampling, so each "
+        "socket's count is one rank's view (the socket's leader's, or the "
+        "lowest rank's that entered the region), not what the socket counted "
+        "while any rank of its node was inside; where several ranks of a "
+        "node entered a region the count can be low and is marked estimated "
+        "(~). Unset UNCORE_SAMPLE for the node union",
+        m.sample_every);
+    Warn(m.warnings, m.sampling_warning);
+  }
   // Regions, by path, in order of first entry (rank order).
   std::vector<std::string> paths;
   for (const RankRecord& r : ranks) {
@@ -585,7 +604,11 @@ MergedReport Merge(const std::vector<RankRecord>& ranks) {
             count.node_union = true;
             count.wall_ns = node_union.wall_ns;
             estimated = node_union.estimated[e];
+          } else if (m.sample_every > 1 && count.ranks > 1) {
+            // One rank's view standing for several: at most their union.
+            estimated = true;
           }
+          count.estimated = estimated;
           MergedEvent& merged = out.events[e];
           merged.total += count.value;
           merged.per_node[n] += count.value;
@@ -685,9 +708,11 @@ std::string FormatMergedJson(const MergedReport& m) {
             return fmt::format(
                 "{{\"node\": {}, \"host\": {}, \"socket\": {}, \"value\": {}, "
                 "\"node_union\": {}, \"union_wall_ns\": {}, "
-                "\"from_rank\": {}, \"ranks\": {}, \"min\": {}, \"max\": {}}}",
+                "\"from_rank\": {}, \"ranks\": {}, \"min\": {}, \"max\": {}, "
+                "\"estimated\": {}}}",
                 s.node, JsonString(m.nodes[s.node].host), s.socket, s.value,
-                s.node_union, s.wall_ns, s.from_rank, s.ranks, s.min, s.max);
+                s.node_union, s.wall_ns, s.from_rank, s.ranks, s.min, s.max,
+                s.estimated);
           }));
     }
     o += "},\n";
@@ -840,7 +865,8 @@ std::string FormatMergedTable(const MergedReport& m) {
         for (const SocketCount& s : r.events[e].per_socket) {
           rows.push_back(
               {r.path, m.events[e].canonical, fmt::format("{}", s.node),
-               fmt::format("{}", s.socket), Grouped(s.value),
+               fmt::format("{}", s.socket),
+               fmt::format("{}{}", s.estimated ? "~" : "", Grouped(s.value)),
                s.node_union ? std::string("union")
                             : fmt::format("{}", s.from_rank),
                fmt::format("{}", s.ranks), Grouped(s.min), Grouped(s.max)});

@@ -12,10 +12,12 @@
 // what it counted while at least one rank of the node that reads it was
 // inside the region (the node union: the ranks' RegionResult::NodeShare
 // summed, docs/mpi.md).  Where that is not available (a rank's node step
-// failed or it sampled; a warning says which), the view of one rank: the
-// socket's leader when it entered the region, else the lowest rank of that
-// node that entered it and reads the socket.  The spread (min, max) of the
-// ranks' own views is reported beside it.
+// failed; a warning says which), the view of one rank: the socket's leader
+// when it entered the region, else the lowest rank of that node that
+// entered it and reads the socket.  The spread (min, max) of the ranks' own
+// views is reported beside it.  With sampling (UNCORE_SAMPLE) no rank
+// counts node unions: every count is such a view, one warning says so, and
+// a view that stands for several ranks of its node is marked estimated.
 #ifndef UNCORE_INTEGRATIONS_MPI_MERGE_H_
 #define UNCORE_INTEGRATIONS_MPI_MERGE_H_
 
@@ -40,6 +42,7 @@ struct RankRecord {
   std::vector<int> reads;  // the ranks whose counters it read
   std::string error;       // why it did not measure ("" when it did)
   bool measured = false;   // a session ran
+  int sample_every = 1;    // SessionOptions::sample_every (UNCORE_SAMPLE)
   Results results;
 };
 
@@ -60,6 +63,10 @@ struct SocketCount {
   int ranks = 0;            // ranks of the node that entered it and read it
   uint64_t min = 0;         // their spread
   uint64_t max = 0;
+  // The count is scaled (multiplexed, sampled) or, with sampling, one
+  // rank's view where several ranks of the node entered the region (it
+  // can fall short of the node union).
+  bool estimated = false;
 };
 
 struct MergedEvent {
@@ -128,6 +135,11 @@ struct MergedReport {
   std::vector<std::string> errors;    // "rank N: ..."
   std::vector<std::string> warnings;  // each once
   std::vector<MergedRegion> regions;  // in order of first entry, rank 0 first
+  // The largest sample_every of the ranks that measured; above 1 the ranks
+  // counted no node unions, and sampling_warning (also in `warnings`) says
+  // what the counts are instead.
+  int sample_every = 1;
+  std::string sampling_warning;
 };
 
 MergedReport Merge(const std::vector<RankRecord>& ranks);

@@ -95,7 +95,9 @@ struct State {
   MPI_Comm node_comm = MPI_COMM_NULL;  // the ranks of this node
   std::unique_ptr<Session> session;
   RankRecord record;
-  std::string output;  // the merged report's path at rank 0 ("" none)
+  // The merged report's paths at rank 0 (UNCORE_OUTPUT's list, prepared;
+  // "-" is stderr), none elsewhere or when nothing is measured.
+  std::vector<std::string> outputs;
   std::string served;  // the segment a leader serves ("" none)
   bool exit_handler = false;
   // UNCORE_TRACE (trace_merge.h): this rank's trace file (a temporary one
@@ -312,7 +314,7 @@ int Start(MPI_Comm user_comm) {
         wrong.size() == 1 ? "rank" : "ranks", fmt::join(wrong, ", "), reason);
     if (rank == 0) std::fprintf(stderr, "uncore: %s\n", message.c_str());
     rec.error = message;
-    st.output.clear();
+    st.outputs.clear();
     return Fail(rec.error);
   }
   if (!not_set.empty()) {
@@ -328,21 +330,28 @@ int Start(MPI_Comm user_comm) {
           not_set.size() == 1 ? "rank" : "ranks", fmt::join(not_set, ", "));
       if (rank == 0) std::fprintf(stderr, "uncore: %s\n", rec.error.c_str());
     }
-    st.output.clear();
+    st.outputs.clear();
     return 0;
   }
   // The merged report's name, checked now rather than lost at the end.
   std::string output_error;
   if (rank == 0) {
-    // Placeholders as for a session's output (%r: rank 0), checked now:
-    // a directory or an unwritable name is said at start, not lost at the
-    // end.
-    absl::StatusOr<std::string> out =
-        uncore::PrepareReportOutput(options->output, 0);
+    // UNCORE_OUTPUT as a session reads it (a list, each name with its
+    // placeholders, %r: rank 0), checked now: a directory or an unwritable
+    // name is said at start, not lost at the end.
+    absl::StatusOr<std::vector<std::string>> out =
+        uncore::PrepareReportOutputs(options->output, 0);
     if (out.ok()) {
-      st.output = *out;
+      st.outputs = *std::move(out);
     } else {
       output_error = Message(out.status());
+    }
+    // As a session refuses it at its start (rather than a merged trace
+    // lost at the end).
+    if (output_error.empty() && options->trace == "-") {
+      output_error =
+          "trace output \"-\": a trace is a file "
+          "(UNCORE_TRACE=trace-%r.json), not a table on stderr";
     }
   }
   output_error = Broadcast(output_error, st.comm);
@@ -352,7 +361,7 @@ int Start(MPI_Comm user_comm) {
                    output_error.c_str());
     }
     rec.error = output_error;
-    st.output.clear();
+    st.outputs.clear();
     return Fail(output_error);
   }
 
@@ -398,6 +407,7 @@ int Start(MPI_Comm user_comm) {
   // MPI_Finalize and could not clean up): the node's rank 0 removes those
   // whose process is dead.  Live jobs' segments stay.
   if (node_rank == 0) (void)uncore::RemoveStaleSharedCounters("mpi.");
+  rec.sample_every = options->sample_every;
   rec.leads = election.leads[node_rank];
   const bool leader = !rec.leads.empty();
   SessionOptions o = *options;
@@ -423,13 +433,36 @@ int Start(MPI_Comm user_comm) {
       started = s.status();
     }
   }
-  MPI_Barrier(st.node_comm);
+  // The node's ranks learn which leaders could not start (this is also
+  // the barrier the others wait at).  A rank whose leader did not start
+  // starts nothing and says nothing: the leader says why (each rank would
+  // say its reason again, or that its segment does not exist).
+  const int leader_failed = leader && !started.ok() ? 1 : 0;
+  std::vector<int> failed(static_cast<size_t>(node_size));
+  MPI_Allgather(&leader_failed, 1, MPI_INT, failed.data(), 1, MPI_INT,
+                st.node_comm);
+  bool own_failure = true;
   if (!leader) {
-    absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(o);
-    if (s.ok()) {
-      st.session = *std::move(s);
+    int lost = -1;
+    for (int source : election.sources[node_rank]) {
+      if (failed[source] != 0) {
+        lost = comm_ranks[source];
+        break;
+      }
+    }
+    if (lost >= 0) {
+      started = absl::FailedPreconditionError(fmt::format(
+          "rank {}, which counts its sockets, could not start its session "
+          "(its error says why)",
+          lost));
+      own_failure = false;
     } else {
-      started = s.status();
+      absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(o);
+      if (s.ok()) {
+        st.session = *std::move(s);
+      } else {
+        started = s.status();
+      }
     }
   }
   rec.measured = st.session != nullptr;
@@ -439,8 +472,11 @@ int Start(MPI_Comm user_comm) {
   const bool all_started = AllAgree(started.ok(), st.comm);
   if (!started.ok()) {
     rec.error = fmt::format("regions not measured: {}", Message(started));
-    std::fprintf(stderr, "uncore: rank %d: regions will not be measured: %s\n",
-                 rank, Message(started).c_str());
+    if (own_failure) {
+      std::fprintf(stderr,
+                   "uncore: rank %d: regions will not be measured: %s\n", rank,
+                   Message(started).c_str());
+    }
     return Fail(rec.error);
   }
   if (!all_started) {
@@ -495,7 +531,7 @@ int Finish() {
   MPI_Gatherv(bytes.data(), length, MPI_CHAR, all.data(), lengths.data(),
               offsets.data(), MPI_CHAR, 0, st.comm);
   int result = 0;
-  if (rank == 0 && !st.output.empty()) {
+  if (rank == 0 && !st.outputs.empty()) {
     std::vector<RankRecord> ranks;
     const std::string_view view = all;
     for (size_t i = 0; i < lengths.size(); ++i) {
@@ -511,17 +547,29 @@ int Finish() {
       }
     }
     const MergedReport merged = Merge(ranks);
-    absl::Status written =
-        uncore::WriteReportText(st.output, FormatMerged(merged, st.output));
-    if (!written.ok()) {
-      std::fprintf(stderr, "uncore: %s\n", Message(written).c_str());
-      result = Fail(Message(written));
+    // Sampling leaves the merged counts one rank's view: said on stderr
+    // too, once (a table on stderr says it already).
+    if (!merged.sampling_warning.empty() &&
+        std::find(st.outputs.begin(), st.outputs.end(), "-") ==
+            st.outputs.end()) {
+      std::fprintf(stderr, "uncore: warning: %s\n",
+                   merged.sampling_warning.c_str());
+    }
+    // Each name in its own format; one that fails does not keep the others
+    // from being written.
+    for (const std::string& output : st.outputs) {
+      absl::Status written =
+          uncore::WriteReportText(output, FormatMerged(merged, output));
+      if (!written.ok()) {
+        std::fprintf(stderr, "uncore: %s\n", Message(written).c_str());
+        result = Fail(Message(written));
+      }
     }
   }
   MPI_Comm_free(&st.node_comm);
   MPI_Comm_free(&st.comm);
   st.record = RankRecord();
-  st.output.clear();
+  st.outputs.clear();
   st.served.clear();
   return result;
 }

@@ -506,6 +506,21 @@ void ReportFileStream::Abort() {
   }
 }
 
+absl::StatusOr<std::vector<std::string>> SplitOutputs(std::string_view list) {
+  std::vector<std::string> outputs;
+  for (std::string_view item : common::Split(list, ',')) {
+    const std::string_view name = common::StripWhitespace(item);
+    if (name.empty()) {
+      return absl::InvalidArgumentError(fmt::format(
+          "report output \"{}\" has an empty name in its list: separate "
+          "names by single commas (\"r.json,r.html,-\")",
+          common::QuoteForMessage(list)));
+    }
+    outputs.emplace_back(name);
+  }
+  return outputs;
+}
+
 absl::Status WriteReportFile(const std::string& path, std::string_view text) {
   UNCORE_ASSIGN_OR_RETURN(std::unique_ptr<ReportFileStream> stream,
                           ReportFileStream::Open(path));
@@ -526,6 +541,18 @@ absl::StatusOr<std::string> PrepareReportOutput(std::string_view output,
               .count()));
   if (rank.has_value()) context.rank = rank;
   return report::PrepareOutput(output, context);
+}
+
+absl::StatusOr<std::vector<std::string>> PrepareReportOutputs(
+    std::string_view outputs, std::optional<int64_t> rank) {
+  UNCORE_ASSIGN_OR_RETURN(const std::vector<std::string> names,
+                          report::SplitOutputs(outputs));
+  std::vector<std::string> paths;
+  for (const std::string& name : names) {
+    UNCORE_ASSIGN_OR_RETURN(std::string path, PrepareReportOutput(name, rank));
+    paths.push_back(std::move(path));
+  }
+  return paths;
 }
 
 absl::Status WriteReportText(const std::string& path, std::string_view text) {

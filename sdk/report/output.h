@@ -106,6 +106,11 @@ bool SameOutputFile(const std::string& a, const std::string& b);
 // would replace the earlier), saying which two, the file and what to do.
 absl::Status CheckOutputsApart(const std::vector<OutputClaim>& claims);
 
+// A report output list, as UNCORE_OUTPUT and SessionOptions::output take
+// it: "a.json, b.csv,-" -> {"a.json", "b.csv", "-"}, each name stripped of
+// blanks; an empty name (",," or a list that is all blanks) is an error.
+absl::StatusOr<std::vector<std::string>> SplitOutputs(std::string_view list);
+
 // Writes `text` to `path` as described above.  Errors name the path and the
 // system's reason.
 absl::Status WriteReportFile(const std::string& path, std::string_view text);

@@ -129,21 +129,7 @@ absl::StatusOr<bool> ParseBooleanVariable(std::string_view name,
       name, common::QuoteForMessage(value)));
 }
 
-// "a.json, b.csv,-" -> {"a.json", "b.csv", "-"}; an empty item is an error.
-absl::StatusOr<std::vector<std::string>> SplitOutputs(std::string_view list) {
-  std::vector<std::string> outputs;
-  for (std::string_view item : common::Split(list, ',')) {
-    const std::string_view name = common::StripWhitespace(item);
-    if (name.empty()) {
-      return absl::InvalidArgumentError(fmt::format(
-          "report output \"{}\" has an empty name in its list: separate "
-          "names by single commas (\"r.json,r.html,-\")",
-          common::QuoteForMessage(list)));
-    }
-    outputs.emplace_back(name);
-  }
-  return outputs;
-}
+using report::SplitOutputs;  // sdk/report/output.h: the list's one parser
 
 bool IsHtmlOutput(std::string_view path) {
   absl::StatusOr<report::ReportDestination> d = report::ParseOutput(path);
