@@ -72,7 +72,7 @@ remove() {
 
 # Inside the root (called by `test` through chroot).
 inside() {
-  cd /work/main
+  # Run from the tree this script is in (the top of the script cd-s there).
   local start=$SECONDS
   echo "debian13: $(. /etc/os-release && echo "$PRETTY_NAME"), $(g++ --version | head -1), $(clang --version | head -1)"
   # The MPICH build reuses the GCC build's objects through the compiler

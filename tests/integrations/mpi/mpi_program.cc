@@ -16,7 +16,9 @@
 // --end exit: every rank calls exit(0) instead of MPI_Finalize; --end kill:
 // every rank kills itself (SIGKILL) instead.  --region NAME: every rank also
 // opens a region named NAME once (2 ms), a name given at run time (UTF-8
-// names such as "café ☕" for the merged report's bytes).
+// names such as "café ☕" for the merged report's bytes).  --slash-pair 1:
+// every rank also opens a region named "a/b", then "b" inside "a" (two
+// regions whose names joined unescaped would be one path).
 #include <dirent.h>
 #include <mpi.h>
 #include <signal.h>
@@ -150,7 +152,11 @@ int main(int argc, char** argv) {
   int region_ms = 300;
   std::string end = "finalize";
   std::string extra_region;
+  bool slash_pair = false;
   for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], "--slash-pair") == 0) {
+      slash_pair = std::atoi(argv[i + 1]) != 0;
+    }
     if (std::strcmp(argv[i], "--region-ms") == 0)
       region_ms = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--end") == 0) end = argv[i + 1];
@@ -199,6 +205,17 @@ int main(int argc, char** argv) {
     uncore::RegionBegin(extra_region);
     SleepMs(2);
     uncore::RegionEnd(extra_region);
+  }
+  if (slash_pair) {
+    {
+      UNCORE_REGION("a/b");
+      SleepMs(2);
+    }
+    {
+      UNCORE_REGION("a");
+      UNCORE_REGION("b");
+      SleepMs(3);
+    }
   }
   const Calls staggered = Staggered("staggered", rank, 30, 100);
   const Calls gapped = Staggered("gapped", rank, 150, 100);

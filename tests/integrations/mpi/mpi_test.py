@@ -13,6 +13,7 @@ between them ("gapped": at r x 150 ms).  With perf, the perf_event file descript
 the job's processes while it runs must be events x sockets, not x ranks.
 """
 import argparse
+import csv
 import glob
 import json
 import os
@@ -550,6 +551,37 @@ def main():
         else:
             check(any(l.lstrip().startswith(name) for l in text.splitlines()),
                   "UTF-8 region -np 3 table: a row starts with the name")
+
+    # A region named "a/b" and "b" inside "a": two paths ("a\\/b" and
+    # "a/b"), both in the merged report (issue 36 R1: the merge kept one).
+    out = os.path.join(tmp, "slash.json")
+    csv_out = os.path.join(tmp, "slash.csv")
+    p = mpirun(args, 2, args.program,
+               {"UNCORE_EVENTS": "ubox/UCLK", "UNCORE_BACKEND": "sim",
+                "UNCORE_OUTPUT": out + "," + csv_out},
+               program_args=["--region-ms", "20", "--slash-pair", "1"])
+    check(p.returncode == 0, "a/b beside a > b -np 2: mpirun succeeds")
+    if p.returncode == 0 and os.path.exists(out):
+        with open(out, encoding="utf-8") as f:
+            report = json.load(f)
+        top = region(report, "a\\/b")
+        inner = region(report, "a/b")
+        check(top is not None and top["name"] == "a/b" and
+              top["depth"] == 0 and top["calls"] == 2,
+              f"a/b beside a > b: the region 'a/b' at the top: {top}")
+        check(inner is not None and inner["name"] == "b" and
+              inner["depth"] == 1 and inner["calls"] == 2,
+              f"a/b beside a > b: the region 'b' inside 'a': {inner}")
+        paths = [r["path"] for r in report["regions"]]
+        check(len(paths) == len(set(paths)),
+              f"a/b beside a > b: every path once: {paths}")
+        with open(csv_out, encoding="utf-8") as f:
+            rows = list(csv.reader(f))
+        check(any(r[:4] == ["a/b", "a\\/b", "", "0"] for r in rows) and
+              any(r[:4] == ["b", "a/b", "a", "1"] for r in rows),
+              "a/b beside a > b: both regions' rows in the merged CSV")
+    else:
+        check(False, "a/b beside a > b -np 2: report written")
 
     # Ranks bound to cores: the lowest bound rank of the socket leads.
     if (os.cpu_count() or 1) >= 2:
