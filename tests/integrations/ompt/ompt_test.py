@@ -173,6 +173,24 @@ def test_nested(runner, lines):
     expect_region(regions, inner, calls=2 * 2 * 2, min_threads=3)
 
 
+def test_deep_nesting(runner, lines):
+    """33 levels of nested teams of 2, thousands of threads: the program
+    ends, and every level is a region below the last (issue 36: a SIGSEGV
+    seen once with such a program, not reproduced here)."""
+    report = runner.report(runner.args.program, ["deep"])
+    if report is None:
+        return
+    check(report["errors"] == [], "deep: no error: %s" % report["errors"])
+    name = "omp parallel @ deep (ompt_program.c:%d)" % lines["deep"]
+    regions = regions_of(report)
+    for level in range(33):
+        path = "/".join([name] * (level + 1))
+        # Teams at a level: 2^min(level, 6); each has 2 threads.
+        expect_region(regions, path, calls=2 * 2 ** min(level, 6))
+    check(len(regions) == 33, "deep: 33 regions, one per level (%d)" %
+          len(regions))
+
+
 def test_without_line_tables(runner):
     report = runner.report(runner.args.nodebug_program, ["work"])
     if report is None:
@@ -290,6 +308,7 @@ def main():
         test_constructs(runner, lines)
         test_work_sharing(runner, lines)
         test_nested(runner, lines)
+        test_deep_nesting(runner, lines)
         test_without_line_tables(runner)
         test_program_regions(runner, regions_lines)
         test_report_once(runner)
