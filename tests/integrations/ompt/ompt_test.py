@@ -176,17 +176,31 @@ def test_nested(runner, lines):
 def test_deep_nesting(runner, lines):
     """33 levels of nested teams of 2, thousands of threads: the program
     ends, and every level is a region below the last (issue 36: a SIGSEGV
-    seen once with such a program, not reproduced here)."""
+    seen once with such a program, not reproduced here).  Every call is
+    counted or in the errors: two threads are the primary of a team at
+    every level below theirs (the program's thread, from level 0; the
+    worker of level 0, from level 1), so their level 32 is their 33rd
+    region, which the SDK refuses (kMaxRegionDepth = 32) and says so, once;
+    their teams' workers are counted.  Before: libomp reports a parallel
+    end after it has freed the team, whose parallel_data another thread's
+    new team may already hold; the tool cleared it there, so that team was
+    not measured, and the tool's own limits dropped the rest silently."""
     report = runner.report(runner.args.program, ["deep"])
     if report is None:
         return
-    check(report["errors"] == [], "deep: no error: %s" % report["errors"])
     name = "omp parallel @ deep (ompt_program.c:%d)" % lines["deep"]
+    too_deep = ('region "%s" opened deeper than the 32 nesting levels a '
+                'thread may have: not measured; close regions sooner or '
+                'merge levels (x2)' % name)
+    check(report["errors"] == [too_deep],
+          "deep: one error, the 2 refused regions: %s" % report["errors"])
     regions = regions_of(report)
     for level in range(33):
         path = "/".join([name] * (level + 1))
-        # Teams at a level: 2^min(level, 6); each has 2 threads.
-        expect_region(regions, path, calls=2 * 2 ** min(level, 6))
+        # Teams at a level: 2^min(level, 6); each has 2 threads; at level
+        # 32, 2 are refused.
+        expect_region(regions, path,
+                      calls=2 * 2 ** min(level, 6) - (2 if level == 32 else 0))
     check(len(regions) == 33, "deep: 33 regions, one per level (%d)" %
           len(regions))
 
