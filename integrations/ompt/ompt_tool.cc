@@ -28,7 +28,10 @@
 // - No exception leaves a callback; a construct that cannot be named or
 //   measured is not measured, and the program runs on.
 // - Nested parallel regions nest: the inner construct's path is below the
-//   outer one's on every thread of the inner team.
+//   outer one's on every thread of the inner team.  An implicit task that
+//   would be a thread's 33rd region (kMaxRegionDepth) is refused by the
+//   SDK, which says so in the report's errors, and so are the teams that
+//   thread starts inside it: nothing is lost silently.
 // - libomp reports a worker's implicit-task end only when the thread is
 //   next woken up, so a worker leaves the region when it reaches the
 //   construct's closing barrier; the primary thread leaves it at the end of
@@ -188,9 +191,14 @@ SiteTable& Sites() {
 }
 
 // Parallel constructs a thread encounters at once (nested), and implicit
-// tasks it runs at once; deeper ones are not measured.
-constexpr int kMaxTeams = kMaxRegionDepth;
-constexpr int kMaxFrames = kMaxRegionDepth;
+// tasks it runs at once.  Two more than a thread's regions, so that the
+// SDK's limit (kMaxRegionDepth: deeper regions are refused, in the report's
+// errors) is reached first: each measured implicit task on a thread is one
+// of its regions (refused or not) but one, a worker's whose end libomp has
+// not reported yet; each nested construct a thread encounters is inside one
+// of its implicit tasks but the outermost.  Beyond these, TooDeep.
+constexpr int kMaxTeams = kMaxRegionDepth + 2;
+constexpr int kMaxFrames = kMaxRegionDepth + 2;
 
 // A parallel construct being run, on its encountering thread: what every
 // thread of its team needs to open its region.  parallel_data points here.
@@ -199,6 +207,11 @@ struct Team {
   const Site* site = nullptr;
   internal::RegionParent parent;
 };
+
+bool SameRegion(const internal::RegionParent& a,
+                const internal::RegionParent& b) {
+  return a.generation == b.generation && a.path == b.path && a.state == b.state;
+}
 
 struct WorkRegion {
   Recorder* recorder = nullptr;
@@ -215,12 +228,20 @@ struct Frame {
   Recorder* recorder = nullptr;
   uint64_t generation = 0;
   const Site* site = nullptr;
+  // The region it was opened under: still the thread's innermost while
+  // the frame is open means the SDK refused it (too deep).
+  internal::RegionParent under;
   int previous = 0;  // the innermost frame before this one (index + 1)
   WorkRegion work;   // UNCORE_OMPT_WORK
 };
 
 struct ThreadState {
   Team teams[kMaxTeams];
+  // Parallel constructs this thread encounters at once, measured or not
+  // (teams[i] is the i-th's while i < kMaxTeams): each end is the
+  // innermost's.  Not parallel_data: libomp reports the end after it has
+  // freed the team, whose parallel_data another thread's construct may
+  // already hold.
   int team_depth = 0;
   Frame frames[kMaxFrames];
   int current = 0;         // the innermost frame (index + 1), 0: none
@@ -258,6 +279,18 @@ void CloseRegion(Recorder* recorder, int name_id, uint64_t generation) {
   }
 }
 
+// A construct nested deeper than the tool follows on this thread, which is
+// then already deeper than the SDK's kMaxRegionDepth (kMaxTeams): a begin
+// that the SDK refuses, recording why in the report's errors (one line,
+// counted), and its end, which undoes nothing else.
+void TooDeep(Recorder* recorder, const Site* site) {
+  try {
+    const uint64_t generation = internal::BeginRegion(recorder, site->name_id);
+    CloseRegion(recorder, site->name_id, generation);
+  } catch (...) {  // not measured; the program runs on
+  }
+}
+
 // Leaves the construct's region on this thread (and any region still open
 // inside it).
 void CloseFrame(Frame& f) {
@@ -271,39 +304,47 @@ void OnParallelBegin(ompt_data_t* /*encountering_task_data*/,
                      ompt_data_t* parallel_data,
                      unsigned int /*requested_parallelism*/, int flags,
                      const void* codeptr_ra) noexcept {
+  ThreadState& t = t_state;
+  const int depth = t.team_depth++;  // its end is this thread's next
   if (parallel_data == nullptr) return;
   parallel_data->ptr = nullptr;
   Recorder* recorder = ActiveRecorder();
   // A league of teams (`omp teams`) runs initial tasks, which have no
   // region.
   if (recorder == nullptr || (flags & ompt_parallel_league) != 0) return;
-  ThreadState& t = t_state;
-  if (t.team_depth >= kMaxTeams) return;
   try {
     const Site* site = SiteOf(codeptr_ra, kParallel, t);
-    Team& team = t.teams[t.team_depth];
+    if (depth >= kMaxTeams) {
+      TooDeep(recorder, site);
+      return;
+    }
+    const internal::RegionParent parent =
+        internal::CurrentRegionParent(recorder);
+    // Inside an implicit task whose region the SDK refused (too deep): the
+    // team's regions would go under a shallower one.
+    if (t.current > 0) {
+      const Frame& f = t.frames[t.current - 1];
+      if (f.open && f.recorder == recorder && f.under.path >= 0 &&
+          SameRegion(parent, f.under)) {
+        TooDeep(recorder, site);
+        return;
+      }
+    }
+    Team& team = t.teams[depth];
     team.recorder = recorder;
     team.site = site;
-    team.parent = internal::CurrentRegionParent(recorder);
-    ++t.team_depth;
+    team.parent = parent;
     parallel_data->ptr = &team;
   } catch (...) {  // not measured; the program runs on
   }
 }
 
-void OnParallelEnd(ompt_data_t* parallel_data,
+// `parallel_data` is not read: by now it may be another construct's.
+void OnParallelEnd(ompt_data_t* /*parallel_data*/,
                    ompt_data_t* /*encountering_task_data*/, int /*flags*/,
                    const void* /*codeptr_ra*/) noexcept {
-  if (parallel_data == nullptr || parallel_data->ptr == nullptr) return;
-  const void* team = parallel_data->ptr;
-  parallel_data->ptr = nullptr;
   ThreadState& t = t_state;
-  for (int i = t.team_depth - 1; i >= 0; --i) {
-    if (&t.teams[i] == team) {
-      t.team_depth = i;
-      return;
-    }
-  }
+  if (t.team_depth > 0) --t.team_depth;
 }
 
 void BeginImplicitTask(const ompt_data_t* parallel_data, ompt_data_t* task_data,
@@ -318,7 +359,10 @@ void BeginImplicitTask(const ompt_data_t* parallel_data, ompt_data_t* task_data,
   ThreadState& t = t_state;
   int slot = 0;
   while (slot < kMaxFrames && t.frames[slot].used) ++slot;
-  if (slot == kMaxFrames) return;
+  if (slot == kMaxFrames) {
+    TooDeep(recorder, team->site);
+    return;
+  }
   uint64_t generation = 0;
   try {
     // The primary thread opens it under its own innermost region (the
@@ -336,6 +380,7 @@ void BeginImplicitTask(const ompt_data_t* parallel_data, ompt_data_t* task_data,
   f.recorder = recorder;
   f.generation = generation;
   f.site = team->site;
+  f.under = team->parent;
   f.previous = t.current;
   t.current = slot + 1;
   task_data->value = static_cast<uint64_t>(slot) + 1;

@@ -6,6 +6,12 @@
  *                         twice
  *   ompt_program sleep    a team of 1, then a team of OMP_NUM_THREADS,
  *                         every thread sleeping 100 ms in each
+ *   ompt_program deep     33 levels of nested teams of 2: both threads of
+ *                         a team go deeper for the first 6 levels, the
+ *                         primary thread alone after that (64 chains,
+ *                         about 3,600 threads in all)
+ *   ompt_program deeper   40 levels of nested teams of 2, the primary
+ *                         thread alone going deeper
  *
  * The lines marked "construct:" are where the tool's region names point;
  * the test reads them from this file.  Guarantees: exits 0 after a known
@@ -76,6 +82,32 @@ __attribute__((noinline)) void sleep_team(double* x) {
   x[0] += calls;
 }
 
+enum { kDeepLevels = 33, kDeepBranching = 6 };
+
+__attribute__((noinline)) void deep(double* x, int level) {
+  if (level >= kDeepLevels) return;
+#pragma omp parallel num_threads(2) /* construct: deep */
+  {
+    if (omp_get_thread_num() == 0 || level < kDeepBranching) {
+      deep(x, level + 1);
+    }
+#pragma omp atomic
+    x[level] += 1.0;
+  }
+}
+
+enum { kDeeperLevels = 40 };
+
+__attribute__((noinline)) void deeper(double* x, int level) {
+  if (level >= kDeeperLevels) return;
+#pragma omp parallel num_threads(2) /* construct: deeper */
+  {
+    if (omp_get_thread_num() == 0) deeper(x, level + 1);
+#pragma omp atomic
+    x[level] += 1.0;
+  }
+}
+
 int main(int argc, char** argv) {
   static double f[kSize];
   static double x[kSize];
@@ -86,6 +118,12 @@ int main(int argc, char** argv) {
   } else if (strcmp(mode, "nested") == 0) {
     omp_set_max_active_levels(2);
     for (int k = 0; k < 2; ++k) nested(x);
+  } else if (strcmp(mode, "deep") == 0) {
+    omp_set_max_active_levels(kDeepLevels);
+    deep(x, 0);
+  } else if (strcmp(mode, "deeper") == 0) {
+    omp_set_max_active_levels(kDeeperLevels);
+    deeper(x, 0);
   } else if (strcmp(mode, "sleep") == 0) {
     sleep_one(x);
     sleep_team(x);
