@@ -159,7 +159,8 @@ TEST(LifetimeTest, ARegionOpenWhileItsSessionIsDestroyedEndsHarmlessly) {
   while (phase.load() != 1) std::this_thread::yield();
   ASSERT_TRUE(session->Stop().ok());
   const Results r = session->Collect();
-  EXPECT_THAT(AllErrors(r), HasSubstr("held (thread"));
+  EXPECT_THAT(AllErrors(r),
+              HasSubstr("region \"held\" was still open on thread"));
   session.reset();
   // The next session may well get the old recorder's address: the old
   // region's end must not reach it.
