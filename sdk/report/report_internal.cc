@@ -101,8 +101,9 @@ double ScaledCount(uint64_t count, double scale) {
 }
 
 std::string PlatformText(const std::string& platform) {
-  if (platform == "none")
+  if (platform == "none") {
     return "none (no supported uncore: generic perf PMUs)";
+  }
   return platform;
 }
 
