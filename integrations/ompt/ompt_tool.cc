@@ -72,8 +72,18 @@ struct Site {
   std::string function;
 };
 
+// OpenMP 5.1's kinds of loop (LLVM 19's libomp reports them; LLVM 14's
+// omp-tools.h does not name them): each an "omp for".
+constexpr int kWorkLoopStatic = 10;
+constexpr int kWorkLoopOther = 13;
+
+int WorkKind(int wstype) {
+  return wstype >= kWorkLoopStatic && wstype <= kWorkLoopOther ? ompt_work_loop
+                                                               : wstype;
+}
+
 const char* KindName(int kind) {
-  switch (kind) {
+  switch (WorkKind(kind)) {
     case kParallel:
       return "omp parallel";
     case ompt_work_loop:
@@ -445,7 +455,7 @@ void OnWork(ompt_work_t wstype, ompt_scope_endpoint_t endpoint,
     Recorder* recorder = ActiveRecorder();
     if (recorder == nullptr || w.generation != 0) return;
     try {
-      const Site* site = SiteOf(codeptr_ra, wstype, t);
+      const Site* site = SiteOf(codeptr_ra, WorkKind(wstype), t);
       w.generation = internal::BeginRegion(recorder, site->name_id);
       w.name_id = site->name_id;
       w.recorder = recorder;

@@ -31,9 +31,11 @@ Results OneRegion(uint64_t calls, uint64_t wall_ns, uint64_t overhead_ns,
   region.sampled_calls = sampled_calls;
   EventCounts counts;
   counts.total = 123'456;
-  counts.per_socket = {123'456};
-  region.inclusive = {counts};
-  region.exclusive = {counts};
+  counts.per_socket.push_back(123'456);
+  // One element each, copied (GCC 14's -Warray-bounds misreads an
+  // initializer-list assignment of this struct here).
+  region.inclusive.assign(1, counts);
+  region.exclusive.assign(1, counts);
   results.regions.push_back(region);
   return results;
 }

@@ -13,8 +13,7 @@ writes the command line for the launcher it finds:
   - as root (Open MPI refuses unless told; Hydra does not care);
   - an environment variable for the ranks only (Open MPI -x NAME=VALUE;
     Hydra -genv NAME VALUE), where the launcher itself must not have it;
-  - binding each rank to a core;
-  - MPMD: several programs in one job (both: "A : B").
+  - binding each rank to a core.
 """
 import os
 import subprocess
@@ -72,12 +71,3 @@ class Launcher:
     def command(self, np, program, export=None, bind_to_core=False):
         """`np` ranks of `program` (a list: the executable and its args)."""
         return self._head() + self._part(np, program, export, bind_to_core)
-
-    def mpmd(self, *parts):
-        """One job of several programs: parts are (np, program) pairs."""
-        cmd = self._head()
-        for i, (np, program) in enumerate(parts):
-            if i:
-                cmd.append(":")
-            cmd += self._part(np, program, None, False)
-        return cmd

@@ -659,10 +659,12 @@ def main():
     # A rank without UNCORE_EVENTS (a forgotten -x on a multi-node run):
     # nobody measures, and rank 0 names that rank once.
     out = os.path.join(tmp, "partial.json")
-    cmd = LAUNCHER.mpmd(
-        (3, [args.program, "--region-ms", "100"]),
-        (1, ["env", "-u", "UNCORE_EVENTS", args.program, "--region-ms",
-             "100"]))
+    # One program, rank 3 unsetting the variable itself (the rank from
+    # Open MPI or MPICH): Debian 13's Open MPI 5 mpiexec dies of SIGSEGV on
+    # any MPMD line ("-np 1 /bin/true : -np 1 /bin/true").
+    unset_on_rank_3 = ('[ "${OMPI_COMM_WORLD_RANK:-$PMI_RANK}" = 3 ] && '
+                       'unset UNCORE_EVENTS; exec "$0" --region-ms 100')
+    cmd = LAUNCHER.command(4, ["sh", "-c", unset_on_rank_3, args.program])
     env = harness.environment({**LAUNCHER.environment(),
                                "UNCORE_EVENTS": "ubox/UCLK",
                                "UNCORE_BACKEND": "sim", "UNCORE_OUTPUT": out})

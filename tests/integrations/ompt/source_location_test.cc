@@ -35,8 +35,9 @@ TEST(ReadableFunctionNameTest, DemangledWithoutSignature) {
   EXPECT_EQ(ReadableFunctionName("_ZN3FooclEi"), "Foo::operator()");
   EXPECT_EQ(ReadableFunctionName("_ZN3FoocvbEv"), "Foo::operator bool");
   EXPECT_EQ(ReadableFunctionName("_Z3fooIiEvT_.constprop.0"), "foo<int>");
-  // Not a mangled name after all: kept.
-  EXPECT_EQ(ReadableFunctionName("_Zoops"), "_Zoops");
+  // Not a mangled name after all: kept.  ("_Zoops" is no test: GCC 14's
+  // demangler reads it as "operator||(operator+)".)
+  EXPECT_EQ(ReadableFunctionName("_ZQoops"), "_ZQoops");
 }
 
 TEST(ReadableFunctionNameTest, OutlinedOpenMpBodies) {
