@@ -78,6 +78,19 @@ struct RegionResult {
   // Time at least one thread was inside (the union of the calls): what
   // the counts cover, and what metrics per second divide by.
   uint64_t wall_ns = 0;
+  // The counters' own window: the time from the snapshot that opened each
+  // of the region's intervals to the one that closed it, as the device
+  // timed the reads (perf: the kernel's enabled time at the read; direct,
+  // sim: the clock at the freeze).  Exactly what the counts cover, however
+  // long a read takes: metrics per second divide by it.  0 when nothing
+  // is counted; scaled like the counts when they are estimated.
+  uint64_t counted_ns = 0;
+  // Time the region ran beside another region on another thread: while
+  // it was open with none of its child regions open (its exclusive
+  // counts), another thread was inside a region that is neither its
+  // ancestor nor its descendant.  The socket's counts of that time are in
+  // both regions' exclusive counts (docs/report-format.md, "Summing").
+  uint64_t overlap_ns = 0;
   uint64_t thread_ns = 0;  // every call's own wall time, summed
   uint64_t min_ns = 0;     // the shortest and longest single call
   uint64_t max_ns = 0;
@@ -141,6 +154,13 @@ struct RunInfo {
   // PMU instance that carries an event, per socket), or counter registers
   // read (direct, sim).  0 when nothing is counted.
   int reads_per_snapshot = 0;
+  // Time at least one region was open on some thread, and the time that
+  // summing every region's exclusive counts counts more than once (the
+  // regions' overlap_ns, each shared stretch once per extra region): the
+  // exclusive counts of every region sum to the counts of
+  // regions_open_ns + exclusive_overcount_ns.
+  uint64_t regions_open_ns = 0;
+  uint64_t exclusive_overcount_ns = 0;
   std::vector<std::string> errors;    // misuse, failed snapshots, ...
   std::vector<std::string> warnings;  // e.g. "no session: regions not measured"
 };

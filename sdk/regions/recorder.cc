@@ -399,7 +399,8 @@ struct Recorder::Accumulator {
   void ResetOwn(size_t n) {
     for (std::atomic<uint64_t>* a :
          {&calls, &sampled_calls, &thread_ns, &max_ns, &snapshots, &open_calls,
-          &intervals, &measured_intervals, &wall_ns}) {
+          &intervals, &measured_intervals, &wall_ns, &counted_ns,
+          &overlap_ns}) {
       a->store(0, std::memory_order_relaxed);
     }
     min_ns.store(UINT64_MAX, std::memory_order_relaxed);
@@ -420,6 +421,11 @@ struct Recorder::Accumulator {
   std::atomic<uint64_t> intervals{0};
   std::atomic<uint64_t> measured_intervals{0};
   std::atomic<uint64_t> wall_ns{0};
+  // The measured intervals' time between their snapshots, as the device
+  // timed them (Snapshot::timestamp_ns, nanoseconds).
+  std::atomic<uint64_t> counted_ns{0};
+  // Time its exclusive stretches ran beside another path's (OverlapClock).
+  std::atomic<uint64_t> overlap_ns{0};
   std::unique_ptr<std::atomic<uint64_t>[]> inclusive;
   std::unique_ptr<std::atomic<uint64_t>[]> exclusive;
   // Node sharing (RegionTotals::NodeShare), credited by this thread's
@@ -450,6 +456,10 @@ struct Recorder::PathState {
   std::vector<uint64_t> exclusive;
   uint64_t open_ns = 0;
   uint64_t opened = 0;  // intervals opened, for sampling
+  // The open exclusive stretch's OverlapClock mark, and the open
+  // interval's stretches' shared time so far (credited when it closes).
+  uint64_t overlap_mark = 0;
+  uint64_t overlap = 0;
   bool exclusive_valid = false;
 };
 
@@ -499,6 +509,8 @@ struct Recorder::RetiredTotals {
   uint64_t intervals = 0;
   uint64_t measured_intervals = 0;
   uint64_t wall_ns = 0;
+  uint64_t counted_ns = 0;
+  uint64_t overlap_ns = 0;
   std::vector<uint64_t> inclusive;  // empty until something is added
   std::vector<uint64_t> exclusive;
   // Node sharing: Accumulator's node_share and node_counts, summed.
@@ -523,6 +535,8 @@ struct Recorder::RetiredTotals {
     open_calls += a.open_calls.load(std::memory_order_relaxed);
     measured_intervals += a.measured_intervals.load(std::memory_order_relaxed);
     wall_ns += a.wall_ns.load(std::memory_order_relaxed);
+    counted_ns += a.counted_ns.load(std::memory_order_relaxed);
+    overlap_ns += a.overlap_ns.load(std::memory_order_relaxed);
     inclusive.resize(n, 0);
     exclusive.resize(n, 0);
     for (size_t i = 0; i < n; ++i) {
@@ -553,6 +567,8 @@ struct Recorder::RetiredTotals {
     intervals += other.intervals;
     measured_intervals += other.measured_intervals;
     wall_ns += other.wall_ns;
+    counted_ns += other.counted_ns;
+    overlap_ns += other.overlap_ns;
     inclusive.resize(std::max(inclusive.size(), other.inclusive.size()), 0);
     exclusive.resize(inclusive.size(), 0);
     for (size_t i = 0; i < other.inclusive.size(); ++i) {
@@ -1012,12 +1028,17 @@ void Recorder::Apply(Boundary& b, const devices::Snapshot* snap,
     if (b.node_transition && (tr.node_opened | tr.node_closed) != 0) {
       CreditNode(tr, snap, b.node_now_ns);
     }
+    if (tr.exclusive_stopped) {
+      p.overlap += overlap_.Stop(now_ns, p.overlap_mark);
+    }
+    if (tr.exclusive_started) p.overlap_mark = overlap_.Start(now_ns);
     if (tr.opened) {
       const bool measure = tr.measure && snap != nullptr;
       p.open_ns = now_ns;
       if (measure) {
         std::copy(snap->values.begin(), snap->values.end(),
                   p.begin.values.begin());
+        p.begin.timestamp_ns = snap->timestamp_ns;
       }
       p.exclusive_valid = measure && track_exclusive;
       if (p.exclusive_valid) {
@@ -1059,9 +1080,12 @@ void Recorder::Apply(Boundary& b, const devices::Snapshot* snap,
           Add(acc.inclusive[i], Delta(snap->values[i], p.begin.values[i]));
           Add(acc.exclusive[i], p.exclusive[i]);
         }
+        Add(acc.counted_ns, Delta(snap->timestamp_ns, p.begin.timestamp_ns));
         Add(acc.measured_intervals, 1);
       }
       Add(acc.wall_ns, Delta(now_ns, p.open_ns));
+      Add(acc.overlap_ns, p.overlap);
+      p.overlap = 0;
       if (b.trace_counts != nullptr) {
         tr.open_ns = p.open_ns;
         tr.counted = measuring && snap != nullptr;
@@ -1192,6 +1216,7 @@ inline bool Recorder::OpenFast(ThreadState& t, Frame& f) {
   }
   const uint64_t now = clock_.Now();
   p.open_ns = now;
+  p.overlap_mark = overlap_.Start(now);  // its exclusive stretch starts
   const bool measure = snap != nullptr;
   if (measure) {
     // A loop, not two memmove calls: a few values, after a system call.
@@ -1199,6 +1224,7 @@ inline bool Recorder::OpenFast(ThreadState& t, Frame& f) {
       p.begin.values[i] = snap->values[i];
       p.exclusive_begin.values[i] = snap->values[i];
     }
+    p.begin.timestamp_ns = snap->timestamp_ns;
   }
   p.exclusive_valid = measure;
   p.measuring.store(measure, std::memory_order_relaxed);
@@ -1242,11 +1268,14 @@ inline bool Recorder::CloseFast(ThreadState& t, Frame& f) {
       Add(acc.exclusive[i], p.exclusive[i] + last);
       p.exclusive[i] = 0;
     }
+    Add(acc.counted_ns, Delta(snap->timestamp_ns, p.begin.timestamp_ns));
     Add(acc.measured_intervals, 1);
   } else {
     std::fill(p.exclusive.begin(), p.exclusive.end(), 0);
   }
   Add(acc.wall_ns, Delta(now, p.open_ns));
+  Add(acc.overlap_ns, p.overlap + overlap_.Stop(now, p.overlap_mark));
+  p.overlap = 0;
   // Released: a Collect that reads the new count sees the counts above.
   acc.intervals.store(acc.intervals.load(std::memory_order_relaxed) + 1,
                       std::memory_order_release);
@@ -1595,6 +1624,7 @@ void Recorder::Totals(const std::vector<PathInfo>& paths,
         r.calls == 0 ? 0 : common::TickClock::ToNs(r.min_ns, ns_per_tick);
     t.max_ns = common::TickClock::ToNs(r.max_ns, ns_per_tick);
     t.overhead_ns = common::TickClock::ToNs(r.overhead_ns, ns_per_tick);
+    t.overlap_ns = common::TickClock::ToNs(r.overlap_ns, ns_per_tick);
     t.open_calls = r.open_calls;
     t.intervals = r.intervals;
     t.measured_intervals =
@@ -1615,6 +1645,14 @@ void Recorder::Totals(const std::vector<PathInfo>& paths,
       return v;
     };
     t.inclusive = scaled(r.inclusive);
+    // The counters' own window, scaled as the counts are: count / window
+    // is the measured intervals' rate either way.
+    t.counted_ns = !t.estimated || t.measured_intervals == 0
+                       ? r.counted_ns
+                       : static_cast<uint64_t>(std::llround(
+                             static_cast<long double>(r.counted_ns) *
+                             static_cast<long double>(t.intervals) /
+                             static_cast<long double>(t.measured_intervals)));
     t.exclusive =
         options_.sample_every <= 1 ? scaled(r.exclusive) : t.inclusive;
     if (!node_groups_.empty()) {
@@ -1643,6 +1681,13 @@ void Recorder::Totals(const std::vector<PathInfo>& paths,
       out[parent].estimated |= out[p].estimated || out[p].intervals > 0;
     }
   }
+}
+
+Recorder::RegionTime Recorder::RegionsTime() {
+  const OverlapClock::Totals t = overlap_.Read(clock_.Now());
+  const double ns_per_tick = clock_.NsPerTick();
+  return {common::TickClock::ToNs(t.any_open, ns_per_tick),
+          common::TickClock::ToNs(t.overcount, ns_per_tick)};
 }
 
 std::vector<Recorder::RegionTotals> Recorder::Collect() const {

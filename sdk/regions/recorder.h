@@ -70,6 +70,7 @@
 #include "sdk/devices/device.h"
 #include "sdk/devices/node_union.h"
 #include "sdk/devices/shared_snapshots.h"
+#include "sdk/regions/overlap_clock.h"
 #include "sdk/trace/trace_collector.h"
 #include "uncore/region.h"
 
@@ -121,7 +122,17 @@ class Recorder {
     // Calls made while the path's interval was measured (sampling: the
     // 1st, N+1th, ... interval of a path is); < calls: estimated.
     uint64_t sampled_calls = 0;
-    uint64_t wall_ns = 0;    // time at least one thread was inside
+    uint64_t wall_ns = 0;  // time at least one thread was inside
+    // The measured intervals' time from the snapshot that opened each to
+    // the one that closed it, as the device timed the reads
+    // (Snapshot::timestamp_ns); scaled like the counts when estimated.
+    // What the counts cover exactly, whatever a read costs.  0 without a
+    // device.
+    uint64_t counted_ns = 0;
+    // Time its exclusive stretches (open, no child path open) ran beside
+    // another path's: another thread was inside a path that is neither its
+    // ancestor nor its descendant, and the socket's counts went to both.
+    uint64_t overlap_ns = 0;
     uint64_t thread_ns = 0;  // sum of every call's own wall time
     uint64_t min_ns = 0;     // shortest and longest single call
     uint64_t max_ns = 0;
@@ -221,6 +232,15 @@ class Recorder {
   // A thread that used this recorder exits: its totals move to the
   // recorder and its state is kept for the next thread.
   void RetireThread(ThreadSlot& slot);
+
+  // Time at least one region path was open, and the time summing every
+  // path's exclusive stretches counts more than once (OverlapClock), up
+  // to now.
+  struct RegionTime {
+    uint64_t any_open_ns = 0;
+    uint64_t overcount_ns = 0;
+  };
+  RegionTime RegionsTime();
 
   // Waits until no thread is inside a boundary on this recorder (it must
   // no longer be the active one).  Anything but kQuiet: the recorder and its
@@ -330,6 +350,8 @@ class Recorder {
   // A node word stayed busy past devices::kNodeWordTimeout (a process died
   // holding it): node unions are no longer counted.
   std::atomic<bool> node_off_{false};
+  // Exclusive stretches side by side (RegionTotals::overlap_ns).
+  OverlapClock overlap_;
   // Quiesce has begun: a boundary waiting for a node word gives up.
   mutable std::atomic<bool> quiescing_{false};
 

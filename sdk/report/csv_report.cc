@@ -15,11 +15,20 @@ namespace {
 constexpr std::string_view kLineEnd = "\r\n";
 
 constexpr std::string_view kColumns[] = {
-    "region",      "path",          "parent",     "depth",    "calls",
-    "threads",     "wall_ns",       "thread_ns",  "min_ns",   "max_ns",
-    "overhead_ns", "sampled_calls", "open_calls", "kind",     "name",
-    "scope",       "level",         "socket",     "instance", "value",
-    "unit",        "count",         "scale",      "estimated"};
+    "region",        "path",
+    "parent",        "depth",
+    "calls",         "threads",
+    "wall_ns",       "counted_ns",
+    "overlap_ns",    "thread_ns",
+    "min_ns",        "max_ns",
+    "overhead_ns",   "read_latency_dominated",
+    "sampled_calls", "open_calls",
+    "kind",          "name",
+    "scope",         "level",
+    "socket",        "instance",
+    "value",         "unit",
+    "count",         "scale",
+    "estimated"};
 
 // The shortest text that reads back exactly; "" when not finite.
 std::string Number(double value) {
@@ -80,8 +89,11 @@ void AppendRegion(const Results& results, const RegionResult& region,
         std::string(internal::ParentPath(region).value_or("")),
         fmt::format("{}", region.depth), fmt::format("{}", region.calls),
         fmt::format("{}", region.threads), fmt::format("{}", region.wall_ns),
+        fmt::format("{}", region.counted_ns),
+        fmt::format("{}", region.overlap_ns),
         fmt::format("{}", region.thread_ns), fmt::format("{}", region.min_ns),
         fmt::format("{}", region.max_ns), fmt::format("{}", region.overhead_ns),
+        std::string(OverheadFlagged(region) ? "1" : "0"),
         fmt::format("{}", region.sampled_calls),
         fmt::format("{}", region.open_calls)}) {
     // By position, not by what came before: a leading field may be empty.

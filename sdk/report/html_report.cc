@@ -245,8 +245,8 @@ std::string CallsCell(const RegionResult& region) {
 std::string WallCell(const RegionResult& region) {
   if (!OverheadFlagged(region)) return FormatDuration(region.wall_ns);
   return absl::StrCat(
-      "<span title=\"the measurement took this share of the region's wall "
-      "time\">!",
+      "<span title=\"the counter reads took this share of the region's wall "
+      "time: read-latency dominated\">!",
       FormatOverheadPercent(region.overhead_ns, region.wall_ns), "</span> ",
       FormatDuration(region.wall_ns));
 }
@@ -332,10 +332,11 @@ void AppendRegionTable(const Page& page, std::string* out) {
   }
   if (any_flagged) {
     AppendF(out,
-            "<p class=\"note\">!P% before a wall time: the measurement took P% "
-            "of the region's time (more than {}%): its counts include the "
-            "instrumentation's own traffic; sample it with UNCORE_SAMPLE=N or "
-            "measure a coarser region.</p>\n",
+            "<p class=\"note\">!P% before a wall time: the counter reads took "
+            "P% of the region's time (more than {}%): read-latency dominated; "
+            "its rates use the counters' own window (counted_ns) and stay "
+            "exact, its counts include the reads' own traffic; measure a "
+            "coarser region or sample it with UNCORE_SAMPLE=N.</p>\n",
             kOverheadFlagPercent);
   }
   const size_t hidden = results.events.size() - page.shown_events.size();

@@ -70,6 +70,10 @@ void WriteRegion(const Results& results, const RegionResult& region,
   json->Uint(region.threads);
   json->Key("wall_ns");
   json->Uint(region.wall_ns);
+  json->Key("counted_ns");
+  json->Uint(region.counted_ns);
+  json->Key("overlap_ns");
+  json->Uint(region.overlap_ns);
   json->Key("thread_ns");
   json->Uint(region.thread_ns);
   json->Key("min_ns");
@@ -78,6 +82,8 @@ void WriteRegion(const Results& results, const RegionResult& region,
   json->Uint(region.max_ns);
   json->Key("overhead_ns");
   json->Uint(region.overhead_ns);
+  json->Key("read_latency_dominated");
+  json->Bool(OverheadFlagged(region));
   json->Key("sampled_calls");
   json->Uint(region.sampled_calls);
   json->Key("open_calls");
@@ -139,6 +145,10 @@ std::string FormatJson(const Results& results) {
   json.Uint(run.frozen_ns);
   json.Key("reads_per_snapshot");
   json.Int(run.reads_per_snapshot);
+  json.Key("regions_open_ns");
+  json.Uint(run.regions_open_ns);
+  json.Key("exclusive_overcount_ns");
+  json.Uint(run.exclusive_overcount_ns);
   json.Key("errors");
   json.StringArray(run.errors);
   json.Key("warnings");

@@ -403,10 +403,11 @@ std::string FormatTable(const Results& results) {
   }
   if (layout.any_flagged) {
     notes += fmt::format(
-        "!P% before a wall time: the measurement took P% of this region's "
-        "time (more than {}%):\n  its counts include the instrumentation's "
-        "own traffic; sample it with UNCORE_SAMPLE=N or measure a coarser "
-        "region\n",
+        "!P% before a wall time: the counter reads took P% of this region's "
+        "time (more than {}%): read-latency dominated;\n  its rates use the "
+        "counters' own window (counted_ns) and stay exact, its counts "
+        "include the reads' own traffic;\n  measure a coarser region or "
+        "sample it with UNCORE_SAMPLE=N\n",
         kOverheadFlagPercent);
   }
   if (layout.any_open) {

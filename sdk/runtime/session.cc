@@ -932,6 +932,9 @@ Results Session::CollectResults(bool calling_thread) const {
     return s.backend->Estimated(static_cast<int>(entry));
   };
 
+  const regions::Recorder::RegionTime region_time = s.recorder->RegionsTime();
+  r.run.regions_open_ns = region_time.any_open_ns;
+  r.run.exclusive_overcount_ns = region_time.overcount_ns;
   r.run.errors = s.recorder->Errors();
   const uint64_t dropped =
       s.stopped ? s.dropped : regions::DroppedBoundaries() - s.dropped_at_start;
@@ -979,6 +982,8 @@ Results Session::CollectResults(bool calling_thread) const {
     region.calls = t.calls;
     region.threads = t.threads;
     region.wall_ns = t.wall_ns;
+    region.counted_ns = t.counted_ns;
+    region.overlap_ns = t.overlap_ns;
     region.thread_ns = t.thread_ns;
     region.min_ns = t.min_ns;
     region.max_ns = t.max_ns;
@@ -1038,7 +1043,12 @@ Results Session::CollectResults(bool calling_thread) const {
         }
       }
     }
-    const double seconds = static_cast<double>(region.wall_ns) * 1e-9;
+    // Per second of the counters' own window where there is one: a read's
+    // latency then changes no rate.
+    const double seconds =
+        static_cast<double>(region.counted_ns > 0 ? region.counted_ns
+                                                  : region.wall_ns) *
+        1e-9;
     for (const Impl::Metric& m : s.metrics) {
       std::vector<double> values;
       for (int e : m.event_index) {

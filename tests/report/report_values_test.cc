@@ -129,22 +129,22 @@ RegionResult Costing(uint64_t calls, uint64_t wall_ns, uint64_t overhead_ns,
   return region;
 }
 
-TEST(ReportHelpersTest, OverheadFlaggedAboveFivePercentExactly) {
-  EXPECT_FALSE(OverheadFlagged(Costing(1, 1'000, 50, 1)));  // 5%
-  EXPECT_TRUE(OverheadFlagged(Costing(1, 1'000, 51, 1)));
+TEST(ReportHelpersTest, OverheadFlaggedAboveOnePercentExactly) {
+  EXPECT_FALSE(OverheadFlagged(Costing(1, 1'000, 10, 1)));  // 1%
+  EXPECT_TRUE(OverheadFlagged(Costing(1, 1'000, 11, 1)));
   EXPECT_FALSE(OverheadFlagged(Costing(1, 1'000, 0, 1)));
-  // 999 * 5% = 49.95: 49 is below, 50 above.
-  EXPECT_FALSE(OverheadFlagged(Costing(1, 999, 49, 1)));
-  EXPECT_TRUE(OverheadFlagged(Costing(1, 999, 50, 1)));
+  // 999 * 1% = 9.99: 9 is below, 10 above.
+  EXPECT_FALSE(OverheadFlagged(Costing(1, 999, 9, 1)));
+  EXPECT_TRUE(OverheadFlagged(Costing(1, 999, 10, 1)));
   EXPECT_FALSE(OverheadFlagged(Costing(0, 0, 0, 0)));
   EXPECT_TRUE(OverheadFlagged(Costing(1, 0, 1, 1)));
-  EXPECT_FALSE(OverheadFlagged(Costing(1, 19, 0, 1)));  // 0.95 ns allowed
-  EXPECT_TRUE(OverheadFlagged(Costing(1, 19, 1, 1)));
-  // No overflow at the top of the range: 5% of 2^64 - 1 is
-  // 922,337,203,685,477,580.75.
+  EXPECT_FALSE(OverheadFlagged(Costing(1, 99, 0, 1)));  // 0.99 ns allowed
+  EXPECT_TRUE(OverheadFlagged(Costing(1, 99, 1, 1)));
+  // No overflow at the top of the range: 1% of 2^64 - 1 is
+  // 184,467,440,737,095,516.15.
   constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
-  EXPECT_FALSE(OverheadFlagged(Costing(1, kMax, 922'337'203'685'477'580, 1)));
-  EXPECT_TRUE(OverheadFlagged(Costing(1, kMax, 922'337'203'685'477'581, 1)));
+  EXPECT_FALSE(OverheadFlagged(Costing(1, kMax, 184'467'440'737'095'516, 1)));
+  EXPECT_TRUE(OverheadFlagged(Costing(1, kMax, 184'467'440'737'095'517, 1)));
   EXPECT_TRUE(OverheadFlagged(Costing(1, 1, kMax, 1)));
 }
 

@@ -76,7 +76,8 @@ def write_samples(writer, folder):
 # ---- CSV with pandas
 
 COLUMNS = ["region", "path", "parent", "depth", "calls", "threads", "wall_ns",
-           "thread_ns", "min_ns", "max_ns", "overhead_ns", "sampled_calls",
+           "counted_ns", "overlap_ns", "thread_ns", "min_ns", "max_ns",
+           "overhead_ns", "read_latency_dominated", "sampled_calls",
            "open_calls", "kind", "name", "scope", "level", "socket",
            "instance", "value", "unit", "count", "scale", "estimated"]
 KEY = ["path", "kind", "name", "scope", "level", "socket", "instance"]
@@ -95,8 +96,9 @@ def check_csv(folder, reference):
     df = pd.read_csv(path, keep_default_na=False, na_values=[""],
                      dtype={"count": "UInt64", "socket": "Int64"})
     check(list(df.columns) == COLUMNS, "columns: %s" % list(df.columns))
-    for column in ["depth", "calls", "threads", "wall_ns", "thread_ns",
-                   "min_ns", "max_ns", "overhead_ns", "sampled_calls",
+    for column in ["depth", "calls", "threads", "wall_ns", "counted_ns",
+                   "overlap_ns", "thread_ns", "min_ns", "max_ns",
+                   "overhead_ns", "read_latency_dominated", "sampled_calls",
                    "open_calls", "estimated"]:
         check(str(df[column].dtype) == "int64",
               "%s is int64, not %s" % (column, df[column].dtype))

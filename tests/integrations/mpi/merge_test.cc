@@ -213,11 +213,11 @@ TEST(MergeTest, JsonCsvAndTable) {
   const std::string csv = FormatMergedCsv(m);
   EXPECT_TRUE(csv.starts_with("region,path,parent,depth,calls,threads,"));
   EXPECT_THAT(csv, ::testing::HasSubstr(
-                       "\"so\"\"lve,\n\",\"so\"\"lve,\n\",,0,1,0,100,0,100,105,"
-                       "3,1,0,event,ubox/UCLK,inclusive,socket,1,,200,,200,1,0"
+                       "\"so\"\"lve,\n\",\"so\"\"lve,\n\",,0,1,0,100,0,0,0,100,"
+                       "105,3,1,1,0,event,ubox/UCLK,inclusive,socket,1,,200,,200,1,0"
                        "\r\n"));
   EXPECT_THAT(csv, ::testing::HasSubstr(
-                       "solve,solve,,0,9,0,140,0,40,65,27,9,0,event,ubox/UCLK,"
+                       "solve,solve,,0,9,0,140,0,0,0,40,65,27,1,9,0,event,ubox/UCLK,"
                        "inclusive,total,,,1000,,1000,1,0\r\n"));
   EXPECT_THAT(csv,
               ::testing::HasSubstr(
