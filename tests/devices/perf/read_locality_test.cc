@@ -355,11 +355,13 @@ TEST(ReadLocalityOnThisMachineTest, MsrTscCrossesCpusExactlyAsClassified) {
   EXPECT_EQ(remote.cost.groups.front().verdict,
             fmt::format("IPI unless the reader runs on CPU {}", event_cpu));
 
-  // What the kernel did: an interrupt on the event's CPU per read from the
-  // other CPU, and (other activity aside, a few a second here) none per
-  // read from the event's own CPU.
-  EXPECT_GE(remote.interrupts_on_event_cpu, static_cast<uint64_t>(kReads));
-  EXPECT_LT(local.interrupts_on_event_cpu, static_cast<uint64_t>(kReads / 4));
+  // What the kernel did: an interrupt on the event's CPU for (nearly) every
+  // read from the other CPU, and (other activity aside, a few a second
+  // here) none for reads from the event's own CPU.  Not exactly one per
+  // read: a target CPU that polls in idle takes the call without an
+  // interrupt (1,999 of 2,000 in one run here).
+  EXPECT_GE(remote.interrupts_on_event_cpu, static_cast<uint64_t>(kReads / 2));
+  EXPECT_LT(local.interrupts_on_event_cpu, static_cast<uint64_t>(kReads / 10));
   ASSERT_TRUE((*dev)->Release().ok());
 }
 
