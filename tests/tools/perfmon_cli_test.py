@@ -199,6 +199,15 @@ class DescribeTest(unittest.TestCase):
         self.assertEqual(doc["events"][0]["pmus"],
                          ["uncore_imc_%d" % i for i in range(12)])
         self.assertEqual(doc["group_reads_per_snapshot"], 24)
+        # The same reads, each an Intel uncore group: local on any CPU of
+        # its socket (tools/cli/read_cost.h).
+        reads = doc["reads"]["perf"]
+        self.assertEqual(reads["reads_per_snapshot"], 24)
+        self.assertEqual(reads["reads_per_region_pair"], 48)
+        self.assertEqual({g["locality"] for g in reads["groups"]},
+                         {"package"})
+        self.assertEqual(sorted({g["socket"] for g in reads["groups"]}),
+                         [0, 1])
         r = run("describe", "--platform", "spr", "--sysfs", root,
                 "imc/CAS_COUNT.RD")
         self.assertEqual(r.returncode, 0, r.stderr)

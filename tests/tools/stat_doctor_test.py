@@ -478,7 +478,8 @@ class DoctorTest(unittest.TestCase):
     def test_keys(self):
         d = self.d
         self.assertEqual(list(d.keys()), ["cpu", "kernel", "privileges",
-                                          "perf", "direct", "sim", "verdict"])
+                                          "perf", "direct", "sim", "reads",
+                                          "verdict"])
         for key in ("vendor", "family", "model", "model_name", "ivytown",
                     "hypervisor"):
             self.assertIn(key, d["cpu"])
@@ -703,6 +704,156 @@ class DoctorFixtureTest(unittest.TestCase):
         self.assertTrue(direct["MSR access"]["fix"])
         self.assertEqual(direct["trial ubox/UCLK + imc/DCLK"]["status"],
                          "skip")
+
+
+def run_pinned(cpu, *args):
+    """`uncore ARGS` with its affinity set to the one CPU `cpu`."""
+    return subprocess.run([UNCORE, *args], capture_output=True, text=True,
+                          timeout=60,
+                          preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+
+
+class ReadCostTest(unittest.TestCase):
+    """What describe and doctor say a boundary costs in reads, and which
+    reads cross CPUs (tools/cli/read_cost.h, devices/perf/read_locality.h)."""
+
+    def describe_json(self, *args, cpu=None):
+        r = (run_pinned(cpu, "describe", "--json", *args) if cpu is not None
+             else run("describe", "--json", *args))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout)["reads"]
+
+    def test_msr_tsc_read_from_its_cpu_and_from_another(self):
+        if not os.path.isdir(os.path.join(PMU_DIR, "msr")):
+            self.skipTest("no msr PMU here")
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) < 2:
+            self.skipTest("one CPU only")
+        reads = self.describe_json("msr/tsc/")
+        perf = reads["perf"]
+        sockets = len({g["socket"] for g in perf["groups"]})
+        # One group per socket (msr has no cpumask: each socket's first CPU).
+        self.assertEqual(perf["reads_per_snapshot"], sockets)
+        self.assertEqual(perf["reads_per_region_pair"], 2 * sockets)
+        self.assertEqual(reads["snapshots_per_region_pair"], 2)
+        event_cpu = perf["groups"][0]["cpu"]
+        other_cpu = [c for c in cpus if c != event_cpu][0]
+        for g in perf["groups"]:
+            self.assertEqual(g["pmu"], "msr")
+            self.assertEqual(g["locality"], "event_cpu")
+            self.assertEqual(g["verdict"], "IPI unless the reader runs on "
+                             "CPU %d" % g["cpu"])
+
+        on_event_cpu = self.describe_json("msr/tsc/", cpu=event_cpu)["perf"]
+        self.assertEqual(on_event_cpu["reader_cpus"], [event_cpu])
+        self.assertEqual(on_event_cpu["groups"][0]["crossing"], "never")
+        self.assertEqual(on_event_cpu["never_cross"], 1)
+        self.assertEqual(on_event_cpu["always_cross"], sockets - 1)
+
+        on_other = self.describe_json("msr/tsc/", cpu=other_cpu)["perf"]
+        self.assertEqual(on_other["reader_cpus"], [other_cpu])
+        self.assertEqual(on_other["groups"][0]["crossing"], "always")
+        self.assertEqual(on_other["always_cross"], sockets)
+
+        text = run_pinned(other_cpu, "describe", "msr/tsc/")
+        self.assertEqual(text.returncode, 0, text.stderr)
+        self.assertIn("a region pair takes 2 snapshots", text.stdout)
+        self.assertIn("msr on CPU %d (socket 0): IPI unless the reader runs "
+                      "on CPU %d; from this process: an IPI wherever it runs"
+                      % (event_cpu, event_cpu), text.stdout)
+        self.assertIn("this process may run on CPU %d: of a boundary's" %
+                      other_cpu, text.stdout)
+
+    def test_describe_agrees_with_the_reads_a_perf_session_makes(self):
+        out = os.path.join(tempfile.mkdtemp(prefix="uncore_reads"), "t.json")
+        r = run("stat", "--backend", "perf", "-e", "msr/tsc/", "-o", out,
+                "--", "true")
+        if r.returncode == 125:
+            self.skipTest("perf cannot count msr/tsc/ here: " + r.stderr)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            stat = json.load(f)
+        shutil.rmtree(os.path.dirname(out), ignore_errors=True)
+        reads = self.describe_json("msr/tsc/")
+        self.assertEqual(reads["perf"]["reads_per_snapshot"],
+                         stat["reads_per_snapshot"])
+
+    def test_direct_counters_agree_with_the_simulator(self):
+        for spec in ("imc/CAS_COUNT.RD",
+                     "cbo/LLC_LOOKUP.DATA_READ:filter_state=0x1f",
+                     "imc[0,1]/CAS_COUNT.WR", "metric/MEM_BW_TOTAL"):
+            with self.subTest(spec=spec):
+                tmp = tempfile.mkdtemp(prefix="uncore_reads")
+                out = os.path.join(tmp, "s.json")
+                r = run("stat", "--backend", "sim", "-e", spec, "-o", out,
+                        "--", "true")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                with open(out) as f:
+                    stat = json.load(f)
+                shutil.rmtree(tmp, ignore_errors=True)
+                reads = self.describe_json(spec)
+                self.assertEqual(
+                    reads["direct_counters_per_socket"] * len(stat["sockets"]),
+                    stat["reads_per_snapshot"])
+
+    def test_intel_uncore_on_the_fixture_is_local_on_its_socket(self):
+        # The fixture has CPUs 0-3 on socket 0 and 4-7 on socket 1, the
+        # uncore cpumask 0,4; this process runs on this machine's CPUs.
+        ivt = os.path.join(PERF_FIXTURES, "ivt2s")
+        reads = self.describe_json("--sysfs", ivt, "imc/CAS_COUNT.RD", cpu=1)
+        perf = reads["perf"]
+        self.assertEqual(perf["reads_per_snapshot"], 16)  # 8 iMC x 2 sockets
+        self.assertEqual(reads["direct_counters_per_socket"], 8)
+        for g in perf["groups"]:
+            self.assertEqual(g["locality"], "package")
+            s = g["socket"]
+            self.assertEqual(g["verdict"],
+                             "local on any CPU of socket %d (CPUs %s); IPI "
+                             "from other sockets" % (s, "0-3" if s == 0
+                                                     else "4-7"))
+            # CPU 1 is on socket 0: local there, an IPI to socket 1.
+            self.assertEqual(g["crossing"], "never" if s == 0 else "always")
+        self.assertEqual(perf["never_cross"], 8)
+        self.assertEqual(perf["always_cross"], 8)
+
+    def test_amd_uncore_on_the_fixture_needs_the_events_cpu(self):
+        zen = os.path.join(PERF_FIXTURES, "zen4x2")
+        reads = self.describe_json("--sysfs", zen,
+                                   "amd_l3/event=0x4,umask=0xff/", cpu=0)
+        perf = reads["perf"]
+        self.assertEqual([g["cpu"] for g in perf["groups"]], [0, 2, 4, 6])
+        self.assertEqual([g["crossing"] for g in perf["groups"]],
+                         ["never", "always", "always", "always"])
+        self.assertEqual(reads["direct_counters_per_socket"], 0)
+
+    def test_an_event_perf_cannot_plan_says_why(self):
+        epyc = os.path.join(PERF_FIXTURES, "epyc")
+        reads = self.describe_json("--sysfs", epyc, "imc/CAS_COUNT.RD")
+        self.assertIsNone(reads["perf"])
+        self.assertIn("uncore_imc_0", reads["perf_error"])
+        self.assertEqual(reads["direct_counters_per_socket"], 8)
+
+    def test_doctor_classifies_every_pmu_and_costs_its_trials(self):
+        ivt = os.path.join(PERF_FIXTURES, "ivt2s")
+        r = run("doctor", "--json", "--sysfs", ivt)
+        d = json.loads(r.stdout)["reads"]
+        localities = {p["name"]: p["locality"] for p in d["pmus"]}
+        self.assertEqual(localities["msr"], "event_cpu")
+        self.assertEqual(localities["power"], "unknown")
+        self.assertEqual(localities["uncore_imc_0"], "package")
+        self.assertEqual({p["name"] for p in d["pmus"]},
+                         {n for n in os.listdir(os.path.join(
+                             ivt, "bus", "event_source", "devices"))
+                          if n != "software"})
+        specs = [e["spec"] for e in d["events"]]
+        self.assertEqual(specs, ["msr/tsc/", "uncore_imc_0/clockticks/"])
+        for e in d["events"]:
+            self.assertEqual(e["reads"]["perf"]["reads_per_snapshot"], 2)
+        text = run("doctor", "--sysfs", ivt).stdout
+        self.assertIn("\nreads: what a region boundary costs in reads here",
+                      text)
+        self.assertIn("event_cpu  msr: read locally only on the event's CPU",
+                      text)
 
 
 if __name__ == "__main__":

@@ -256,7 +256,7 @@ void DescribeEventText(const spec::EventSpec& spec, const spec::Encoding& enc,
 }
 
 void DescribeEventJson(const spec::EventSpec& spec, const spec::Encoding& enc,
-                       common::JsonWriter* json) {
+                       common::JsonWriter* json, bool close) {
   const BoxDescriptor& box = *spec.box;
   json->BeginObject();
   json->Key("spec");
@@ -339,7 +339,7 @@ void DescribeEventJson(const spec::EventSpec& spec, const spec::Encoding& enc,
     json->String(c);
   }
   json->EndArray();
-  json->EndObject();
+  if (close) json->EndObject();
 }
 
 void DescribeGenericPerfText(const spec::EventSpec& spec, std::string* out) {

@@ -26,8 +26,9 @@ std::string CounterList(uint8_t mask);
 
 void DescribeEventText(const spec::EventSpec& spec, const spec::Encoding& enc,
                        std::string* out);
+// One object; with `close` false the caller adds keys and ends it.
 void DescribeEventJson(const spec::EventSpec& spec, const spec::Encoding& enc,
-                       common::JsonWriter* json);
+                       common::JsonWriter* json, bool close = true);
 void DescribeGenericPerfText(const spec::EventSpec& spec, std::string* out);
 
 }  // namespace uncore::cli

@@ -12,13 +12,14 @@
 #include "sdk/spec/metric_expression.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/describe.h"
+#include "tools/cli/read_cost.h"
 #include "tools/cli/register_listing.h"
 
 namespace uncore::cli {
 namespace {
 
 int DescribeMetric(const spec::MetricSpec& metric_spec, bool json_output,
-                   std::FILE* out, std::FILE* err) {
+                   std::string_view sysfs, std::FILE* out, std::FILE* err) {
   absl::StatusOr<spec::CompiledMetric> compiled =
       spec::CompileMetric(metric_spec);
   if (!compiled.ok()) {
@@ -82,6 +83,8 @@ int DescribeMetric(const spec::MetricSpec& metric_spec, bool json_output,
       }
     }
     json.EndArray();
+    json.Key("reads");
+    ReadCostJson(PlanReadCost(compiled->events, sysfs), &json);
     json.EndObject();
     fmt::print(out, "{}\n", json.str());
     return kExitOk;
@@ -120,6 +123,7 @@ int DescribeMetric(const spec::MetricSpec& metric_spec, bool json_output,
                           e.box->filters[fv.filter].name, fv.value);
     }
   }
+  ReadCostText(PlanReadCost(compiled->events, sysfs), &text);
   fmt::print(out, "{}", text);
   return kExitOk;
 }
@@ -138,7 +142,7 @@ int RunDescribe(const DescribeOptions& options, std::FILE* out,
   }
   if (parsed->is_metric()) {
     return DescribeMetric(std::get<spec::MetricSpec>(parsed->value),
-                          json_output, out, err);
+                          json_output, options.sysfs, out, err);
   }
   const spec::EventSpec& event = std::get<spec::EventSpec>(parsed->value);
   if (event.kind == spec::EventSpec::Kind::kGenericPerf) {
@@ -153,11 +157,14 @@ int RunDescribe(const DescribeOptions& options, std::FILE* out,
       json.String("perf");
       json.Key("pmu");
       json.String(event.pmu);
+      json.Key("reads");
+      ReadCostJson(PlanReadCost({event}, options.sysfs), &json);
       json.EndObject();
       fmt::print(out, "{}\n", json.str());
     } else {
       std::string text;
       DescribeGenericPerfText(event, &text);
+      ReadCostText(PlanReadCost({event}, options.sysfs), &text);
       fmt::print(out, "{}", text);
     }
     return kExitOk;
@@ -170,11 +177,15 @@ int RunDescribe(const DescribeOptions& options, std::FILE* out,
   }
   if (json_output) {
     common::JsonWriter json(/*pretty=*/true);
-    DescribeEventJson(event, *enc, &json);
+    DescribeEventJson(event, *enc, &json, /*close=*/false);
+    json.Key("reads");
+    ReadCostJson(PlanReadCost({event}, options.sysfs), &json);
+    json.EndObject();
     fmt::print(out, "{}\n", json.str());
   } else {
     std::string text;
     DescribeEventText(event, *enc, &text);
+    ReadCostText(PlanReadCost({event}, options.sysfs), &text);
     fmt::print(out, "{}", text);
   }
   return kExitOk;

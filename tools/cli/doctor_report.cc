@@ -10,11 +10,14 @@
 #include "sdk/common/json.h"
 #include "sdk/common/text.h"
 #include "sdk/devices/perf/perf_probe.h"
+#include "sdk/devices/perf/read_locality.h"
 #include "sdk/registers/msr_access_probe.h"
 #include "sdk/report/report.h"
 #include "sdk/runtime/backend_policy.h"
+#include "sdk/spec/event_spec.h"
 #include "sdk/spec/platform_catalog.h"
 #include "tools/cli/doctor_checks.h"
+#include "tools/cli/read_cost.h"
 
 namespace uncore::cli {
 namespace {
@@ -131,6 +134,108 @@ std::string PlatformText(const Machine& m) {
       names.front());
 }
 
+// ---- reads ------------------------------------------------------------------
+
+// What a boundary costs in reads for each event perf tried here (msr/tsc/,
+// an uncore event), and how each PMU here is read (read_locality.h).
+struct TrialReads {
+  std::string spec;
+  ReadCost cost;
+};
+
+std::vector<TrialReads> PlanTrialReads(const devices::perf::PerfProbe& pf) {
+  std::vector<TrialReads> out;
+  if (!pf.pmu_folder) return out;
+  for (const devices::perf::PerfTrial* t :
+       {&pf.other_trial, &pf.uncore_trial}) {
+    if (t->spec.empty()) continue;
+    absl::StatusOr<spec::EventSpec> e = spec::ParseEventSpec(t->spec);
+    if (!e.ok()) continue;
+    out.push_back({t->spec, PlanReadCost({*e}, pf.sysfs_root)});
+  }
+  return out;
+}
+
+// The PMUs here by how a read reaches them: uncore_* and the others.
+std::vector<std::string> PmuNames(const devices::perf::PerfProbe& pf) {
+  std::vector<std::string> names = pf.uncore_pmus;
+  for (const devices::perf::OtherPmu& o : pf.other_pmus) {
+    names.push_back(o.name);
+  }
+  return names;
+}
+
+std::string ReadsText(const devices::perf::PerfProbe& pf,
+                      const std::vector<TrialReads>& trials) {
+  if (!pf.pmu_folder) return "";
+  std::string text =
+      "\nreads: what a region boundary costs in reads here, and which reads "
+      "cross CPUs (uncore describe SPEC says it for any event or metric)\n";
+  using devices::perf::ReadLocality;
+  for (ReadLocality l : {ReadLocality::kPackage, ReadLocality::kEventCpu,
+                         ReadLocality::kUnknown}) {
+    std::vector<std::string> names;
+    for (const std::string& n : PmuNames(pf)) {
+      if (devices::perf::PmuReadLocality(n) == l) names.push_back(n);
+    }
+    if (names.empty()) continue;
+    if (names.size() > 6) {
+      const size_t more = names.size() - 4;
+      names.resize(4);
+      names.push_back(fmt::format("... ({} more)", more));
+    }
+    text += fmt::format(
+        "  {:<10} {}: {}\n", devices::perf::ReadLocalityName(l),
+        common::Join(names, " "),
+        l == ReadLocality::kPackage
+            ? "read locally from any CPU of the event's socket, an IPI from "
+              "other sockets"
+        : l == ReadLocality::kEventCpu
+            ? "read locally only on the event's CPU, an IPI from any other"
+            : "not classified by the SDK: assumed an IPI from any CPU but "
+              "the event's");
+  }
+  for (const TrialReads& t : trials) {
+    text += fmt::format("  event      {}\n", t.spec);
+    std::string lines;
+    ReadCostText(t.cost, &lines);
+    for (std::string_view line : common::Split(lines, '\n')) {
+      if (!line.empty()) text += fmt::format("  {}\n", line);
+    }
+  }
+  return text;
+}
+
+void WriteReadsJson(const devices::perf::PerfProbe& pf,
+                    const std::vector<TrialReads>& trials,
+                    common::JsonWriter* json) {
+  json->BeginObject();
+  json->Key("pmus");
+  json->BeginArray();
+  for (const std::string& n : PmuNames(pf)) {
+    json->BeginObject();
+    json->Key("name");
+    json->String(n);
+    json->Key("locality");
+    json->String(
+        devices::perf::ReadLocalityName(devices::perf::PmuReadLocality(n)));
+    json->EndObject();
+  }
+  json->EndArray();
+  json->Key("events");
+  json->BeginArray();
+  for (const TrialReads& t : trials) {
+    json->BeginObject();
+    json->Key("spec");
+    json->String(t.spec);
+    json->Key("reads");
+    ReadCostJson(t.cost, json);
+    json->EndObject();
+  }
+  json->EndArray();
+  json->EndObject();
+}
+
 std::string FormatJson(const Machine& m, const devices::perf::PerfProbe& pf,
                        const DirectFacts& df, const BackendReport& perf,
                        const BackendReport& direct, const BackendReport& sim,
@@ -242,6 +347,9 @@ std::string FormatJson(const Machine& m, const devices::perf::PerfProbe& pf,
   WriteChecksJson(sim, &json);
   json.EndObject();
 
+  json.Key("reads");
+  WriteReadsJson(pf, PlanTrialReads(pf), &json);
+
   json.Key("verdict");
   json.BeginObject();
   json.Key("auto");
@@ -259,9 +367,9 @@ std::string FormatJson(const Machine& m, const devices::perf::PerfProbe& pf,
   return json.Take();
 }
 
-std::string FormatText(const Machine& m, const BackendReport& perf,
-                       const BackendReport& direct, const BackendReport& sim,
-                       const Verdict& v) {
+std::string FormatText(const Machine& m, const devices::perf::PerfProbe& pf,
+                       const BackendReport& perf, const BackendReport& direct,
+                       const BackendReport& sim, const Verdict& v) {
   std::string text;
   text += fmt::format("cpu         {}{}{}\n", m.CpuText(),
                       m.hypervisor() ? ", virtual machine" : "",
@@ -285,6 +393,7 @@ std::string FormatText(const Machine& m, const BackendReport& perf,
       }
     }
   }
+  text += ReadsText(pf, PlanTrialReads(pf));
   text += fmt::format("\nverdict: {}\n", v.line);
   return text;
 }
@@ -311,7 +420,8 @@ int RunDoctorReport(const DoctorOptions& inputs, std::FILE* out) {
                FormatJson(machine, perf_probe, direct_facts, perf, direct, sim,
                           verdict));
   } else {
-    fmt::print(out, "{}", FormatText(machine, perf, direct, sim, verdict));
+    fmt::print(out, "{}",
+               FormatText(machine, perf_probe, perf, direct, sim, verdict));
   }
   return verdict.exit_status;
 }

@@ -18,6 +18,7 @@
 #include "sdk/runtime/session_platform.h"
 #include "sdk/spec/platform_catalog.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/read_cost.h"
 
 namespace uncore::cli {
 namespace {
@@ -490,6 +491,9 @@ int RunDescribePlatform(const DescribeOptions& options, std::FILE* out,
     json.EndArray();
     json.Key("group_reads_per_snapshot");
     json.Int(pmus.ok() ? PlanAll(*r, *pmus, p->name) : 0);
+    json.Key("reads");
+    ReadCostJson(PlanReadCost(spec::ToPerfEventSpecs(*r), options.sysfs),
+                 &json);
     json.EndObject();
     fmt::print(out, "{}\n", json.Take());
     return kExitOk;
@@ -557,14 +561,13 @@ int RunDescribePlatform(const DescribeOptions& options, std::FILE* out,
                           : common::Join(aliases, ", "));
     }
   }
-  if (pmus.ok()) {
-    const int reads = PlanAll(*r, *pmus, p->name);
-    if (reads > 0) {
-      fmt::print(out,
-                 "\n{:<10} {} group read{} (one per PMU instance and "
-                 "socket)\n",
-                 "snapshot", reads, reads == 1 ? "" : "s");
-    }
+  if (pmus.ok() && PlanAll(*r, *pmus, p->name) > 0) {
+    // One group read per PMU instance and CPU it is bound to, and which of
+    // them cross CPUs from here (tools/cli/read_cost.h).
+    std::string text = "\n";
+    ReadCostText(PlanReadCost(spec::ToPerfEventSpecs(*r), options.sysfs),
+                 &text);
+    fmt::print(out, "{}", text);
   }
   return kExitOk;
 }

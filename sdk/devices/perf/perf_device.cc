@@ -265,6 +265,26 @@ absl::StatusOr<std::vector<PerfCounter>> PlanPerfCounters(
   return out;
 }
 
+std::vector<PerfGroupPlan> GroupPerfCounters(
+    const std::vector<PerfCounter>& counters, bool allow_multiplexing) {
+  std::vector<PerfGroupPlan> planned;
+  for (size_t i = 0; i < counters.size(); ++i) {
+    const PerfCounter& c = counters[i];
+    PerfGroupPlan* g = nullptr;
+    if (!allow_multiplexing) {
+      for (PerfGroupPlan& p : planned) {
+        if (p.pmu == c.pmu && p.cpu == c.cpu) g = &p;
+      }
+    }
+    if (g == nullptr) {
+      planned.push_back({c.pmu, c.cpu, c.socket, {}});
+      g = &planned.back();
+    }
+    g->entries.push_back(static_cast<int>(i));
+  }
+  return planned;
+}
+
 std::optional<int> ReadParanoid(std::string_view path) {
   std::ifstream in{std::string(path)};
   int v = 0;
@@ -367,27 +387,9 @@ absl::Status PerfDevice::Program(const ProgramRequest& request) {
         "sockets asked for");
   }
   // Groups: one per (PMU, CPU), in read-plan order.
-  struct PlannedGroup {
-    const Pmu* pmu;
-    int cpu;
-    std::vector<int> entries;
-  };
-  std::vector<PlannedGroup> planned;
-  for (size_t i = 0; i < counters.size(); ++i) {
-    const PerfCounter& c = counters[i];
-    PlannedGroup* g = nullptr;
-    if (!request.allow_multiplexing) {
-      for (PlannedGroup& p : planned) {
-        if (p.pmu == c.pmu && p.cpu == c.cpu) g = &p;
-      }
-    }
-    if (g == nullptr) {
-      planned.push_back({c.pmu, c.cpu, {}});
-      g = &planned.back();
-    }
-    g->entries.push_back(static_cast<int>(i));
-  }
-  for (const PlannedGroup& g : planned) {
+  const std::vector<PerfGroupPlan> planned =
+      GroupPerfCounters(counters, request.allow_multiplexing);
+  for (const PerfGroupPlan& g : planned) {
     const PerfCounter& first = counters[g.entries.front()];
     const size_t limit = first.box_counters > 0
                              ? static_cast<size_t>(first.box_counters)
@@ -412,7 +414,7 @@ absl::Status PerfDevice::Program(const ProgramRequest& request) {
       for (int fd : g.fds) close(fd);
     }
   };
-  for (const PlannedGroup& p : planned) {
+  for (const PerfGroupPlan& p : planned) {
     Group g;
     for (int i : p.entries) {
       int fd = -1;

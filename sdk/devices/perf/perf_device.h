@@ -78,6 +78,20 @@ struct PerfCounter {
 absl::StatusOr<std::vector<PerfCounter>> PlanPerfCounters(
     const ProgramRequest& request, const PmuCatalog& pmus);
 
+// One perf group: the counters of one PMU instance opened on one CPU, read
+// together with one read().  Without multiplexing, one group per (PMU, CPU)
+// in read-plan order; with it, one group per counter.
+struct PerfGroupPlan {
+  const Pmu* pmu = nullptr;
+  int cpu = 0;
+  int socket = 0;
+  std::vector<int> entries;  // indexes into the counters given
+};
+
+// The groups PerfDevice::Program opens for `counters` (pure).
+std::vector<PerfGroupPlan> GroupPerfCounters(
+    const std::vector<PerfCounter>& counters, bool allow_multiplexing);
+
 class PerfDevice : public Device {
  public:
   struct Options {

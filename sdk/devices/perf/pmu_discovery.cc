@@ -259,6 +259,7 @@ absl::StatusOr<PmuCatalog> DiscoverPmus(std::string_view sysfs_root) {
   std::vector<int> first_cpu(packages.size(), -1);
   for (const auto& [cpu, pkg] : package_of_cpu) {
     const int s = socket_of(cpu);
+    catalog.socket_of_cpu[cpu] = s;
     if (first_cpu[s] < 0) first_cpu[s] = cpu;
   }
 

@@ -18,6 +18,7 @@
 #define UNCORE_SDK_DEVICES_PERF_PMU_DISCOVERY_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -91,6 +92,8 @@ struct Pmu {
 struct PmuCatalog {
   std::vector<Pmu> pmus;  // sorted by name
   int num_sockets = 0;
+  // Every online CPU and its socket (0..num_sockets-1, in package order).
+  std::map<int, int> socket_of_cpu;
 
   const Pmu* Find(std::string_view name) const;
   // Names starting with `prefix`, for "did you mean" messages.

@@ -6,6 +6,12 @@
                   cpumasks and aliases (arch/x86/events/intel/uncore_snbep.c;
                   notes/kernel-ivbep-facts.md), plus msr and power.
   fixtures/epyc   a 1-socket AMD machine with amd_df and amd_l3.
+  fixtures/zen4x2 a 2-socket AMD Zen 4 (8 CPUs, two L3 complexes of two
+                  CPUs per socket) with amd_l3, amd_df and amd_umc_N, their
+                  format strings from arch/x86/events/amd/uncore.c (family
+                  19h L3, PerfMonV2 UMC), cpumasks one CPU per L3 complex
+                  (amd_l3), per socket (amd_df) and per socket's UMC
+                  (amd_umc_N), plus msr.
 
 Run it again after changing it; the trees are committed.
 """
@@ -119,8 +125,26 @@ def epyc(root):
         {"tsc": ("event=0x00", None, None)})
 
 
+def zen4x2(root):
+    cpus(root, [0, 0, 0, 0, 1, 1, 1, 1])
+    pmu(root, "amd_l3", 14, {"event": "config:0-7", "umask": "config:8-15",
+                             "coreid": "config:42-44",
+                             "enallslices": "config:46",
+                             "enallcores": "config:47",
+                             "sliceid": "config:48-50",
+                             "threadmask": "config:56-57"}, "0,2,4,6")
+    pmu(root, "amd_df", 13, {"event": "config:0-7,32-35,59-60",
+                             "umask": "config:8-15"}, "0,4")
+    for i, mask in enumerate(("0", "4")):
+        pmu(root, "amd_umc_%d" % i, 15 + i,
+            {"event": "config:0-7", "rdwrmask": "config:8-9"}, mask)
+    pmu(root, "msr", 9, {"event": "config:0-63"}, None,
+        {"tsc": ("event=0x00", None, None)})
+
+
 def main():
-    for name, make in (("ivt2s", ivt2s), ("epyc", epyc)):
+    for name, make in (("ivt2s", ivt2s), ("epyc", epyc),
+                       ("zen4x2", zen4x2)):
         root = os.path.join(HERE, "fixtures", name)
         shutil.rmtree(root, ignore_errors=True)
         make(root)
