@@ -146,6 +146,9 @@ struct RunInfo {
   bool simulated = false;  // every count is made up by the simulator
   std::string host;
   std::string cpu;  // "GenuineIntel family 6 model 0x3e"
+  // The last `uncore check --save` of this machine (docs/check.md): "<UTC
+  // date> <verdict> <platform> ...", "" when none was saved.
+  std::string last_check;
   std::vector<int> sockets;
   uint64_t start_unix_ns = 0;
   uint64_t duration_ns = 0;

@@ -201,6 +201,9 @@ void AppendHeader(const Page& page, std::string* out) {
   item("Counts", run.simulated ? "simulated" : "measured");
   item("Host", EscapeHtml(run.host));
   item("CPU", EscapeHtml(run.cpu));
+  if (!run.last_check.empty()) {
+    item("Last check", EscapeHtml(run.last_check));
+  }
   item("Sockets", sockets.empty() ? "none" : sockets);
   item("Started", StartText(run.start_unix_ns));
   item("Duration", FormatDuration(run.duration_ns));

@@ -133,6 +133,8 @@ std::string FormatJson(const Results& results) {
   json.String(run.host);
   json.Key("cpu");
   json.String(run.cpu);
+  json.Key("last_check");
+  json.String(run.last_check);
   json.Key("sockets");
   json.BeginArray();
   for (int socket : run.sockets) json.Int(socket);

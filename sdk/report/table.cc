@@ -345,6 +345,10 @@ std::string FormatTable(const Results& results) {
       ShownOrUnknown(internal::PlatformText(run.platform)),
       ShownOrUnknown(run.backend), ShownOrUnknown(run.host),
       ShownOrUnknown(run.cpu), SocketsText(run.sockets));
+  if (!run.last_check.empty()) {
+    out +=
+        fmt::format("last uncore check of this machine: {}\n", run.last_check);
+  }
   out += fmt::format("duration {}, time frozen {}",
                      FormatDuration(run.duration_ns),
                      FormatDuration(run.frozen_ns));

@@ -40,6 +40,7 @@
 #include "sdk/report/timeline.h"
 #include "sdk/runtime/active_session.h"
 #include "sdk/runtime/backends.h"
+#include "sdk/runtime/check_record.h"
 #include "sdk/runtime/name_resolution.h"
 #include "sdk/runtime/node_sharing.h"
 #include "sdk/runtime/process_registry.h"
@@ -213,6 +214,7 @@ struct Session::Impl {
   uint64_t stop_steady_ns = 0;  // 0 while running
   std::string cpu;
   std::string host;
+  std::string last_check;  // runtime/check_record.h: "" when none
   bool stopped = false;
   // What the placeholders of an output name expand to, and options.output
   // expanded, made absolute and checked at Start ("" for no report).
@@ -521,6 +523,7 @@ absl::StatusOr<std::unique_ptr<Session::Impl>> SessionAccess::Resolve(
   impl->start_unix_ns = UnixNowNs();
   impl->start_steady_ns = common::MonotonicNowNs();
   impl->host = HostName();
+  impl->last_check = LastCheckSummary();
   const std::string backend =
       common::ToLower(options.backend.empty() ? "auto" : options.backend);
   UNCORE_ASSIGN_OR_RETURN(
@@ -893,6 +896,7 @@ Results Session::CollectResults(bool calling_thread) const {
   r.run.reads_per_snapshot = s.reads_per_snapshot;
   r.run.host = s.host;
   r.run.cpu = s.cpu;
+  r.run.last_check = s.last_check;
   r.run.start_unix_ns = s.start_unix_ns;
   const uint64_t end =
       s.stop_steady_ns != 0 ? s.stop_steady_ns : common::MonotonicNowNs();

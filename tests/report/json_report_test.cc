@@ -33,9 +33,9 @@ TEST(JsonReportTest, ParsesBackWithEveryField) {
   EXPECT_THAT(
       JsonKeys(root),
       ElementsAre("schema_version", "backend", "platform", "simulated", "host",
-                  "cpu", "sockets", "start_unix_ns", "duration_ns", "frozen_ns",
-                  "reads_per_snapshot", "errors", "warnings", "events",
-                  "metrics", "regions"));
+                  "cpu", "last_check", "sockets", "start_unix_ns",
+                  "duration_ns", "frozen_ns", "reads_per_snapshot", "errors",
+                  "warnings", "events", "metrics", "regions"));
   EXPECT_EQ(JsonString(root.at("platform")), "ivytown");
   EXPECT_EQ(JsonUint(root.at("reads_per_snapshot")), 6u);
   EXPECT_EQ(JsonUint(root.at("schema_version")),

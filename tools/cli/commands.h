@@ -92,6 +92,20 @@ struct DoctorOptions {
 };
 int RunDoctor(const DoctorOptions& options, std::FILE* out, std::FILE* err);
 
+// uncore check [--quick] [--json] [--save] [--backend B] [--platform P]:
+// runs kernels of known memory traffic and compares the counts with it
+// (check_command.cc, docs/check.md).  Returns 0 when every check that ran
+// passed, 1 when one failed or is suspicious, 3 when nothing could be
+// checked, 4 when --save could not write.
+struct CheckOptions {
+  bool json = false;
+  bool quick = false;  // smaller buffers, fewer passes: under 5 s
+  bool save = false;   // write the result to runtime::CheckFilePath()
+  std::string backend = "auto";
+  std::string platform;  // --platform / UNCORE_PLATFORM
+};
+int RunCheck(const CheckOptions& options, std::FILE* out, std::FILE* err);
+
 }  // namespace uncore::cli
 
 #endif  // UNCORE_TOOLS_CLI_COMMANDS_H_

@@ -5,6 +5,7 @@
 //   uncore describe SPEC [--json] [--registers]
 //   uncore stat -e SPEC[,SPEC...] [-M METRIC,...] [-I MS] ... -- COMMAND ...
 //   uncore doctor [--json] [--sysfs DIR] ...
+//   uncore check [--quick] [--json] [--save] [--backend B] [--platform P]
 //
 // One CLI11 app parses every sub-command's options into its options struct
 // (tools/cli/commands.h); the Run* functions do the work.  Options take their
@@ -47,7 +48,8 @@ int RunDescribeRegisters(const DescribeOptions& options, std::FILE* out,
 
 namespace {
 
-constexpr std::string_view kCommands = "list, describe, stat, doctor or help";
+constexpr std::string_view kCommands =
+    "list, describe, stat, doctor, check or help";
 
 // The usage lines of each app, by its name: CLI11 would write
 // "Usage: uncore stat [OPTIONS]", which hides the `-- COMMAND`.
@@ -65,6 +67,8 @@ const std::map<std::string, std::string, std::less<>>& Synopses() {
        "       uncore doctor [--json] [--sysfs DIR] [--cpuinfo FILE]\n"
        "                     [--dev-cpu DIR] [--paranoid FILE]\n"
        "                     [--proc-status FILE]\n"
+       "       uncore check [--quick] [--json] [--save] [--backend B] "
+       "[--platform NAME]\n"
        "       uncore help [COMMAND]\n"},
       {"list",
        "usage: uncore list [PATTERN] [--json] [--metrics] [--platform NAME]\n"
@@ -85,6 +89,10 @@ const std::map<std::string, std::string, std::less<>>& Synopses() {
        "usage: uncore doctor [--json] [--sysfs DIR] [--cpuinfo FILE] "
        "[--dev-cpu DIR]\n"
        "                     [--paranoid FILE] [--proc-status FILE]\n"},
+      {"check",
+       "usage: uncore check [--quick] [--json] [--save]\n"
+       "                    [--backend auto|perf|direct|sim] "
+       "[--platform NAME]\n"},
       {"help", "usage: uncore help [COMMAND]\n"},
   };
   return *synopses;
@@ -149,7 +157,8 @@ constexpr std::string_view kTopFooter =
     "  uncore stat -e imc/CAS_COUNT.RD,imc/CAS_COUNT.WR -M MEM_BW_TOTAL -- "
     "./solver\n"
     "  uncore stat --backend sim -M MEM_BW_TOTAL -I 100 -- sleep 1\n"
-    "  uncore doctor\n";
+    "  uncore doctor\n"
+    "  uncore check --quick\n";
 
 constexpr std::string_view kStatFooter =
     "Counts uncore events socket-wide (everything the sockets' boxes do, "
@@ -174,6 +183,25 @@ constexpr std::string_view kDoctorFooter =
     "neither\n"
     "can (other PMUs such as msr/tsc/ may still count); 2 for bad "
     "arguments\n";
+
+constexpr std::string_view kCheckFooter =
+    "Runs a read stream, a write stream, a copy, an LLC-resident loop, a "
+    "pointer\n"
+    "chase and an idle interval on each socket and compares the memory, "
+    "LLC,\n"
+    "uncore clock and TSC counts with the traffic each makes by "
+    "construction\n"
+    "(docs/check.md).  --save writes the result to UNCORE_CHECK_FILE, "
+    "else\n"
+    "/var/lib/uncore/check.json (root) or "
+    "$XDG_STATE_HOME/uncore/check.json\n"
+    "(~/.local/state/uncore/check.json); reports then name it.\n"
+    "\n"
+    "exit status: 0 when every check that ran passed; 1 when one failed or "
+    "is\n"
+    "suspicious; 2 for bad arguments; 3 when nothing could be checked; 4 "
+    "when\n"
+    "--save could not write its file\n";
 
 // What CLI11 collects for `stat` before it is checked (FinishStat).
 struct RawStat {
@@ -406,17 +434,43 @@ int Main(std::vector<std::string> args) {
       ->type_name("FILE");
   doctor_app->footer(std::string(kDoctorFooter));
 
+  CheckOptions check;
+  CLI::App* check_app = app.add_subcommand(
+      "check",
+      "prove the counts here: kernels of known memory traffic on each\n"
+      "socket, their counts compared with it; exit 0 when all pass");
+  check_app->add_flag("--json", check.json,
+                      "one JSON object instead of the "
+                      "table");
+  check_app->add_flag("--quick", check.quick,
+                      "smaller buffers and fewer passes (under 5 s)");
+  check_app->add_flag("--save", check.save,
+                      "save the result as this machine's last check");
+  check_app
+      ->add_option("--backend", check.backend,
+                   "auto (default), perf, direct, sim (the simulator: "
+                   "SIMULATED)")
+      ->type_name("B");
+  check_app
+      ->add_option("--platform", check.platform,
+                   "with --backend sim: ivytown (default) or nehalemex; "
+                   "default UNCORE_PLATFORM, else the CPU's")
+      ->type_name("NAME");
+  check_app->footer(std::string(kCheckFooter));
+
   std::string help_topic;
   CLI::App* help_app = app.add_subcommand("help", "this text, or COMMAND's");
-  help_app->add_option("COMMAND", help_topic, "list, describe, stat or doctor");
+  help_app->add_option("COMMAND", help_topic,
+                       "list, describe, stat, doctor or check");
 
-  for (CLI::App* sub : {list_app, describe_app, stat_app, doctor_app}) {
+  for (CLI::App* sub :
+       {list_app, describe_app, stat_app, doctor_app, check_app}) {
     sub->allow_extras();
   }
   help_app->footer("");
   auto find_command = [&](std::string_view name) -> CLI::App* {
     for (CLI::App* sub :
-         {list_app, describe_app, stat_app, doctor_app, help_app}) {
+         {list_app, describe_app, stat_app, doctor_app, check_app, help_app}) {
       if (sub->get_name() == name) return sub;
     }
     return nullptr;
@@ -520,6 +574,21 @@ int Main(std::vector<std::string> args) {
       return UsageError("doctor", *error);
     }
     return RunDoctor(doctor, stdout, stderr);
+  }
+  if (check_app->parsed()) {
+    if (std::optional<std::string> error = Leftover(*check_app, "")) {
+      return UsageError("check", *error);
+    }
+    check.platform = PlatformOrEnvironment(check.platform);
+    check.backend = common::ToLower(common::StripWhitespace(check.backend));
+    if (check.backend != "auto" && check.backend != "perf" &&
+        check.backend != "direct" && check.backend != "sim") {
+      return UsageError("check",
+                        fmt::format("unknown backend '{}': use auto, perf, "
+                                    "direct or sim",
+                                    check.backend));
+    }
+    return RunCheck(check, stdout, stderr);
   }
   // stat
   if (std::optional<std::string> error = Leftover(*stat_app, "")) {
