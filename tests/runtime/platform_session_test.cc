@@ -209,6 +209,48 @@ TEST(PlatformSessionTest, TheCpuDecidesOnHardware) {
   EXPECT_EQ(runtime::PlatformOfCpu(clx), "ivytown");
 }
 
+// Session::EvaluateMetrics (what the MPI merged report computes a region's
+// metrics with, from its merged counts and time) gives what Collect gives
+// for a region's own counts and time; a rate per second is of that time;
+// a count it lacks leaves the metric without a value.
+TEST(PlatformSessionTest, EvaluateMetricsIsCollectsFormula) {
+  SessionOptions o;
+  o.backend = "sim";
+  o.events = {"ubox/UCLK"};
+  o.metrics = {"MEM_BW_TOTAL"};
+  o.output = "";
+  absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(o);
+  ASSERT_TRUE(s.ok()) << s.status();
+  (*s)->SetSimulatedActivity(1e9);
+  {
+    UNCORE_REGION("phase");
+    usleep(20'000);
+  }
+  const Results r = (*s)->Collect();
+  ASSERT_TRUE((*s)->Stop().ok());
+  ASSERT_EQ(r.regions.size(), 1u);
+  const RegionResult& region = r.regions[0];
+  const size_t bw = MetricIndex(r, "MEM_BW_TOTAL");
+  ASSERT_TRUE(r.metrics[bw].per_second);
+  ASSERT_TRUE(region.metrics[bw].valid);
+  ASSERT_GT(region.metrics[bw].value, 0);
+  std::vector<uint64_t> totals;
+  for (const EventCounts& c : region.inclusive) totals.push_back(c.total);
+  // Stopped, as the MPI integration's rank 0 calls it.
+  const std::vector<MetricValue> same =
+      (*s)->EvaluateMetrics(totals, region.wall_ns);
+  ASSERT_EQ(same.size(), r.metrics.size());
+  EXPECT_TRUE(same[bw].valid);
+  EXPECT_DOUBLE_EQ(same[bw].value, region.metrics[bw].value);
+  const std::vector<MetricValue> longer =
+      (*s)->EvaluateMetrics(totals, 2 * region.wall_ns);
+  EXPECT_NEAR(longer[bw].value, region.metrics[bw].value / 2,
+              1e-9 * region.metrics[bw].value);
+  const std::vector<MetricValue> none = (*s)->EvaluateMetrics({}, 1000);
+  ASSERT_EQ(none.size(), r.metrics.size());
+  EXPECT_FALSE(none[bw].valid);
+}
+
 TEST(PlatformSessionTest, TheXeon7500CountsOnItsSimulator) {
   SessionOptions o;
   o.platform = "nehalemex";
