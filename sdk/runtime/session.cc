@@ -1078,10 +1078,7 @@ Results Session::CollectResults(bool calling_thread) const {
     }
     // Per second of the counters' own window where there is one: a read's
     // latency then changes no rate.
-    const double seconds =
-        static_cast<double>(region.counted_ns > 0 ? region.counted_ns
-                                                  : region.wall_ns) *
-        1e-9;
+    const double seconds = static_cast<double>(region.rate_window_ns()) * 1e-9;
     for (const Impl::Metric& m : s.metrics) {
       std::vector<double> values;
       for (int e : m.event_index) {

@@ -101,7 +101,7 @@ TEST(PlatformSessionTest, GraniteRapidsSumsItsTwoSchedulers) {
     cas += CountsOf(r, region, e).total;
   }
   EXPECT_GT(cas, 0u);
-  const double seconds = static_cast<double>(region.wall_ns) * 1e-9;
+  const double seconds = static_cast<double>(region.rate_window_ns()) * 1e-9;
   EXPECT_NEAR(region.metrics[bw].value, static_cast<double>(cas) * 64 / seconds,
               1e-9 * static_cast<double>(cas) * 64 / seconds);
 }
@@ -122,7 +122,7 @@ TEST(PlatformSessionTest, VendorFormulasUseThePlannedCounters) {
   EXPECT_FALSE(r.metrics[m].per_second);
   const double ticks =
       static_cast<double>(CountsOf(r, region, "cha/CLOCKTICKS").total);
-  const double seconds = static_cast<double>(region.wall_ns) * 1e-9;
+  const double seconds = static_cast<double>(region.rate_window_ns()) * 1e-9;
   // The device given in code has one entry per event on one socket.
   EXPECT_NEAR(region.metrics[m].value, ticks / 1e9 / seconds,
               1e-9 * ticks / 1e9 / seconds);
@@ -238,12 +238,12 @@ TEST(PlatformSessionTest, EvaluateMetricsIsCollectsFormula) {
   for (const EventCounts& c : region.inclusive) totals.push_back(c.total);
   // Stopped, as the MPI integration's rank 0 calls it.
   const std::vector<MetricValue> same =
-      (*s)->EvaluateMetrics(totals, region.wall_ns);
+      (*s)->EvaluateMetrics(totals, region.rate_window_ns());
   ASSERT_EQ(same.size(), r.metrics.size());
   EXPECT_TRUE(same[bw].valid);
   EXPECT_DOUBLE_EQ(same[bw].value, region.metrics[bw].value);
   const std::vector<MetricValue> longer =
-      (*s)->EvaluateMetrics(totals, 2 * region.wall_ns);
+      (*s)->EvaluateMetrics(totals, 2 * region.rate_window_ns());
   EXPECT_NEAR(longer[bw].value, region.metrics[bw].value / 2,
               1e-9 * region.metrics[bw].value);
   const std::vector<MetricValue> none = (*s)->EvaluateMetrics({}, 1000);
@@ -511,7 +511,7 @@ TEST(PlatformSessionPerfTest, BandwidthUsesTheFreeRunningCounters) {
                                             region.inclusive[1].total);
   EXPECT_GT(counts, 0);
   // 6.103515625e-5 MiB is 64 bytes a count.
-  const double seconds = static_cast<double>(region.wall_ns) * 1e-9;
+  const double seconds = static_cast<double>(region.rate_window_ns()) * 1e-9;
   EXPECT_NEAR(region.metrics[0].value, counts * 64 / seconds,
               1e-6 * counts * 64 / seconds);
 

@@ -245,10 +245,10 @@ TEST(MergeTest, JsonCsvAndTable) {
                   "\"so\"\"lve,\n\",\"so\"\"lve,\n\",,0,1,0,100,0,0,0,100,"
                   "105,3,1,1,0,event,ubox/UCLK,inclusive,socket,1,,200,,200,1,0"
                   "\r\n"));
-  EXPECT_THAT(
-      csv, ::testing::HasSubstr(
-               "solve,solve,,0,9,0,160,160,0,0,40,65,27,1,9,0,event,ubox/UCLK,"
-               "inclusive,total,,,1000,,1000,1,0\r\n"));
+  EXPECT_THAT(csv,
+              ::testing::HasSubstr(
+                  "solve,solve,,0,9,0,160,0,0,0,40,65,27,1,9,0,event,ubox/UCLK,"
+                  "inclusive,total,,,1000,,1000,1,0\r\n"));
   EXPECT_THAT(csv,
               ::testing::HasSubstr(
                   ",event,ubox/UCLK,inclusive,socket,0,,300,,300,1,0\r\n"));
