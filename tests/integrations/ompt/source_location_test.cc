@@ -117,53 +117,49 @@ TEST(ResolveWithDladdrTest, ThisProgramByObjectAndOffset) {
   (void)line;
 }
 
+// Both answers: ResolveReturnAddress's, and the loader's alone.
+struct Resolver {
+  const char* name;
+  CodeLocation (*resolve)(const void*);
+};
+constexpr Resolver kResolvers[] = {
+    {"ResolveReturnAddress", &ResolveReturnAddress},
+    {"ResolveWithDladdr", &ResolveWithDladdr}};
+
 // A shared library's dynamic symbols: the function, demangled when C++.
-TEST(ResolveWithDladdrTest, SharedLibrariesByTheirDynamicSymbols) {
-  const auto getpid_address = reinterpret_cast<uintptr_t>(&::getpid);
-  const CodeLocation libc =
-      ResolveWithDladdr(reinterpret_cast<const void*>(getpid_address + 2));
-  EXPECT_NE(libc.object.find("libc"), std::string::npos) << libc.object;
-  EXPECT_NE(libc.function.find("getpid"), std::string::npos)
-      << libc.function << " / " << libc.symbol;
-  // A C++ library function: libstdc++'s std::terminate (not inlined away;
-  // the test links libstdc++ dynamically).
-  void (*terminate)() noexcept = &std::terminate;
-  const CodeLocation cxx = ResolveWithDladdr(reinterpret_cast<const void*>(
-      reinterpret_cast<uintptr_t>(terminate) + 2));
-  if (cxx.object.find("libstdc++") == std::string::npos) {
-    GTEST_SKIP() << "std::terminate is not libstdc++'s here: " << cxx.object;
-  }
-  EXPECT_EQ(cxx.symbol, "_ZSt9terminatev");
-  EXPECT_EQ(cxx.function, "std::terminate");
-}
-
-TEST(ResolveWithDladdrTest, NoObjectNoNames) {
-  EXPECT_TRUE(ResolveWithDladdr(nullptr).object.empty());
-  const CodeLocation where =
-      ResolveWithDladdr(reinterpret_cast<const void*>(uintptr_t{0x11}));
-  EXPECT_TRUE(where.function.empty());
-  EXPECT_TRUE(where.object.empty());
-  EXPECT_EQ(where.line, 0);
-}
-
-TEST(ResolveReturnAddressTest, ASharedLibraryByItsDynamicSymbols) {
+TEST(ResolveReturnAddressTest, SharedLibrariesByTheirDynamicSymbols) {
   // getpid: not one the sanitizers' runtimes replace.
-  const auto address = reinterpret_cast<uintptr_t>(&::getpid);
-  const CodeLocation where =
-      ResolveReturnAddress(reinterpret_cast<const void*>(address + 2));
-  EXPECT_NE(where.object.find("libc"), std::string::npos) << where.object;
-  EXPECT_NE(where.function.find("getpid"), std::string::npos)
-      << where.function << " / " << where.symbol;
+  const auto getpid_address = reinterpret_cast<uintptr_t>(&::getpid);
+  // A C++ library function: libstdc++'s std::terminate (the test links
+  // libstdc++ dynamically).
+  void (*terminate)() noexcept = &std::terminate;
+  const auto terminate_address = reinterpret_cast<uintptr_t>(terminate);
+  for (const Resolver& resolver : kResolvers) {
+    SCOPED_TRACE(resolver.name);
+    const CodeLocation libc =
+        resolver.resolve(reinterpret_cast<const void*>(getpid_address + 2));
+    EXPECT_NE(libc.object.find("libc"), std::string::npos) << libc.object;
+    EXPECT_NE(libc.function.find("getpid"), std::string::npos)
+        << libc.function << " / " << libc.symbol;
+    const CodeLocation cxx =
+        resolver.resolve(reinterpret_cast<const void*>(terminate_address + 2));
+    if (cxx.object.find("libstdc++") == std::string::npos) continue;
+    EXPECT_EQ(cxx.symbol, "_ZSt9terminatev");
+    EXPECT_EQ(cxx.function, "std::terminate");
+  }
 }
 
 TEST(ResolveReturnAddressTest, NoObjectNoNames) {
-  EXPECT_TRUE(ResolveReturnAddress(nullptr).function.empty());
-  const CodeLocation where =
-      ResolveReturnAddress(reinterpret_cast<const void*>(uintptr_t{0x11}));
-  EXPECT_TRUE(where.function.empty());
-  EXPECT_TRUE(where.object.empty());
-  EXPECT_TRUE(where.file.empty());
-  EXPECT_EQ(where.line, 0);
+  for (const Resolver& resolver : kResolvers) {
+    SCOPED_TRACE(resolver.name);
+    EXPECT_TRUE(resolver.resolve(nullptr).function.empty());
+    const CodeLocation where =
+        resolver.resolve(reinterpret_cast<const void*>(uintptr_t{0x11}));
+    EXPECT_TRUE(where.function.empty());
+    EXPECT_TRUE(where.object.empty());
+    EXPECT_TRUE(where.file.empty());
+    EXPECT_EQ(where.line, 0);
+  }
 }
 
 }  // namespace
