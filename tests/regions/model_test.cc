@@ -72,8 +72,8 @@ class ClockDevice : public test_devices::FakeDevice {
   }
 };
 
-// A library-independent draw: the sequence is a function of
-// the seed on every standard library.
+// Draws with no library-defined distribution: the schedule is a function
+// of the seed on every standard library.
 class Rng {
  public:
   explicit Rng(uint64_t seed) : g_(seed) {}
@@ -255,7 +255,7 @@ struct SeedResult {
 class ModelRun {
  public:
   ModelRun(uint64_t seed, ClockDevice* device)
-      : seed_(seed), rng_(seed * 0x9E3779B97F4A7C15ull + 1), device_(device) {
+      : rng_(seed * 0x9E3779B97F4A7C15ull + 1), device_(device) {
     for (int i = 0; i < kNumNames; ++i) {
       name_ids_[i] = InternRegionName(kNames[i]).value;
     }
@@ -291,8 +291,9 @@ class ModelRun {
     for (LogicalThread& t : threads_) t.worker->Exit();
     const Quiescence q = Deactivate(&rec, std::chrono::seconds(10));
     r.mismatches = std::move(mismatches_);
-    if (q != Quiescence::kQuiet)
+    if (q != Quiescence::kQuiet) {
       r.mismatches.push_back("Deactivate: not quiet");
+    }
     Compare(rec, r);
     r.log = std::move(log_);
     r.steps = steps;
@@ -465,7 +466,6 @@ class ModelRun {
 
   void Compare(Recorder& rec, SeedResult& r);
 
-  const uint64_t seed_;
   Rng rng_;
   ClockDevice* const device_;
   Recorder* recorder_ = nullptr;
