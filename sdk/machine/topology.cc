@@ -110,16 +110,15 @@ std::vector<SocketTopology::PciInstance> EmptyPciInstances() {
   return out;
 }
 
-// Every MSR box of the descriptors with its instance count (CBos: as many
-// as the socket has, `cbos`).
-std::vector<SocketTopology::MsrUnit> MsrUnits(int cbos) {
+// Every MSR box of the descriptors with its instance count (CBos: one per
+// core, up to num_cbos).
+std::vector<SocketTopology::MsrUnit> MsrUnits() {
   std::vector<SocketTopology::MsrUnit> out;
   for (const BoxDescriptor& box : ivytown::AllBoxes()) {
     if (box.space != AccessSpace::kMsr) continue;
     out.push_back({.unit = static_cast<int>(box.type),
-                   .instances = box.type == BoxType::kCbo
-                                    ? std::min(cbos, box.num_instances())
-                                    : box.num_instances()});
+                   .instances = box.num_instances(),
+                   .per_core = box.type == BoxType::kCbo});
   }
   return out;
 }
@@ -312,7 +311,9 @@ const SocketTopology::PciInstance* SocketTopology::FindPci(int unit,
 bool SocketTopology::HasInstance(int unit, int instance) const {
   if (instance < 0) return false;
   for (const MsrUnit& m : msr_units) {
-    if (m.unit == unit) return instance < m.instances;
+    if (m.unit == unit) {
+      return instance < m.instances && (!m.per_core || instance < num_cbos);
+    }
   }
   const PciInstance* p = FindPci(unit, instance);
   return p != nullptr && p->pmon.has_value();
@@ -405,7 +406,7 @@ Topology SimulatedTopology(int sockets, int cpus_per_socket) {
       socket.cpus.push_back(s * cpus_per_socket + c);
     }
     socket.num_cbos = kMaxCbos;
-    socket.msr_units = MsrUnits(socket.num_cbos);
+    socket.msr_units = MsrUnits();
     socket.pci = EmptyPciInstances();
     for (SocketTopology::PciInstance& p : socket.pci) {
       const InstanceDescriptor& in =
@@ -455,7 +456,7 @@ absl::StatusOr<Topology> DiscoverTopology(std::string_view sysfs_root,
     t.sockets[s].msr_cpu = t.sockets[s].cpus.front();
     t.sockets[s].num_cbos =
         std::min(static_cast<int>(cores[s].size()), kMaxCbos);
-    t.sockets[s].msr_units = MsrUnits(t.sockets[s].num_cbos);
+    t.sockets[s].msr_units = MsrUnits();
   }
 
   // PCI functions: the socket's uncore bus and its IIO bus (IRP).

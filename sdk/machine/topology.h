@@ -33,11 +33,12 @@ struct SocketTopology {
   int msr_cpu = 0;        // a CPU of this socket, for its MSRs
   std::vector<int> cpus;  // every online CPU of the socket
   int num_cbos = 0;       // CBos present (<= 15)
-  // MSR units present on this socket: per unit, how many instances (the
-  // descriptors' count; CBos: num_cbos).
+  // The socket's MSR units: per unit, how many instances the platform
+  // defines; a per-core unit (IvyTown's CBo) has only the first num_cbos.
   struct MsrUnit {
     int unit = 0;
     int instances = 0;
+    bool per_core = false;
   };
   std::vector<MsrUnit> msr_units;
   // PCI functions found on this socket: per unit, per instance, the PMON
