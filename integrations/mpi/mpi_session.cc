@@ -33,6 +33,7 @@
 #include "integrations/mpi/election.h"
 #include "integrations/mpi/merge.h"
 #include "integrations/mpi/trace_merge.h"
+#include "sdk/common/host_name.h"
 #include "uncore/mpi.h"
 #include "uncore/report_file.h"
 #include "uncore/session.h"
@@ -160,12 +161,6 @@ std::vector<int> NodePackages() {
   return packages;
 }
 
-std::string HostName() {
-  char name[256] = {};
-  if (gethostname(name, sizeof(name) - 1) != 0) return "unknown";
-  return name;
-}
-
 // Whether every rank of `comm` says yes.
 bool AllAgree(bool yes, MPI_Comm comm) {
   int mine = yes ? 1 : 0;
@@ -280,7 +275,7 @@ int Start(MPI_Comm user_comm) {
   rec.node = node;
   rec.node_rank = node_rank;
   rec.pid = static_cast<int>(getpid());
-  rec.host = HostName();
+  rec.host = common::HostName();
 
   // What to count, the same at every rank (mpirun passes the environment
   // locally; across nodes it takes -x).  Every rank's state, so that rank 0

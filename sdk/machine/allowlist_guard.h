@@ -7,7 +7,8 @@
 // (docs/architecture.md).
 //
 //   RecordingRegisterSpace raw;                     // or LinuxRegisterSpace
-//   AllowListGuard guard(&raw, IvyTownAllowList(SimulatedTopology(2)));
+//   AllowListGuard guard(&raw, ivytown::RegisterAllowList(
+//       SimulatedTopology(2)));
 //   guard.WriteMsr(0, 0x0D10, 0x00400137);          // CBo0 CTL0: ok
 //   guard.WriteMsr(0, 0x0010, 0);                   // TSC: PermissionDenied
 //   guard.WriteMsr(0, 0x0D10, 0x00100000);          // rsv bit 20: refused
@@ -15,24 +16,9 @@
 //   AllowListGuard xeon7500(&raw, nehalemex::RegisterAllowList(
 //       nehalemex::Variant::kNehalemEx, topology));
 //
-// IvyTownAllowList, per socket: U_MSR_PMON_GLOBAL_CTL/STATUS/CONFIG; for
-// every present box instance its box control and box status, counter
-// controls, counter data (PCI: both dwords), filter registers (QPI: in the
-// mask/match function, when the topology has it) and fixed counter control
-// and data.  MSRs are allowed on every CPU of the socket (and its msr_cpu);
-// PCI registers only in the socket's own functions.  Writable bits:
-//   counter control      BoxDescriptor::control_writable_mask (engine bits
-//                        en, rst, ov_en, q_occ_rst included)
-//   filter               FilterRegisterDescriptor::writable_mask
-//   box control          frz | rst_ctrs | rst_ctrl | must_write_one
-//   box status           box_status_writable_mask (RW1C overflow bits)
-//   global control       kGlobal.global_control_writable_mask
-//   global status        kGlobal.global_status_writable_mask
-//   global config        bits 31:0 (the manual's field table is missing)
-//   fixed control        FixedCounterDescriptor::control_writable_mask
-//   counter data         any value below 2^width (PCI: low dword any 32-bit
-//                        value, high dword the bits above 32 of the width)
-// The Xeon 7500 / E7's list: nehalemex::RegisterAllowList
+// Each platform builds its list in its own folder: IvyTown's
+// ivytown::RegisterAllowList (platforms/ivytown/device/ivytown_allowlist.h),
+// the Xeon 7500 / E7's nehalemex::RegisterAllowList
 // (platforms/nehalemex/device/nehalemex_allowlist.h).
 //
 // A write outside the list, or setting a bit outside the register's
@@ -110,10 +96,8 @@ struct AllowList {
 // builder starts from these.
 std::vector<std::vector<int>> SocketCpus(const Topology& topology);
 
-// IvyTown's list for the sockets, boxes and PCI functions of `topology`.
-AllowList IvyTownAllowList(const Topology& topology);
-// Other platforms build theirs in their own folder (the Xeon 7500 / E7:
-// nehalemex::RegisterAllowList, platforms/nehalemex/device/).
+// Every platform builds its own in its folder (ivytown::RegisterAllowList,
+// nehalemex::RegisterAllowList: platforms/<platform>/device/).
 
 class AllowListGuard : public registers::RegisterSpace {
  public:
@@ -131,10 +115,6 @@ class AllowListGuard : public registers::RegisterSpace {
                  const AllowList& list, Options options);
   AllowListGuard(std::unique_ptr<registers::RegisterSpace> wrapped,
                  const AllowList& list);
-  // IvyTown's list: the same as passing IvyTownAllowList(topology).
-  AllowListGuard(registers::RegisterSpace* wrapped, const Topology& topology);
-  AllowListGuard(registers::RegisterSpace* wrapped, const Topology& topology,
-                 Options options);
   AllowListGuard(const AllowListGuard&) = delete;
   AllowListGuard& operator=(const AllowListGuard&) = delete;
 

@@ -24,6 +24,7 @@
 #include "sdk/common/fd.h"
 #include "sdk/common/sysfs.h"
 #include "sdk/common/text.h"
+#include "sdk/platforms/common/platform_records.h"
 #include "sdk/platforms/ivytown/model/box_descriptors.h"
 #include "sdk/platforms/ivytown/model/identity.h"
 
@@ -72,7 +73,7 @@ std::optional<PciAddress> ParsePciName(std::string_view name) {
 
 // A PCI box function of the descriptors, identified by its device id.
 struct KnownFunction {
-  BoxType box;
+  int unit;
   int instance;
   bool aux;
 };
@@ -83,10 +84,10 @@ std::optional<KnownFunction> IdentifyFunction(uint16_t device_id) {
     for (int n = 0; n < box.num_instances(); ++n) {
       const InstanceDescriptor& in = box.instances[n];
       if (in.pmon.present() && in.pmon.device_id == device_id) {
-        return KnownFunction{box.type, n, false};
+        return KnownFunction{static_cast<int>(box.type), n, false};
       }
       if (in.aux.present() && in.aux.device_id == device_id) {
-        return KnownFunction{box.type, n, true};
+        return KnownFunction{static_cast<int>(box.type), n, true};
       }
     }
   }
@@ -99,11 +100,35 @@ std::vector<SocketTopology::PciInstance> EmptyPciInstances() {
   for (const BoxDescriptor& box : ivytown::AllBoxes()) {
     if (box.space != AccessSpace::kPci) continue;
     for (int n = 0; n < box.num_instances(); ++n) {
-      out.push_back(SocketTopology::PciInstance{
-          .box = box.type, .instance = n, .pmon = {}, .aux = {}});
+      out.push_back(
+          SocketTopology::PciInstance{.unit = static_cast<int>(box.type),
+                                      .instance = n,
+                                      .pmon = {},
+                                      .aux = {}});
     }
   }
   return out;
+}
+
+// Every MSR box of the descriptors with its instance count (CBos: one per
+// core, up to num_cbos).
+std::vector<SocketTopology::MsrUnit> MsrUnits() {
+  std::vector<SocketTopology::MsrUnit> out;
+  for (const BoxDescriptor& box : ivytown::AllBoxes()) {
+    if (box.space != AccessSpace::kMsr) continue;
+    out.push_back({.unit = static_cast<int>(box.type),
+                   .instances = box.num_instances(),
+                   .per_core = box.type == BoxType::kCbo});
+  }
+  return out;
+}
+
+// The name of the first platform record whose CPUs match, or "".
+std::string PlatformOf(const CpuIdentity& id) {
+  for (const platforms::PlatformRecord& r : platforms::AllPlatformRecords()) {
+    if (id.IsOf(*r.identity)) return std::string(r.name());
+  }
+  return {};
 }
 
 // One dword of a PCI function's config file, or nullopt (non-root users see
@@ -275,21 +300,22 @@ std::vector<int> MapBusesToSockets(
 
 }  // namespace
 
-const SocketTopology::PciInstance* SocketTopology::FindPci(ivytown::BoxType box,
+const SocketTopology::PciInstance* SocketTopology::FindPci(int unit,
                                                            int instance) const {
   for (const PciInstance& p : pci) {
-    if (p.box == box && p.instance == instance) return &p;
+    if (p.unit == unit && p.instance == instance) return &p;
   }
   return nullptr;
 }
 
-bool SocketTopology::HasInstance(ivytown::BoxType box, int instance) const {
-  const BoxDescriptor& desc = ivytown::Box(box);
-  if (instance < 0 || instance >= desc.num_instances()) return false;
-  if (desc.space == AccessSpace::kMsr) {
-    return box != BoxType::kCbo || instance < num_cbos;
+bool SocketTopology::HasInstance(int unit, int instance) const {
+  if (instance < 0) return false;
+  for (const MsrUnit& m : msr_units) {
+    if (m.unit == unit) {
+      return instance < m.instances && (!m.per_core || instance < num_cbos);
+    }
   }
-  const PciInstance* p = FindPci(box, instance);
+  const PciInstance* p = FindPci(unit, instance);
   return p != nullptr && p->pmon.has_value();
 }
 
@@ -297,14 +323,8 @@ std::string CpuIdentity::ToString() const {
   return fmt::format("{} family {} model 0x{:x}", vendor, family, model);
 }
 
-bool CpuIdentity::is_ivytown() const {
-  for (const perfmon::CpuMatch& c : ivytown::Identity().cpus) {
-    if (vendor == c.vendor && family == c.family && model >= c.model_lo &&
-        model <= c.model_hi) {
-      return true;
-    }
-  }
-  return false;
+bool CpuIdentity::IsOf(const perfmon::Platform& platform) const {
+  return platforms::CpuIsOf(platform, vendor, family, model);
 }
 
 absl::StatusOr<CpuIdentity> ReadCpuIdentity(std::string_view cpuinfo_path) {
@@ -377,7 +397,7 @@ Topology SimulatedTopology(int sockets, int cpus_per_socket) {
   ivytown.family = 6;
   ivytown.model = 0x3e;
   t.cpu_model = ivytown.ToString();
-  t.is_ivytown = true;
+  t.platform = PlatformOf(ivytown);
   for (int s = 0; s < sockets; ++s) {
     SocketTopology socket;
     socket.socket = s;
@@ -386,9 +406,11 @@ Topology SimulatedTopology(int sockets, int cpus_per_socket) {
       socket.cpus.push_back(s * cpus_per_socket + c);
     }
     socket.num_cbos = kMaxCbos;
+    socket.msr_units = MsrUnits();
     socket.pci = EmptyPciInstances();
     for (SocketTopology::PciInstance& p : socket.pci) {
-      const InstanceDescriptor& in = ivytown::Box(p.box).instances[p.instance];
+      const InstanceDescriptor& in =
+          ivytown::Box(static_cast<BoxType>(p.unit)).instances[p.instance];
       p.pmon = SimulatedPciAddress(s, in.pmon.device, in.pmon.function);
       // Every aux function is present in the simulator, QPI port 2's
       // (D24:F6, no known device id) included.
@@ -412,7 +434,7 @@ absl::StatusOr<Topology> DiscoverTopology(std::string_view sysfs_root,
 
   Topology t;
   t.cpu_model = id->ToString();
-  t.is_ivytown = id->is_ivytown();
+  t.platform = PlatformOf(*id);
 
   // Sockets, in package-id order.
   std::map<int, int> socket_of_package;
@@ -434,6 +456,7 @@ absl::StatusOr<Topology> DiscoverTopology(std::string_view sysfs_root,
     t.sockets[s].msr_cpu = t.sockets[s].cpus.front();
     t.sockets[s].num_cbos =
         std::min(static_cast<int>(cores[s].size()), kMaxCbos);
+    t.sockets[s].msr_units = MsrUnits();
   }
 
   // PCI functions: the socket's uncore bus and its IIO bus (IRP).
@@ -449,7 +472,7 @@ absl::StatusOr<Topology> DiscoverTopology(std::string_view sysfs_root,
     SocketTopology& socket = t.sockets[socket_of_group[g]];
     for (const auto& [known, address] : groups[g]->functions) {
       for (SocketTopology::PciInstance& p : socket.pci) {
-        if (p.box != known.box || p.instance != known.instance) continue;
+        if (p.unit != known.unit || p.instance != known.instance) continue;
         (known.aux ? p.aux : p.pmon) = address;
       }
     }
@@ -462,7 +485,7 @@ absl::StatusOr<Topology> DiscoverTopology(std::string_view sysfs_root,
 absl::Status CheckIvyTownCpu(std::string_view cpuinfo_path) {
   absl::StatusOr<CpuIdentity> id = ReadCpuIdentity(cpuinfo_path);
   if (!id.ok()) return id.status();
-  if (id->is_ivytown()) return absl::OkStatus();
+  if (id->IsOf(ivytown::Identity())) return absl::OkStatus();
   return absl::FailedPreconditionError(fmt::format(
       "not an IvyTown CPU: {} says {}; the direct backend needs a Xeon E5 v2 "
       "/ E7 v2 (GenuineIntel family 6 model 0x3e); use the perf backend "

@@ -6,7 +6,10 @@
 //   absl::StatusOr<Topology> t = DiscoverTopology(sysfs_root);   // Linux
 //   Topology sim = SimulatedTopology(/*sockets=*/2);             // simulator
 //   const SocketTopology::PciInstance* imc0 =
-//       t->sockets[0].FindPci(BoxType::kImc, 0);   // imc0->pmon: 0000:7f:10.4
+//       t->sockets[0].FindPci(ivytown::BoxType::kImc, 0);  // 0000:7f:10.4
+//
+// Units are platform-neutral ids (the platform's own unit enum, as int:
+// ivytown::BoxType); FindPci and HasInstance take the enum as well.
 //
 // Guarantees: discovery only reads files; it never writes.
 #ifndef UNCORE_SDK_MACHINE_TOPOLOGY_H_
@@ -16,10 +19,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "sdk/platforms/ivytown/model/box_descriptors.h"
+#include "sdk/platforms/perfmon/perfmon_tables.h"
 #include "sdk/registers/register_space.h"
 
 namespace uncore::machine {
@@ -29,28 +33,49 @@ struct SocketTopology {
   int msr_cpu = 0;        // a CPU of this socket, for its MSRs
   std::vector<int> cpus;  // every online CPU of the socket
   int num_cbos = 0;       // CBos present (<= 15)
-  // PCI functions found on this socket: per box type, per instance, the PMON
+  // The socket's MSR units: per unit, how many instances the platform
+  // defines; a per-core unit (IvyTown's CBo) has only the first num_cbos.
+  struct MsrUnit {
+    int unit = 0;
+    int instances = 0;
+    bool per_core = false;
+  };
+  std::vector<MsrUnit> msr_units;
+  // PCI functions found on this socket: per unit, per instance, the PMON
   // function and the auxiliary function (QPI mask/match); absent ones are
   // nullopt.
   struct PciInstance {
-    ivytown::BoxType box;
+    int unit = 0;
     int instance = 0;
     std::optional<registers::PciAddress> pmon;
     std::optional<registers::PciAddress> aux;
   };
   std::vector<PciInstance> pci;
 
-  const PciInstance* FindPci(ivytown::BoxType box, int instance) const;
-  // Whether instance `instance` of `box` exists on this socket: MSR boxes
-  // by the descriptors (CBos: instance < num_cbos), PCI boxes when their PMON
-  // function was found.
-  bool HasInstance(ivytown::BoxType box, int instance) const;
+  const PciInstance* FindPci(int unit, int instance) const;
+  // Whether instance `instance` of `unit` exists on this socket: MSR units
+  // by msr_units, PCI units when their PMON function was found.
+  bool HasInstance(int unit, int instance) const;
+
+  // The same, by the platform's unit enum (ivytown::BoxType::kImc).
+  template <typename Unit>
+  requires std::is_enum_v<Unit>
+  const PciInstance* FindPci(Unit unit, int instance) const {
+    return FindPci(static_cast<int>(unit), instance);
+  }
+  template <typename Unit>
+  requires std::is_enum_v<Unit>
+  bool HasInstance(Unit unit, int instance) const {
+    return HasInstance(static_cast<int>(unit), instance);
+  }
 };
 
 struct Topology {
   std::vector<SocketTopology> sockets;
   std::string cpu_model;  // "GenuineIntel family 6 model 0x3e", from cpuinfo
-  bool is_ivytown = false;
+  // The name of the CPU's platform record (platforms::AllPlatformRecords():
+  // the first whose CPUs match vendor, family and model), or "".
+  std::string platform;
 };
 
 // The processor as /proc/cpuinfo names it (its first CPU).
@@ -64,8 +89,9 @@ struct CpuIdentity {
 
   // "GenuineIntel family 6 model 0x3e".
   std::string ToString() const;
-  // GenuineIntel family 6 model 0x3e (Xeon E5 v2 / E7 v2).
-  bool is_ivytown() const;
+  // Whether this CPU is one of `platform`'s (vendor, family, model; any
+  // stepping): IsOf(ivytown::Identity()) for GenuineIntel 6 0x3e.
+  bool IsOf(const perfmon::Platform& platform) const;
 };
 
 // Reads vendor_id, cpu family and model of the first CPU listed in
@@ -100,7 +126,7 @@ Topology SimulatedTopology(int sockets, int cpus_per_socket = 2);
 // bus above it in the same segment.  num_cbos is the number of distinct
 // cores of the socket, at most 15.  Sockets are numbered 0..n-1 in
 // physical_package_id order.  A machine that is not IvyTown gives a topology
-// with is_ivytown == false (and usually no PCI functions), not an error.
+// with another `platform` (and usually no PCI functions), not an error.
 absl::StatusOr<Topology> DiscoverTopology(
     std::string_view sysfs_root = "/sys",
     std::string_view cpuinfo_path = "/proc/cpuinfo");

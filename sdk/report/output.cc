@@ -26,6 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "fmt/format.h"
 #include "sdk/common/fd.h"
+#include "sdk/common/host_name.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
 #include "sdk/report/report.h"
@@ -139,8 +140,7 @@ std::optional<int64_t> RankFromEnvironment() {
 OutputContext CurrentOutputContext(uint64_t start_unix_ns) {
   OutputContext context;
   context.pid = getpid();
-  char name[256] = {};
-  context.host = gethostname(name, sizeof(name) - 1) == 0 ? name : "unknown";
+  context.host = common::HostName();
   context.rank = RankFromEnvironment();
   context.start_unix_ns = start_unix_ns;
   return context;

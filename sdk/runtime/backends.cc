@@ -147,7 +147,8 @@ EventScale Backend::ScaleOf(int) const { return {}; }
 bool Backend::Estimated(int) const { return false; }
 
 // The register platforms: one entry each, defined in the platform's own
-// folder (sdk/platforms/<platform>/backend/).  IvyTown first: "" names it.
+// folder (sdk/platforms/<platform>/backend/).  "" names the default record
+// (platforms::DefaultPlatformRecord()).
 std::span<const RegisterPlatform> RegisterPlatforms() {
   static const RegisterPlatform kRegisterPlatforms[] = {
       ivytown::RegisterPlatformEntry(),
@@ -168,7 +169,7 @@ std::string RegisterPlatformNames() {
 
 const RegisterPlatform* FindRegisterPlatform(std::string_view name) {
   name = common::StripWhitespace(name);
-  if (name.empty()) return &RegisterPlatforms()[0];
+  if (name.empty()) name = platforms::DefaultPlatformRecord().name();
   for (const RegisterPlatform& p : RegisterPlatforms()) {
     if (spec::PlatformAnswersTo(p.identity(), name)) return &p;
   }

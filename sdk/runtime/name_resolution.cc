@@ -135,7 +135,7 @@ class Resolver {
  private:
   // A tabled platform's events go by the names the vendor gives them.
   std::string CanonicalOf(const spec::EventSpec& e) const {
-    return platform_.generated != nullptr &&
+    return platform_.record->tabled() &&
                    e.kind == spec::EventSpec::Kind::kGenericPerf &&
                    !e.text.empty()
                ? e.text
@@ -178,7 +178,7 @@ class Resolver {
     }
     ResolvedMetric m;
     for (const spec::EventSpec& e : compiled.events) {
-      const bool named = platform_.generated != nullptr &&
+      const bool named = platform_.record->tabled() &&
                          e.kind == spec::EventSpec::Kind::kGenericPerf &&
                          !e.text.empty();
       m.event_index.push_back(AddEvent(e, named ? e.text : e.Canonical(),
@@ -191,10 +191,10 @@ class Resolver {
   }
 
   absl::Status Event(const std::string& text) {
-    if (platform_.generated == nullptr) {
+    if (!platform_.record->tabled()) {  // a register model's own catalog
       UNCORE_ASSIGN_OR_RETURN(spec::Spec s, spec::ParseSpec(text));
       if (s.is_metric()) {
-        return IvyTownMetric(text, std::get<spec::MetricSpec>(s.value));
+        return CatalogMetric(text, std::get<spec::MetricSpec>(s.value));
       }
       const spec::EventSpec& e = std::get<spec::EventSpec>(s.value);
       if (e.kind != spec::EventSpec::Kind::kGenericPerf) {
@@ -204,7 +204,7 @@ class Resolver {
       return absl::OkStatus();
     }
     absl::StatusOr<spec::Resolution> r =
-        spec::ResolveOnPlatform(*platform_.generated, text);
+        spec::ResolveOnPlatform(*platform_.record->identity, text);
     if (!r.ok()) {
       // Another PMU in the kernel's syntax (msr/tsc/, power/energy-pkg/,
       // uncore_imc_0/cas_count_read/): perf resolves it from sysfs.
@@ -217,18 +217,18 @@ class Resolver {
   }
 
   absl::Status Metric(const std::string& text) {
-    if (platform_.generated == nullptr) {
+    if (!platform_.record->tabled()) {
       UNCORE_ASSIGN_OR_RETURN(spec::MetricSpec metric,
                               spec::ParseMetricName(text));
-      return IvyTownMetric(text, metric);
+      return CatalogMetric(text, metric);
     }
     UNCORE_ASSIGN_OR_RETURN(
         spec::Resolution r,
-        spec::ResolveMetricOnPlatform(*platform_.generated, text));
+        spec::ResolveMetricOnPlatform(*platform_.record->identity, text));
     return Resolution(text, std::move(r));
   }
 
-  absl::Status IvyTownMetric(std::string_view text,
+  absl::Status CatalogMetric(std::string_view text,
                              const spec::MetricSpec& metric) {
     UNCORE_ASSIGN_OR_RETURN(spec::CompiledMetric m,
                             spec::CompileMetric(metric));

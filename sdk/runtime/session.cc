@@ -24,6 +24,7 @@
 #include "absl/strings/numbers.h"
 #include "fmt/format.h"
 #include "sdk/common/clock.h"
+#include "sdk/common/host_name.h"
 #include "sdk/common/id_list.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
@@ -32,8 +33,6 @@
 #include "sdk/devices/perf/pmu_discovery.h"
 #include "sdk/machine/topology.h"
 #include "sdk/platforms/ivytown/backend/ivytown_platform.h"
-#include "sdk/platforms/ivytown/model/box_descriptors.h"
-#include "sdk/platforms/ivytown/sim/demo_traffic.h"
 #include "sdk/regions/recorder.h"
 #include "sdk/report/output.h"
 #include "sdk/report/report.h"
@@ -64,12 +63,6 @@ uint64_t UnixNowNs() {
       std::chrono::duration_cast<std::chrono::nanoseconds>(
           std::chrono::system_clock::now().time_since_epoch())
           .count());
-}
-
-std::string HostName() {
-  char name[256] = {};
-  if (gethostname(name, sizeof(name) - 1) != 0) return "unknown";
-  return name;
 }
 
 // "0,2-3" -> {0, 2, 3}: the rules of common::ParseIdList, the same as
@@ -522,7 +515,7 @@ absl::StatusOr<std::unique_ptr<Session::Impl>> SessionAccess::Resolve(
   auto impl = std::make_unique<Session::Impl>();
   impl->start_unix_ns = UnixNowNs();
   impl->start_steady_ns = common::MonotonicNowNs();
-  impl->host = HostName();
+  impl->host = common::HostName();
   impl->last_check = LastCheckSummary();
   const std::string backend =
       common::ToLower(options.backend.empty() ? "auto" : options.backend);
@@ -592,12 +585,12 @@ absl::StatusOr<OpenedBackend> SessionAccess::OpenSessionBackend(
   request.sysfs_root = files.sysfs_root;
   request.platform = platform.name;
   request.cpuinfo = files.cpuinfo;
-  if (platform.generated != nullptr && !platform.has_engine) {
+  if (!platform.has_engine) {
     if (request.name == "direct") {
       return absl::InvalidArgumentError(fmt::format(
-          "the direct backend programs IvyTown's own registers; platform {} "
+          "the direct backend programs the registers of {} only; platform {} "
           "({}) counts through perf: UNCORE_BACKEND=perf or auto",
-          platform.name, platform.generated->title));
+          RegisterPlatformNames(), platform.name, platform.record->title()));
     }
     request.direct_refusal =
         fmt::format("platform {} counts through perf only", platform.name);

@@ -9,22 +9,17 @@
 #include "fmt/format.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
-#include "sdk/platforms/ivytown/model/identity.h"
 #include "sdk/runtime/backends.h"
 #include "sdk/spec/platform_catalog.h"
 
 namespace uncore::runtime {
 namespace {
 
-bool IsIvyTownName(std::string_view name) {
-  return spec::PlatformAnswersTo(ivytown::Identity(), name);
-}
-
 SessionPlatform Named(std::string_view name) {
   SessionPlatform out;
-  if (!IsIvyTownName(name) && !name.empty()) {
-    out.generated = spec::FindPlatform(name);
-    if (out.generated != nullptr) out.name = std::string(out.generated->name);
+  if (const platforms::PlatformRecord* r = spec::FindPlatformRecord(name)) {
+    out.record = r;
+    out.name = std::string(r->name());
   }
   out.has_engine = FindRegisterPlatform(out.name) != nullptr;
   return out;
@@ -50,19 +45,17 @@ bool PlatformPmusVisible(const perfmon::Platform& platform,
 }
 
 std::string PlatformOfCpu(const machine::CpuIdentity& cpu) {
-  if (cpu.is_ivytown()) return std::string(kIvyTownPlatform);
+  const platforms::PlatformRecord* r = nullptr;
   if (cpu.stepping >= 0) {
-    if (const perfmon::Platform* p = spec::PlatformForCpu(
-            cpu.vendor, cpu.family, cpu.model, cpu.stepping)) {
-      return std::string(p->name);
-    }
+    r = spec::PlatformRecordForCpu(cpu.vendor, cpu.family, cpu.model,
+                                   cpu.stepping);
   }
-  // No stepping: the first of the model's platforms (Skylake-SP before
-  // Cascade Lake; their uncore events are the same).
-  std::vector<const perfmon::Platform*> candidates =
-      spec::PlatformsForModel(cpu.vendor, cpu.family, cpu.model);
-  return candidates.empty() ? std::string()
-                            : std::string(candidates.front()->name);
+  // No stepping (or none that matches): the first of the model's platforms
+  // (Skylake-SP before Cascade Lake; their uncore events are the same).
+  if (r == nullptr) {
+    r = spec::PlatformRecordForCpu(cpu.vendor, cpu.family, cpu.model, -1);
+  }
+  return r == nullptr ? std::string() : std::string(r->name());
 }
 
 absl::StatusOr<SessionPlatform> ChooseSessionPlatform(
@@ -75,9 +68,9 @@ absl::StatusOr<SessionPlatform> ChooseSessionPlatform(
       on_hardware && (backend == "auto" || backend == "perf" ||
                       backend == "direct" || backend.empty());
   std::string detected = cpu.ok() ? PlatformOfCpu(*cpu) : std::string();
-  if (const perfmon::Platform* p = spec::FindPlatform(detected);
+  if (const platforms::PlatformRecord* p = spec::FindPlatformRecord(detected);
       p != nullptr && !Named(detected).has_engine &&
-      (pmus == nullptr || !PlatformPmusVisible(*p, *pmus))) {
+      (pmus == nullptr || !PlatformPmusVisible(*p->identity, *pmus))) {
     detected.clear();  // nothing here can count its uncore
   }
   if (requested.empty()) {
@@ -89,20 +82,19 @@ absl::StatusOr<SessionPlatform> ChooseSessionPlatform(
     }
     return Named(detected);
   }
-  if (!IsIvyTownName(requested) && spec::FindPlatform(requested) == nullptr) {
-    absl::StatusOr<const perfmon::Platform*> lookup =
-        spec::LookupPlatform(requested);
+  if (spec::FindPlatformRecord(requested) == nullptr) {
+    absl::StatusOr<const platforms::PlatformRecord*> lookup =
+        spec::LookupPlatformRecord(requested);
     return absl::NotFoundError(fmt::format(
-        "UNCORE_PLATFORM: {} (and ivytown, the hand-made IvyTown model)",
-        common::StatusMessage(lookup.status())));
+        "UNCORE_PLATFORM: {}", common::StatusMessage(lookup.status())));
   }
   SessionPlatform chosen = Named(requested);
-  if (simulated && chosen.generated != nullptr && !chosen.has_engine) {
+  if (simulated && !chosen.has_engine) {
     return absl::InvalidArgumentError(fmt::format(
         "platform {} has no simulator: the sim backend simulates {}; "
         "{} counts through perf (UNCORE_BACKEND=perf) on a {} machine",
         chosen.name, RegisterPlatformNames(), chosen.name,
-        chosen.generated->title));
+        chosen.record->title()));
   }
   if (counts_hardware && !detected.empty() && detected != chosen.name) {
     return absl::FailedPreconditionError(fmt::format(

@@ -1,26 +1,30 @@
-// Which platform's names a session speaks: IvyTown's hand-made model (every
-// backend), or a platform generated from vendor data (sdk/platforms/perfmon:
-// Skylake-SP .. Granite Rapids, AMD Zen 2-5), counted through perf.
+// Which platform's names a session speaks: always one platform record
+// (platforms::AllPlatformRecords(): the hand-made register models and the
+// platforms generated from vendor data alike).  The record says how names
+// resolve; runtime::RegisterPlatforms() says whether a register model
+// counts it on sim and direct as well as perf.
 //
 //   absl::StatusOr<SessionPlatform> p = ChooseSessionPlatform(
 //       options.platform, "auto", /*on_hardware=*/true, ReadCpuIdentity());
-//   if (p->generated != nullptr) { /* resolve names with ResolveOnPlatform */ }
+//   if (p->record->tabled()) { /* resolve names with ResolveOnPlatform */ }
 //
 // The rules (docs/platforms.md "Sessions"):
 //   - SessionOptions::platform / UNCORE_PLATFORM names one (any alias, any
-//     case); `ivytown` (`ivbep`) is the hand-made model.  On hardware
+//     case); the hand-made models answer to theirs too (`ivytown`).  On hardware
 //     (auto, perf, direct) the CPU decides: naming a platform other than
 //     the CPU's is an error.  `sim` simulates IvyTown and the Xeon 7500 /
 //     E7 (nehalemex, westmereex).
-//   - Unset: the CPU's platform on hardware, IvyTown on `sim`, `off` and
+//   - Unset: the CPU's platform on hardware; the default record
+//     (platforms::DefaultPlatformRecord(), IvyTown) on `sim`, `off` and
 //     devices given in code, and on CPUs no platform knows.  On hardware
-//     with no platform of its own, names resolve as IvyTown's but only
+//     with no platform of its own, names resolve as the default's but only
 //     generic perf PMUs (msr/tsc/, ...) can count: uncore_supported is
 //     false and reports say "platform none" (RunLabel).
 //   - A perf-only platform is the CPU's only where the kernel shows at
 //     least one of its PMUs (a virtual machine, or a kernel without the
 //     driver, shows none): elsewhere nothing can count its uncore, and the
-//     session keeps IvyTown's names (and counts other PMUs, msr/tsc/ ...).
+//     session keeps the default's names (and counts other PMUs, msr/tsc/
+//     ...).
 //
 // Guarantees: pure; errors say what was asked, what the CPU is, and what
 // to do.
@@ -33,18 +37,18 @@
 #include "absl/status/statusor.h"
 #include "sdk/devices/perf/pmu_discovery.h"
 #include "sdk/machine/topology.h"
+#include "sdk/platforms/common/platform_records.h"
 #include "sdk/platforms/perfmon/perfmon_tables.h"
 
 namespace uncore::runtime {
 
-inline constexpr std::string_view kIvyTownPlatform = "ivytown";
 // RunInfo::platform of a session on hardware no platform knows.
 inline constexpr std::string_view kNoPlatform = "none";
 
 struct SessionPlatform {
-  std::string name{kIvyTownPlatform};
-  // nullptr: IvyTown's model (sdk/platforms/ivytown).
-  const perfmon::Platform* generated = nullptr;
+  // Never null: the default record unless another was chosen.
+  const platforms::PlatformRecord* record = &platforms::DefaultPlatformRecord();
+  std::string name{record->name()};
   // It is one of runtime::RegisterPlatforms(): a register model counts it
   // on the sim and direct backends too (ivytown, the default, and the Xeon
   // 7500 / E7).
@@ -60,8 +64,8 @@ struct SessionPlatform {
   }
 };
 
-// The platform of a CPU: ivytown for 06_3E, else the generated platform
-// that matches (stepping decides Skylake-SP from Cascade Lake), else "".
+// The platform of a CPU: the record that matches (stepping decides
+// Skylake-SP from Cascade Lake), else "".
 std::string PlatformOfCpu(const machine::CpuIdentity& cpu);
 
 // Whether `pmus` holds one of `platform`'s PMUs (`uncore_imc`,

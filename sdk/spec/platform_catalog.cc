@@ -353,6 +353,45 @@ absl::StatusOr<const perfmon::Platform*> LookupPlatform(std::string_view name) {
       common::Join(names, ", ")));
 }
 
+const platforms::PlatformRecord* FindPlatformRecord(std::string_view name) {
+  for (const platforms::PlatformRecord& r : platforms::AllPlatformRecords()) {
+    if (PlatformAnswersTo(*r.identity, name)) return &r;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<const platforms::PlatformRecord*> LookupPlatformRecord(
+    std::string_view name) {
+  if (const platforms::PlatformRecord* r = FindPlatformRecord(name)) return r;
+  std::vector<std::string> names;
+  for (const platforms::PlatformRecord& r : platforms::AllPlatformRecords()) {
+    names.emplace_back(r.name());
+  }
+  std::vector<std::string> near = common::ClosestNames(name, names, 3);
+  return absl::NotFoundError(fmt::format(
+      "no platform '{}'{}; `uncore list --platforms` lists them: {}",
+      common::QuoteForMessage(name),
+      near.empty() ? std::string()
+                   : fmt::format(" (closest: {})", common::Join(near, ", ")),
+      common::Join(names, ", ")));
+}
+
+const platforms::PlatformRecord* PlatformRecordForCpu(std::string_view vendor,
+                                                      int family, int model,
+                                                      int stepping) {
+  for (const platforms::PlatformRecord& r : platforms::AllPlatformRecords()) {
+    for (const perfmon::CpuMatch& c : r.identity->cpus) {
+      if (c.vendor == vendor && c.family == family && model >= c.model_lo &&
+          model <= c.model_hi &&
+          (stepping < 0 ||
+           (stepping >= c.stepping_lo && stepping <= c.stepping_hi))) {
+        return &r;
+      }
+    }
+  }
+  return nullptr;
+}
+
 const perfmon::Platform* PlatformForCpu(std::string_view vendor, int family,
                                         int model, int stepping) {
   for (const Platform* p : perfmon::AllPlatforms()) {

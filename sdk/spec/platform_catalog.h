@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "sdk/platforms/common/platform_records.h"
 #include "sdk/platforms/perfmon/perfmon_tables.h"
 #include "sdk/spec/event_spec.h"
 
@@ -41,6 +42,19 @@ bool PlatformAnswersTo(const perfmon::Platform& platform,
 const perfmon::Platform* FindPlatform(std::string_view name);
 // As FindPlatform, with an error that lists the platforms.
 absl::StatusOr<const perfmon::Platform*> LookupPlatform(std::string_view name);
+
+// Every platform record (platforms::AllPlatformRecords(): the hand-made
+// models and the tabled platforms) by name or alias, any case, or nullptr.
+const platforms::PlatformRecord* FindPlatformRecord(std::string_view name);
+// As FindPlatformRecord, with an error that lists every record's name.
+absl::StatusOr<const platforms::PlatformRecord*> LookupPlatformRecord(
+    std::string_view name);
+// The record of a CPU: the first whose CPUs match vendor, family and model
+// and, when `stepping` is known (>= 0), the stepping; with no stepping the
+// first of the model's (Skylake-SP before Cascade Lake).  nullptr: none.
+const platforms::PlatformRecord* PlatformRecordForCpu(std::string_view vendor,
+                                                      int family, int model,
+                                                      int stepping);
 
 // The platform whose CPU identity matches exactly (vendor string as in
 // /proc/cpuinfo, family, model, stepping), or nullptr.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sdk/machine/topology.h"
+#include "sdk/platforms/ivytown/model/identity.h"
 #include "sdk/platforms/perfmon/perfmon_tables.h"
 #include "sdk/spec/platform_catalog.h"
 #include "tests/fuzz/fuzz_check.h"
@@ -65,8 +66,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(id.family >= 0 && id.family <= kMax);
   FUZZ_CHECK(id.model >= 0 && id.model <= kMax);
   FUZZ_CHECK(id.stepping >= -1 && id.stepping <= kMax);
-  FUZZ_CHECK(id.is_ivytown() == (id.vendor == "GenuineIntel" &&
-                                 id.family == 6 && id.model == 0x3e));
+  FUZZ_CHECK(
+      id.IsOf(uncore::ivytown::Identity()) ==
+      (id.vendor == "GenuineIntel" && id.family == 6 && id.model == 0x3e));
   (void)id.ToString();
 
   // Only the first CPU's block is read: it ends at the first blank line

@@ -21,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/machine/topology.h"
+#include "sdk/platforms/ivytown/device/ivytown_allowlist.h"
 #include "sdk/platforms/ivytown/device/ivytown_device.h"
 #include "sdk/platforms/ivytown/model/box_descriptors.h"
 #include "sdk/platforms/ivytown/model/event_catalog.h"
@@ -111,7 +112,7 @@ class GuardedDevice {
  public:
   GuardedDevice()
       : topology_(SimulatedTopology(2)),
-        guard_(&space_, topology_),
+        guard_(&space_, ivytown::RegisterAllowList(topology_)),
         allowed_(guard_, topology_) {}
 
   // Programs `request` (with `options`) on a new device, releases it, and
@@ -155,7 +156,8 @@ class GuardedDevice {
 
 TEST(AllowListGuardTest, RefusedWritesNeverReachTheSpace) {
   RecordingRegisterSpace space;
-  AllowListGuard guard(&space, SimulatedTopology(2));
+  AllowListGuard guard(&space,
+                       ivytown::RegisterAllowList(SimulatedTopology(2)));
   // The TSC is not an uncore PMON register.
   absl::Status s = guard.WriteMsr(0, kTsc, 0);
   EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
@@ -197,7 +199,8 @@ TEST(AllowListGuardTest, ReadsAreCheckedUnlessUnlistedReadsAreAllowed) {
   uint64_t v = 0;
   uint32_t d = 0;
   {
-    AllowListGuard strict(&space, SimulatedTopology(1));
+    AllowListGuard strict(&space,
+                          ivytown::RegisterAllowList(SimulatedTopology(1)));
     EXPECT_EQ(strict.ReadMsr(0, kTsc, &v).code(),
               absl::StatusCode::kPermissionDenied);
     EXPECT_EQ(strict.ReadPci(kImc0Channel0, 0x00, &d).code(),
@@ -207,7 +210,8 @@ TEST(AllowListGuardTest, ReadsAreCheckedUnlessUnlistedReadsAreAllowed) {
   }
   AllowListGuard::Options options;
   options.allow_unlisted_reads = true;
-  AllowListGuard lenient(&space, SimulatedTopology(1), options);
+  AllowListGuard lenient(
+      &space, ivytown::RegisterAllowList(SimulatedTopology(1)), options);
   EXPECT_TRUE(lenient.ReadMsr(0, kTsc, &v).ok());
   EXPECT_TRUE(lenient.ReadPci(kImc0Channel0, 0x00, &d).ok());
   // Writes stay strict.
@@ -219,7 +223,8 @@ TEST(AllowListGuardTest, BatchReadsPassTheAllowedOnesAndReportTheRest) {
   RecordingRegisterSpace space;
   space.SetMsr(0, kCbo0Ctl0, 0x1234);
   space.SetMsr(0, 0xD16, 0x5678);
-  AllowListGuard guard(&space, SimulatedTopology(1));
+  AllowListGuard guard(&space,
+                       ivytown::RegisterAllowList(SimulatedTopology(1)));
   std::vector<MsrRead> reads(3);
   reads[0].cpu = 0;
   reads[0].msr = kCbo0Ctl0;
@@ -240,7 +245,7 @@ TEST(AllowListGuardTest, BatchReadsPassTheAllowedOnesAndReportTheRest) {
 TEST(AllowListGuardTest, ListCoversEveryBoxInstanceOfEverySocket) {
   RecordingRegisterSpace space;
   const Topology topology = SimulatedTopology(2);
-  AllowListGuard guard(&space, topology);
+  AllowListGuard guard(&space, ivytown::RegisterAllowList(topology));
   const std::vector<AllowedRegister> list = guard.AllowedRegisters();
   // Per socket: the 3 global registers, then per instance its box control,
   // status, counters (PCI: two dwords), filters and fixed counter.
@@ -276,7 +281,7 @@ TEST(AllowListGuardTest, ListCoversEveryBoxInstanceOfEverySocket) {
 
 TEST(AllowListGuardTest, TheProductionStackCountsOnTheSimulator) {
   sim::IvyTownUncore sim(1);
-  AllowListGuard guard(&sim, sim.topology());
+  AllowListGuard guard(&sim, ivytown::RegisterAllowList(sim.topology()));
   devices::IvyTownDevice::Options o;
   o.background_extender = false;
   devices::IvyTownDevice dev(&guard, sim.topology(), o);
@@ -431,7 +436,7 @@ TEST(AllowListGuardTest, ThousandsOfRandomSpecsNeverLeaveTheAllowList) {
 TEST(AllowListGuardTest, TheIndependentCheckerFlagsBadWrites) {
   RecordingRegisterSpace space;
   const Topology topology = SimulatedTopology(2);
-  AllowListGuard guard(&space, topology);
+  AllowListGuard guard(&space, ivytown::RegisterAllowList(topology));
   AllowedSet allowed(guard, topology);
   RegisterAccess w;
   w.op = RegisterAccess::Op::kWrite;
@@ -498,21 +503,6 @@ TEST(AllowListGuardTest, AHandMadeListIsAllItLetsThrough) {
             absl::StatusCode::kPermissionDenied);
   EXPECT_EQ(space.CountWrites(), 1);
   ASSERT_EQ(guard.AllowedRegisters().size(), 2u);
-}
-
-TEST(AllowListGuardTest, TheTopologyShorthandIsIvyTownsList) {
-  RecordingRegisterSpace space;
-  const Topology topology = SimulatedTopology(2);
-  AllowListGuard shorthand(&space, topology);
-  AllowListGuard explicit_list(&space, IvyTownAllowList(topology));
-  const std::vector<AllowedRegister> a = shorthand.AllowedRegisters();
-  const std::vector<AllowedRegister> b = explicit_list.AllowedRegisters();
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    EXPECT_EQ(a[i].Describe(), b[i].Describe());
-    EXPECT_EQ(a[i].writable_mask, b[i].writable_mask);
-  }
-  EXPECT_EQ(IvyTownAllowList(topology).registers.size(), a.size());
 }
 
 TEST(AllowListGuardTest, TheXeon7500ListIsEveryModelRegisterOnEverySocket) {

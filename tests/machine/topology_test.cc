@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/platforms/ivytown/model/box_descriptors.h"
+#include "sdk/platforms/ivytown/model/identity.h"
 #include "sdk/registers/register_space.h"
 
 namespace uncore::machine {
@@ -157,7 +158,7 @@ void WriteDword(const fs::path& file, uint32_t offset, uint32_t value) {
 TEST(DiscoverTopologyTest, FindsTheSocketsAndTheirOnlineCpus) {
   absl::StatusOr<Topology> t = DiscoverIvt(Fixture("ivt2s"));
   ASSERT_TRUE(t.ok()) << common::StatusMessage(t.status());
-  EXPECT_TRUE(t->is_ivytown);
+  EXPECT_EQ(t->platform, "ivytown");
   EXPECT_EQ(t->cpu_model, "GenuineIntel family 6 model 0x3e");
   ASSERT_EQ(t->sockets.size(), 2u);
 
@@ -333,7 +334,7 @@ TEST(DiscoverTopologyTest, NonIvyTownMachineIsNotAnError) {
   absl::StatusOr<Topology> t =
       DiscoverTopology(Fixture("epyc/sys"), Fixture("epyc/cpuinfo"));
   ASSERT_TRUE(t.ok()) << common::StatusMessage(t.status());
-  EXPECT_FALSE(t->is_ivytown);
+  EXPECT_NE(t->platform, "ivytown");
   EXPECT_EQ(t->cpu_model, "AuthenticAMD family 23 model 0x31");
   ASSERT_EQ(t->sockets.size(), 1u);
   EXPECT_THAT(t->sockets[0].cpus, ElementsAre(0, 1, 2, 3));
@@ -397,7 +398,7 @@ TEST(DiscoverTopologyTest, ThisMachine) {
   }
   absl::StatusOr<CpuIdentity> id = ReadCpuIdentity();
   ASSERT_TRUE(id.ok()) << common::StatusMessage(id.status());
-  EXPECT_EQ(t->is_ivytown, id->is_ivytown());
+  EXPECT_EQ(t->platform == "ivytown", id->IsOf(ivytown::Identity()));
   EXPECT_EQ(t->cpu_model, id->ToString());
 }
 
@@ -409,7 +410,7 @@ TEST(ReadCpuIdentityTest, IvyTown) {
   EXPECT_EQ(id->vendor, "GenuineIntel");
   EXPECT_EQ(id->family, 6);
   EXPECT_EQ(id->model, 62);
-  EXPECT_TRUE(id->is_ivytown());
+  EXPECT_TRUE(id->IsOf(ivytown::Identity()));
   EXPECT_EQ(id->ToString(), "GenuineIntel family 6 model 0x3e");
   EXPECT_EQ(id->model_name, "Intel(R) Xeon(R) CPU E5-2697 v2 @ 2.70GHz");
   EXPECT_FALSE(id->hypervisor);
@@ -429,7 +430,7 @@ TEST(ReadCpuIdentityTest, ModelNameAndHypervisorFlag) {
   ASSERT_TRUE(id.ok()) << common::StatusMessage(id.status());
   EXPECT_EQ(id->model_name, "AMD EPYC 9654 96-Core Processor");
   EXPECT_TRUE(id->hypervisor);
-  EXPECT_FALSE(id->is_ivytown());
+  EXPECT_FALSE(id->IsOf(ivytown::Identity()));
   fs::remove(path);
 }
 
@@ -438,14 +439,14 @@ TEST(ReadCpuIdentityTest, OtherCpusAreNotIvyTown) {
       ReadCpuIdentity(Fixture("haswell_ep/cpuinfo"));
   ASSERT_TRUE(hsx.ok()) << common::StatusMessage(hsx.status());
   EXPECT_EQ(hsx->ToString(), "GenuineIntel family 6 model 0x3f");
-  EXPECT_FALSE(hsx->is_ivytown());
+  EXPECT_FALSE(hsx->IsOf(ivytown::Identity()));
 
   absl::StatusOr<CpuIdentity> epyc = ReadCpuIdentity(Fixture("epyc/cpuinfo"));
   ASSERT_TRUE(epyc.ok()) << common::StatusMessage(epyc.status());
   EXPECT_EQ(epyc->vendor, "AuthenticAMD");
   EXPECT_EQ(epyc->family, 23);
   EXPECT_EQ(epyc->model, 49);
-  EXPECT_FALSE(epyc->is_ivytown());
+  EXPECT_FALSE(epyc->IsOf(ivytown::Identity()));
 }
 
 TEST(ReadCpuIdentityTest, CpuinfoWithoutX86FieldsIsUnknown) {
@@ -456,7 +457,7 @@ TEST(ReadCpuIdentityTest, CpuinfoWithoutX86FieldsIsUnknown) {
   absl::StatusOr<CpuIdentity> id = ReadCpuIdentity(file.string());
   ASSERT_TRUE(id.ok()) << common::StatusMessage(id.status());
   EXPECT_EQ(id->vendor, "unknown");
-  EXPECT_FALSE(id->is_ivytown());
+  EXPECT_FALSE(id->IsOf(ivytown::Identity()));
 }
 
 TEST(ReadCpuIdentityTest, OnlyTheFirstCpuCounts) {
@@ -512,7 +513,7 @@ TEST(SimulatedTopologyTest, AgreesWithSimulatedPciAddress) {
   for (int sockets = 1; sockets <= 6; ++sockets) {
     SCOPED_TRACE(::testing::Message() << sockets << " sockets");
     const Topology t = SimulatedTopology(sockets, /*cpus_per_socket=*/3);
-    EXPECT_TRUE(t.is_ivytown);
+    EXPECT_EQ(t.platform, "ivytown");
     EXPECT_EQ(t.cpu_model, "GenuineIntel family 6 model 0x3e");
     ASSERT_EQ(static_cast<int>(t.sockets.size()), sockets);
     std::set<PciAddress> seen;
@@ -526,12 +527,12 @@ TEST(SimulatedTopologyTest, AgreesWithSimulatedPciAddress) {
                 NumPciInstancesInDescriptors());
       for (const SocketTopology::PciInstance& p : socket.pci) {
         const ivytown::InstanceDescriptor& in =
-            ivytown::Box(p.box).instances[p.instance];
+            ivytown::Box(static_cast<BoxType>(p.unit)).instances[p.instance];
         ASSERT_TRUE(p.pmon.has_value());
         EXPECT_EQ(*p.pmon,
                   SimulatedPciAddress(s, in.pmon.device, in.pmon.function));
         EXPECT_TRUE(seen.insert(*p.pmon).second) << p.pmon->ToString();
-        EXPECT_TRUE(socket.HasInstance(p.box, p.instance));
+        EXPECT_TRUE(socket.HasInstance(p.unit, p.instance));
         if (in.aux.device != 0) {
           ASSERT_TRUE(p.aux.has_value());
           EXPECT_EQ(*p.aux,

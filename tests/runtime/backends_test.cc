@@ -20,6 +20,7 @@
 #include "sdk/devices/engine/register_engine.h"
 #include "sdk/machine/topology.h"
 #include "sdk/platforms/ivytown/backend/ivytown_platform.h"
+#include "sdk/platforms/ivytown/model/identity.h"
 #include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
 #include "sdk/platforms/nehalemex/model/box_descriptors.h"
 #include "sdk/runtime/node_sharing.h"
@@ -65,7 +66,7 @@ TEST(RegisterPlatformsTest, NamesAndAliasesAgreeWithTheCatalogs) {
     cpu.family = id.cpus[0].family;
     cpu.model = id.cpus[0].model_lo;
     if (p.name() == "ivytown") {
-      EXPECT_TRUE(cpu.is_ivytown());
+      EXPECT_TRUE(cpu.IsOf(uncore::ivytown::Identity()));
       EXPECT_EQ(spec::FindPlatform("ivytown"), nullptr);  // no vendor table
       continue;
     }

@@ -172,7 +172,8 @@ TEST(PlatformSessionTest, TheCpuDecidesOnHardware) {
   p = runtime::ChooseSessionPlatform("", "sim", true, spr, &with_imc);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->name, "ivytown");
-  EXPECT_EQ(p->generated, nullptr);
+  EXPECT_EQ(p->record, &platforms::DefaultPlatformRecord());
+  EXPECT_FALSE(p->record->tabled());
   // Another platform than the CPU's is an error on hardware only.
   p = runtime::ChooseSessionPlatform("icelakex", "perf", true, spr, &with_imc);
   ASSERT_FALSE(p.ok());

@@ -41,8 +41,9 @@ int RunDescribe(const DescribeOptions& options, std::FILE* out, std::FILE* err);
 // The perf-only platforms generated from vendor data (platform_command.cc):
 // `uncore list --platforms`, `uncore list --platform NAME [PATTERN] [--json]
 // [--metrics]` and `uncore describe --platform NAME SPEC [--json]`.
-// IvyTown (ivytown, ivbep) stays with RunList / RunDescribe.
-bool IsIvyTownPlatform(std::string_view name);
+// A platform whose names are a register model's own catalog (its record's
+// NameSource: IvyTown's) stays with RunList / RunDescribe.
+bool IsModelCatalogPlatform(std::string_view name);
 // `platform` with UNCORE_PLATFORM filled in when it is empty.
 std::string PlatformOrEnvironment(const std::string& platform);
 // The platform a session would use on this machine when it is a tabled one

@@ -25,7 +25,9 @@
 #include "sdk/report/report.h"
 #include "sdk/runtime/backend_policy.h"
 #include "sdk/runtime/backends.h"
+#include "sdk/runtime/session_platform.h"
 #include "sdk/spec/event_spec.h"
+#include "sdk/spec/platform_catalog.h"
 #include "tools/cli/commands.h"
 
 namespace uncore::cli::doctor {
@@ -154,6 +156,7 @@ Machine GatherMachine(const DoctorOptions& in) {
       machine::ReadCpuIdentity(in.cpuinfo);
   if (id.ok()) {
     m.cpu = *id;
+    m.platform = spec::FindPlatformRecord(runtime::PlatformOfCpu(*id));
   } else {
     m.cpu_error = common::StatusMessage(id.status());
   }
@@ -277,7 +280,7 @@ BackendReport CheckDirect(const Machine& m, const DoctorOptions& in,
         "IvyTown CPU", State::kFail, m.cpu_error,
         fmt::format("make {} readable (mount -t proc proc /proc)", in.cpuinfo),
         "the CPU is unknown", "cpu_unknown", Rejection::kUnavailable);
-  } else if (m.is_ivytown()) {
+  } else if (m.default_platform()) {
     r.Add("IvyTown CPU", State::kOk, m.CpuText(), "", "", "ok");
   } else {
     r.Add("IvyTown CPU", State::kFail,
@@ -353,7 +356,7 @@ BackendReport CheckDirect(const Machine& m, const DoctorOptions& in,
                         "{}/bus/pci/devices ({} socket{})",
                         in.sysfs, topology->sockets.size(),
                         topology->sockets.size() == 1 ? "" : "s"),
-            m.is_ivytown()
+            m.default_platform()
                 ? std::string(
                       "the BIOS hides the uncore devices: check `lspci -d "
                       "8086:` for devices 0x0e.. and enable them in the "

@@ -19,6 +19,7 @@
 
 #include "sdk/devices/perf/perf_probe.h"
 #include "sdk/machine/topology.h"
+#include "sdk/platforms/common/platform_records.h"
 #include "sdk/registers/msr_access_probe.h"
 #include "sdk/runtime/backend_policy.h"
 #include "tools/cli/doctor_report.h"
@@ -93,7 +94,15 @@ struct Machine {
   std::string cpu_error;
   ProcessPrivileges privileges;  // devices::perf::ReadProcessPrivileges
 
-  bool is_ivytown() const { return cpu && cpu->is_ivytown(); }
+  // The CPU's platform record (runtime::PlatformOfCpu), or nullptr.
+  const platforms::PlatformRecord* platform = nullptr;
+
+  // The CPU is the default record's (platforms::DefaultPlatformRecord()):
+  // the register model whose direct backend `doctor` probes.
+  bool default_platform() const {
+    return platform != nullptr &&
+           platform == &platforms::DefaultPlatformRecord();
+  }
   bool hypervisor() const { return cpu && cpu->hypervisor; }
   // "GenuineIntel family 6 model 0x3e (Intel(R) Xeon(R) ...)".
   std::string CpuText() const;

@@ -119,8 +119,20 @@ std::vector<std::string> GeneratedPlatforms(const machine::CpuIdentity& cpu) {
   return out;
 }
 
+// ": IvyTown" or ": not IvyTown", by the default record's title.
+std::string DefaultPlatformText(const Machine& m) {
+  std::string_view title = platforms::DefaultPlatformRecord().title();
+  if (const size_t open = title.rfind('(');
+      open != std::string_view::npos && title.ends_with(')')) {
+    title = title.substr(open + 1, title.size() - open - 2);  // "IvyTown"
+  }
+  return fmt::format(": {}{}", m.default_platform() ? "" : "not ", title);
+}
+
 std::string PlatformText(const Machine& m) {
-  if (m.is_ivytown()) return "ivytown (built in: every backend)";
+  if (m.platform != nullptr && !m.platform->tabled()) {
+    return fmt::format("{} (built in: every backend)", m.platform->name());
+  }
   const std::vector<std::string> names =
       m.cpu ? GeneratedPlatforms(*m.cpu) : std::vector<std::string>();
   if (names.empty()) {
@@ -266,8 +278,8 @@ std::string FormatJson(const Machine& m, const devices::perf::PerfProbe& pf,
   json.String(m.cpu ? m.cpu->model_name : "");
   json.Key("description");
   json.String(m.CpuText());
-  json.Key("ivytown");
-  json.Bool(m.is_ivytown());
+  json.Key("ivytown");  // the default record's CPU (kept for readers)
+  json.Bool(m.default_platform());
   json.Key("hypervisor");
   json.Bool(m.hypervisor());
   json.Key("platforms");  // the generated perf-only platforms that match
@@ -373,7 +385,7 @@ std::string FormatText(const Machine& m, const devices::perf::PerfProbe& pf,
   std::string text;
   text += fmt::format("cpu         {}{}{}\n", m.CpuText(),
                       m.hypervisor() ? ", virtual machine" : "",
-                      m.is_ivytown() ? ": IvyTown" : ": not IvyTown");
+                      DefaultPlatformText(m));
   text += fmt::format("platform    {}\n", PlatformText(m));
   text += fmt::format("kernel      {}\n", m.privileges.kernel);
   text += fmt::format("privileges  {}\n", PrivilegesText(m.privileges));

@@ -543,7 +543,7 @@ int Main(std::vector<std::string> args) {
       list.platform = DetectedPlatform();
     }
     if (list.platforms) return RunListPlatforms(list, stdout, stderr);
-    if (!list.platform.empty() && !IsIvyTownPlatform(list.platform)) {
+    if (!list.platform.empty() && !IsModelCatalogPlatform(list.platform)) {
       return RunListPlatform(list, stdout, stderr);
     }
     return RunList(list, stdout, stderr);
@@ -564,7 +564,8 @@ int Main(std::vector<std::string> args) {
     if (describe.spec.empty()) {
       return UsageError("describe", "SPEC is required: an event or a metric");
     }
-    if (!describe.platform.empty() && !IsIvyTownPlatform(describe.platform)) {
+    if (!describe.platform.empty() &&
+        !IsModelCatalogPlatform(describe.platform)) {
       return RunDescribePlatform(describe, stdout, stderr);
     }
     return RunDescribe(describe, stdout, stderr);

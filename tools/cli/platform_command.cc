@@ -63,10 +63,18 @@ const Platform* PlatformOrError(const std::string& name, std::string_view cmd,
                                 std::FILE* err) {
   absl::StatusOr<const Platform*> p = spec::LookupPlatform(name);
   if (!p.ok()) {
-    fmt::print(err,
-               "uncore {}: {} (ivytown and ivbep name the built-in "
-               "IvyTown model)\n",
-               cmd, common::StatusMessage(p.status()));
+    std::vector<std::string> models;
+    for (const platforms::PlatformRecord& r : platforms::AllPlatformRecords()) {
+      if (r.tabled()) continue;
+      std::vector<std::string> names = {std::string(r.name())};
+      for (std::string_view a : common::Split(r.aliases(), ' ', true)) {
+        names.emplace_back(a);
+      }
+      models.push_back(fmt::format("{} name the built-in {} model",
+                                   common::Join(names, " and "), r.title()));
+    }
+    fmt::print(err, "uncore {}: {} ({})\n", cmd,
+               common::StatusMessage(p.status()), common::Join(models, "; "));
     return nullptr;
   }
   return *p;
@@ -235,9 +243,9 @@ std::string_view ResolutionKind(spec::Resolution::Kind kind) {
 
 }  // namespace
 
-bool IsIvyTownPlatform(std::string_view name) {
-  return common::EqualsIgnoreCase(name, "ivytown") ||
-         common::EqualsIgnoreCase(name, "ivbep");
+bool IsModelCatalogPlatform(std::string_view name) {
+  const platforms::PlatformRecord* r = spec::FindPlatformRecord(name);
+  return r != nullptr && !r->tabled();
 }
 
 std::string PlatformOrEnvironment(const std::string& platform) {
@@ -252,7 +260,7 @@ std::string DetectedPlatform() {
   absl::StatusOr<runtime::SessionPlatform> p = runtime::ChooseSessionPlatform(
       "", "auto", /*on_hardware=*/true, machine::ReadCpuIdentity(),
       pmus.ok() ? &*pmus : nullptr);
-  return p.ok() && p->generated != nullptr ? p->name : std::string();
+  return p.ok() && p->record->tabled() ? p->name : std::string();
 }
 
 int RunListPlatforms(const ListOptions& options, std::FILE* out,
@@ -261,15 +269,8 @@ int RunListPlatforms(const ListOptions& options, std::FILE* out,
   if (options.json) {
     common::JsonWriter json(/*pretty=*/true);
     json.BeginArray();
-    json.BeginObject();
-    json.Key("name");
-    json.String("ivytown");
-    json.Key("aliases");
-    json.StringArray({"ivbep"});
-    json.Key("title");
-    json.String("Ivy Bridge-EP (IvyTown), hand-modelled");
-    json.EndObject();
-    for (const Platform* p : perfmon::AllPlatforms()) {
+    for (const platforms::PlatformRecord& r : platforms::AllPlatformRecords()) {
+      const Platform* p = r.identity;
       json.BeginObject();
       json.Key("name");
       json.String(p->name);
@@ -283,10 +284,14 @@ int RunListPlatforms(const ListOptions& options, std::FILE* out,
       json.String(p->title);
       json.Key("cpus");
       json.String(CpusText(*p));
-      json.Key("events");
-      json.Uint(p->events.size());
-      json.Key("metrics");
-      json.Uint(p->metrics.size());
+      json.Key("hand_made");
+      json.Bool(r.hand_made);
+      if (r.tabled()) {  // a model's own catalog: `uncore list`
+        json.Key("events");
+        json.Uint(p->events.size());
+        json.Key("metrics");
+        json.Uint(p->metrics.size());
+      }
       json.Key("source");
       json.String(p->source);
       json.EndObject();
@@ -298,9 +303,9 @@ int RunListPlatforms(const ListOptions& options, std::FILE* out,
   // Columns as wide as their widest entry ("xeon7500 nhmex").
   size_t alias_width = 8;
   size_t title_width = 24;
-  for (const Platform* p : perfmon::AllPlatforms()) {
-    alias_width = std::max(alias_width, p->aliases.size());
-    title_width = std::max(title_width, p->title.size());
+  for (const platforms::PlatformRecord& r : platforms::AllPlatformRecords()) {
+    alias_width = std::max(alias_width, r.aliases().size());
+    title_width = std::max(title_width, r.title().size());
   }
   auto row = [&](std::string_view name, std::string_view alias,
                  std::string_view title, std::string_view events,
@@ -309,11 +314,15 @@ int RunListPlatforms(const ListOptions& options, std::FILE* out,
                alias_width, title, title_width, events, metrics, cpus);
   };
   row("platform", "alias", "title", "events", "metrics", "CPU identity");
-  row("ivytown", "ivbep", "Ivy Bridge-EP (built in)", "-", "-",
-      "GenuineIntel family 0x6 model 0x3e (uncore list)");
-  for (const Platform* p : perfmon::AllPlatforms()) {
-    row(p->name, p->aliases, p->title, std::to_string(p->events.size()),
-        std::to_string(p->metrics.size()), CpusText(*p));
+  for (const platforms::PlatformRecord& r : platforms::AllPlatformRecords()) {
+    const Platform& p = *r.identity;
+    if (!r.tabled()) {  // its own catalog, listed by `uncore list`
+      row(p.name, p.aliases, p.title, "-", "-",
+          fmt::format("{} (uncore list)", CpusText(p)));
+      continue;
+    }
+    row(p.name, p.aliases, p.title, std::to_string(p.events.size()),
+        std::to_string(p.metrics.size()), CpusText(p));
   }
   fmt::print(out,
              "\nperf-only platforms: tables generated from vendor data "

@@ -10,6 +10,7 @@
 #include "sdk/common/status_macros.h"
 #include "sdk/machine/allowlist_guard.h"
 #include "sdk/machine/topology.h"
+#include "sdk/platforms/ivytown/device/ivytown_allowlist.h"
 #include "sdk/platforms/ivytown/model/box_descriptors.h"
 #include "sdk/registers/linux_register_space.h"
 
@@ -70,7 +71,7 @@ absl::StatusOr<std::unique_ptr<IvyTownDevice>> OpenDirectDevice(
   stack.linux_space = std::make_unique<registers::LinuxRegisterSpace>(
       config.dev_cpu_root, pci_root);
   stack.guard = std::make_unique<machine::AllowListGuard>(
-      stack.linux_space.get(), machine::IvyTownAllowList(topology));
+      stack.linux_space.get(), ivytown::RegisterAllowList(topology));
   // Read every socket's global control now, so that a missing msr driver or
   // permission shows at open time, not at the first Program.
   for (const machine::SocketTopology& s : topology.sockets) {

@@ -657,10 +657,12 @@ IvyTownUncore::IvyTownUncore(int sockets, int cpus_per_socket)
     sockets_.push_back(std::make_unique<Socket>());
     for (const machine::SocketTopology::PciInstance& p : st.pci) {
       if (p.pmon) {
-        index->pci[PciKey(*p.pmon)] = {st.socket, p.box, p.instance, false};
+        index->pci[PciKey(*p.pmon)] = {st.socket, static_cast<BoxType>(p.unit),
+                                       p.instance, false};
       }
       if (p.aux) {
-        index->pci[PciKey(*p.aux)] = {st.socket, p.box, p.instance, true};
+        index->pci[PciKey(*p.aux)] = {st.socket, static_cast<BoxType>(p.unit),
+                                      p.instance, true};
       }
     }
   }

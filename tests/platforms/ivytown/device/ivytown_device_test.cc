@@ -22,6 +22,7 @@
 #include "sdk/machine/allowlist_guard.h"
 #include "sdk/machine/topology.h"
 #include "sdk/platforms/ivytown/device/counter_assignment.h"
+#include "sdk/platforms/ivytown/device/ivytown_allowlist.h"
 #include "sdk/platforms/ivytown/device/program_plan.h"
 #include "sdk/platforms/ivytown/model/box_descriptors.h"
 #include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
@@ -798,7 +799,7 @@ std::map<std::string, uint64_t> FillWithLeftovers(
     registers::RecordingRegisterSpace* space,
     const machine::Topology& topology) {
   registers::RecordingRegisterSpace scratch;
-  machine::AllowListGuard guard(&scratch, topology);
+  machine::AllowListGuard guard(&scratch, ivytown::RegisterAllowList(topology));
   std::map<std::string, uint64_t> set;
   uint64_t pattern = 0x9E3779B97F4A7C15;
   for (const machine::AllowedRegister& r : guard.AllowedRegisters()) {
@@ -824,7 +825,7 @@ std::map<std::string, uint64_t> ReadBack(
     const registers::RecordingRegisterSpace& space,
     const machine::Topology& topology) {
   registers::RecordingRegisterSpace scratch;
-  machine::AllowListGuard guard(&scratch, topology);
+  machine::AllowListGuard guard(&scratch, ivytown::RegisterAllowList(topology));
   std::map<std::string, uint64_t> now;
   for (const machine::AllowedRegister& r : guard.AllowedRegisters()) {
     if (r.role == machine::RegisterRole::kGlobalControl) continue;
@@ -848,7 +849,7 @@ TEST(DirectDeviceTest, AFailureAtAnyProgrammingStepRollsEverythingBack) {
     registers::RecordingRegisterSpace space;
     const std::map<std::string, uint64_t> before =
         FillWithLeftovers(&space, topology);
-    machine::AllowListGuard guard(&space, topology);
+    machine::AllowListGuard guard(&space, ivytown::RegisterAllowList(topology));
     IvyTownDevice dev(&guard, topology, NoExtender());
     space.FailNthWrite(k);
     const absl::Status s = dev.Program(req);
