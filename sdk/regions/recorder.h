@@ -71,6 +71,7 @@
 #include "sdk/devices/node_union.h"
 #include "sdk/devices/shared_snapshots.h"
 #include "sdk/regions/overlap_clock.h"
+#include "sdk/regions/path_rule.h"
 #include "sdk/trace/trace_collector.h"
 #include "uncore/region.h"
 
@@ -289,12 +290,41 @@ class Recorder {
   // failed) to the boundary thread's accumulator at CLOCK_MONOTONIC `now_ns`.
   void CreditNode(const Transition& tr, const devices::Snapshot* snap,
                   uint64_t now_ns);
-  // Adds (`add`) or removes (`sub`) threads inside `path` and open child
-  // paths of it; records a transition (the word is then held busy) when
-  // the path opens or closes or its exclusive stretch starts or stops.
-  // Whether the path opened or closed.
-  bool Step(Boundary& b, PathState& path, Accumulator* acc, uint64_t add,
-            uint64_t sub);
+  // Steps `path`'s word by `e` (path_rule::StepWord, waiting while it is
+  // locked); records a transition (the word is then locked) when the rule
+  // says so.  Whether the path opened or closed (path_rule::StepsParent).
+  bool Step(Boundary& b, PathState& path, Accumulator* acc, path_rule::Event e);
+  // Waits until `p`'s path lock is free (spins, yields, then sleeps on the
+  // word until UnlockPath wakes it).
+  static void WaitForPathLock(PathState& p);
+  // Stores `word` (unlocked) and wakes the threads asleep on it, if any.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE static void UnlockPath(PathState& p,
+                                                      uint64_t word);
+  // One path's step `s`, applied by the boundary that holds its lock, with
+  // the boundary's snapshot `snap` (nullptr: none, or it failed) at
+  // `now_ns`: an opening records the interval's start (read: `measure`),
+  // a closing credits the interval to `acc`, exclusive stretches start and
+  // stop.  Whether a closed interval's counts were credited.  Apply and the
+  // fast path both call it; it calls the four below.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool ApplyStep(PathState& p,
+                                              const path_rule::Step& s,
+                                              Accumulator* acc, bool measure,
+                                              const devices::Snapshot* snap,
+                                              uint64_t now_ns);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void OpenInterval(PathState& p,
+                                                 const devices::Snapshot* snap,
+                                                 uint64_t now_ns, bool read,
+                                                 bool read_exclusive);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void CloseInterval(PathState& p,
+                                                  Accumulator& acc,
+                                                  const devices::Snapshot* snap,
+                                                  uint64_t now_ns,
+                                                  bool counted);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void StartExclusive(
+      PathState& p, const devices::Snapshot* snap, uint64_t now_ns, bool read);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void StopExclusive(PathState& p,
+                                                  const devices::Snapshot* snap,
+                                                  uint64_t now_ns);
   // Takes the boundary's snapshot, reads the clock, applies the
   // transitions and starts `f`'s call.
   void OpenFrame(Boundary& b, ThreadState& t, Frame& f, int name_id);
@@ -344,6 +374,8 @@ class Recorder {
   // No trace, no node groups, every interval read: Begin and End try
   // OpenFast and CloseFast first.
   bool fast_ = false;
+  // Exclusive counts are read (no sampling).
+  bool track_exclusive_ = true;
   std::unique_ptr<devices::SharedSnapshots> snapshots_;
   // Sorted by name (every process takes them in this order).
   std::vector<devices::NodeUnionGroup> node_groups_;
