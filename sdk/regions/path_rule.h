@@ -27,6 +27,10 @@
 
 #include <cstdint>
 
+// Every function here is inlined where it is called: the boundary's fast
+// path is short enough that a call costs.
+#define UNCORE_RULE_INLINE [[gnu::always_inline]] inline
+
 namespace uncore::regions::path_rule {
 
 inline constexpr uint64_t kThreadOne = 1;
@@ -36,13 +40,19 @@ inline constexpr uint64_t kFieldMask = kChildOne - 1;
 // its snapshot is applied (docs/concurrency.md, "The path lock").
 inline constexpr uint64_t kPathLock = uint64_t{1} << 63;
 
-constexpr uint64_t ThreadsOf(uint64_t word) { return word & kFieldMask; }
-constexpr uint64_t ChildrenOf(uint64_t word) {
+UNCORE_RULE_INLINE constexpr uint64_t ThreadsOf(uint64_t word) {
+  return word & kFieldMask;
+}
+UNCORE_RULE_INLINE constexpr uint64_t ChildrenOf(uint64_t word) {
   return (word >> 30) & kFieldMask;
 }
-constexpr bool Locked(uint64_t word) { return (word & kPathLock) != 0; }
-constexpr bool IsOpen(uint64_t word) { return ThreadsOf(word) > 0; }
-constexpr bool ExclusiveOpen(uint64_t word) {
+UNCORE_RULE_INLINE constexpr bool Locked(uint64_t word) {
+  return (word & kPathLock) != 0;
+}
+UNCORE_RULE_INLINE constexpr bool IsOpen(uint64_t word) {
+  return ThreadsOf(word) > 0;
+}
+UNCORE_RULE_INLINE constexpr bool ExclusiveOpen(uint64_t word) {
   return ThreadsOf(word) > 0 && ChildrenOf(word) == 0;
 }
 
@@ -70,7 +80,7 @@ struct Step {
   bool exclusive_stopped = false;  // the open exclusive stretch ends
 };
 
-constexpr Step StepWord(uint64_t word, Event e) {
+UNCORE_RULE_INLINE constexpr Step StepWord(uint64_t word, Event e) {
   const uint64_t next = word + e.add - e.sub;
   Step s;
   s.opened = !IsOpen(word) && IsOpen(next);
@@ -92,8 +102,9 @@ constexpr Step StepWord(uint64_t word, Event e) {
 // stretch is being read (`exclusive_valid`) and whether exclusive counts
 // are kept (`track_exclusive`: every interval is read).  An opening needs
 // one when its interval is to be read (sampling decides: not here).
-constexpr bool NeedsSnapshot(const Step& s, bool measuring,
-                             bool exclusive_valid, bool track_exclusive) {
+UNCORE_RULE_INLINE constexpr bool NeedsSnapshot(const Step& s, bool measuring,
+                                                bool exclusive_valid,
+                                                bool track_exclusive) {
   return measuring && (s.closed || ((exclusive_valid || s.exclusive_started) &&
                                     track_exclusive));
 }
@@ -102,16 +113,41 @@ constexpr bool NeedsSnapshot(const Step& s, bool measuring,
 // join or a leave (no transition), or the open or close of a path with no
 // parent path whose only change is its thread, so that its exclusive
 // stretch starts or stops with the interval and no other word is stepped.
-constexpr bool FastCase(const Step& s, bool has_parent) {
+UNCORE_RULE_INLINE constexpr bool FastCase(const Step& s, bool has_parent) {
   return !s.transition || (!has_parent && ((s.opened && s.exclusive_started) ||
                                            (s.closed && s.exclusive_stopped)));
+}
+
+// The two transitions FastCase allows, as constants (the fast path applies
+// them with every branch decided at compile time): the open of a path with
+// no thread and no open child path, and the close by its last thread.
+inline constexpr Step kOpenAlone = StepWord(0, kEnter);
+inline constexpr Step kCloseAlone = StepWord(kThreadOne, kLeave);
+
+// FastCase decided on the word before the step, as the fast path asks it
+// (path_rule_test checks that they agree on every small state): kNone, a
+// join or leave (kCount: no transition), or kOpenAlone / kCloseAlone.
+enum class Fast { kNone, kCount, kAlone };
+UNCORE_RULE_INLINE constexpr Fast FastEnter(uint64_t word, bool has_parent) {
+  if (Locked(word)) return Fast::kNone;
+  if (ThreadsOf(word) > 0) return Fast::kCount;
+  return word == 0 && !has_parent ? Fast::kAlone : Fast::kNone;
+}
+UNCORE_RULE_INLINE constexpr Fast FastLeave(uint64_t word, bool has_parent) {
+  if (Locked(word)) return Fast::kNone;
+  if (ThreadsOf(word) > 1) return Fast::kCount;
+  return word == kThreadOne && !has_parent ? Fast::kAlone : Fast::kNone;
 }
 
 // The events of one boundary on one path: whether the step opened or
 // closed the path, which decides whether the parent's word is stepped
 // (kChildOpened, kChildClosed).
-constexpr bool StepsParent(const Step& s) { return s.opened || s.closed; }
+UNCORE_RULE_INLINE constexpr bool StepsParent(const Step& s) {
+  return s.opened || s.closed;
+}
 
 }  // namespace uncore::regions::path_rule
+
+#undef UNCORE_RULE_INLINE
 
 #endif  // UNCORE_SDK_REGIONS_PATH_RULE_H_

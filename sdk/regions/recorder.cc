@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cassert>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -1208,19 +1209,25 @@ void Recorder::OpenFrame(Boundary& b, ThreadState& t, Frame& f, int name_id) {
 inline bool Recorder::OpenFast(ThreadState& t, Frame& f) {
   PathState& p = *f.state;
   uint64_t w = p.word.load(std::memory_order_acquire);
-  if (path_rule::Locked(w)) return false;
-  const path_rule::Step s = path_rule::StepWord(w, path_rule::kEnter);
-  if (!path_rule::FastCase(s, f.parent_state != nullptr) ||
-      !p.word.compare_exchange_strong(w, s.next, std::memory_order_acq_rel,
-                                      std::memory_order_acquire)) {
-    return false;
-  }
-  if (!s.transition) {
+  const path_rule::Fast fast =
+      path_rule::FastEnter(w, f.parent_state != nullptr);
+  if (fast == path_rule::Fast::kNone) return false;
+  if (fast == path_rule::Fast::kCount) {
+    if (!p.word.compare_exchange_strong(
+            w, path_rule::StepWord(w, path_rule::kEnter).next,
+            std::memory_order_acq_rel, std::memory_order_acquire)) {
+      return false;
+    }
     f.start_ns = clock_.Now();
     f.measured = p.measuring.load(std::memory_order_relaxed);
     return true;
   }
-  // The path opens (sampling is off: every interval is read).
+  if (!p.word.compare_exchange_strong(w, path_rule::kOpenAlone.next,
+                                      std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+    return false;
+  }
+  // The path opens alone (sampling is off: every interval is read).
   ++p.opened;
   const devices::Snapshot* snap = nullptr;
   if (device_ != nullptr) {
@@ -1229,8 +1236,9 @@ inline bool Recorder::OpenFast(ThreadState& t, Frame& f) {
     Add(f.accumulator->snapshots, 1);
   }
   const uint64_t now = clock_.Now();
-  ApplyStep(p, s, f.accumulator, /*measure=*/true, snap, now);
-  UnlockPath(p, s.next & ~kPathLock);
+  ApplyStep(p, path_rule::kOpenAlone, f.accumulator, /*measure=*/true, snap,
+            now);
+  UnlockPath(p, path_rule::kOpenAlone.next & ~kPathLock);
   f.start_ns = now;
   f.measured = snap != nullptr;
   return true;
@@ -1239,27 +1247,34 @@ inline bool Recorder::OpenFast(ThreadState& t, Frame& f) {
 inline bool Recorder::CloseFast(ThreadState& t, Frame& f) {
   PathState& p = *f.state;
   uint64_t w = p.word.load(std::memory_order_acquire);
-  if (path_rule::Locked(w)) return false;
-  const path_rule::Step s = path_rule::StepWord(w, path_rule::kLeave);
-  if (!path_rule::FastCase(s, f.parent_state != nullptr) ||
-      !p.word.compare_exchange_strong(w, s.next, std::memory_order_acq_rel,
-                                      std::memory_order_acquire)) {
-    return false;
-  }
-  if (!s.transition) {
+  const path_rule::Fast fast =
+      path_rule::FastLeave(w, f.parent_state != nullptr);
+  if (fast == path_rule::Fast::kNone) return false;
+  if (fast == path_rule::Fast::kCount) {
+    if (!p.word.compare_exchange_strong(
+            w, path_rule::StepWord(w, path_rule::kLeave).next,
+            std::memory_order_acq_rel, std::memory_order_acquire)) {
+      return false;
+    }
     CountCall(f, clock_.Now(), /*open=*/false, /*took_snapshot=*/false);
     return true;
   }
-  // The path closes.  The clock, then the snapshot: the call ends before
-  // its snapshot.
+  if (!p.word.compare_exchange_strong(w, path_rule::kCloseAlone.next,
+                                      std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+    return false;
+  }
+  // The path closes (its last thread, no open child path).  The clock,
+  // then the snapshot: the call ends before its snapshot.
+  constexpr path_rule::Step kClose = path_rule::kCloseAlone;
   const uint64_t now = clock_.Now();
   const bool measuring = p.measuring.load(std::memory_order_relaxed);
-  const bool read = path_rule::NeedsSnapshot(s, measuring, p.exclusive_valid,
-                                             track_exclusive_);
+  const bool read =
+      path_rule::NeedsSnapshot(kClose, measuring, p.exclusive_valid, true);
   const devices::Snapshot* snap =
       read ? SnapshotFor(t, "end", f.name_id) : nullptr;
-  ApplyStep(p, s, f.accumulator, /*measure=*/false, snap, now);
-  UnlockPath(p, s.next & ~kPathLock);
+  ApplyStep(p, kClose, f.accumulator, /*measure=*/false, snap, now);
+  UnlockPath(p, kClose.next & ~kPathLock);
   CountCall(f, now, /*open=*/false, /*took_snapshot=*/read);
   return true;
 }

@@ -41,6 +41,9 @@ static_assert(StepWord(WordOf(0, 1), kEnter).opened);
 static_assert(!StepWord(WordOf(0, 1), kEnter).exclusive_started);
 static_assert(!FastCase(StepWord(WordOf(0, 1), kEnter), false));
 
+static_assert(kOpenAlone.next == StepWord(0, kEnter).next);
+static_assert(kCloseAlone.closed && kCloseAlone.exclusive_stopped);
+
 struct Model {
   int threads;
   int children;
@@ -105,6 +108,29 @@ TEST(PathRuleTest, EverySmallStateAndEventFollowsTheRule) {
                                (threads == 1 && e.threads == -1)));
         EXPECT_EQ(FastCase(s, /*has_parent=*/false), fast_top) << where;
         EXPECT_EQ(FastCase(s, /*has_parent=*/true), join_or_leave) << where;
+        // The fast path's own test on the word says the same.
+        for (const bool parent : {false, true}) {
+          Fast expected = Fast::kNone;
+          if (FastCase(s, parent)) {
+            expected = s.transition ? Fast::kAlone : Fast::kCount;
+          }
+          if (e.event.add == kThreadOne && e.event.sub == 0) {
+            EXPECT_EQ(FastEnter(word, parent), expected) << where;
+          } else if (e.event.sub == kThreadOne && e.event.add == 0) {
+            EXPECT_EQ(FastLeave(word, parent), expected) << where;
+          }
+          EXPECT_EQ(FastEnter(word | kPathLock, parent), Fast::kNone);
+          EXPECT_EQ(FastLeave(word | kPathLock, parent), Fast::kNone);
+        }
+        // The fast path applies its two transitions as constants.
+        if (FastCase(s, false) && s.transition) {
+          const Step& alone = e.threads > 0 ? kOpenAlone : kCloseAlone;
+          EXPECT_EQ(s.next, alone.next) << where;
+          EXPECT_EQ(s.opened, alone.opened) << where;
+          EXPECT_EQ(s.closed, alone.closed) << where;
+          EXPECT_EQ(s.exclusive_started, alone.exclusive_started) << where;
+          EXPECT_EQ(s.exclusive_stopped, alone.exclusive_stopped) << where;
+        }
         // A snapshot: a close of a read interval always; a change of the
         // exclusive stretches of a read interval where they are kept.
         for (int m = 0; m < 8; ++m) {
