@@ -294,10 +294,9 @@ class Recorder {
   // locked); records a transition (the word is then locked) when the rule
   // says so.  Whether the path opened or closed (path_rule::StepsParent).
   bool Step(Boundary& b, PathState& path, Accumulator* acc, path_rule::Event e);
-  // Waits until `p`'s path lock is free (spins, yields, then sleeps on the
-  // word until UnlockPath wakes it).
+  // Waits until `p`'s path lock is free (spins, yields, then naps).
   static void WaitForPathLock(PathState& p);
-  // Stores `word` (unlocked) and wakes the threads asleep on it, if any.
+  // Stores `word` (unlocked): the lock's release.
   ABSL_ATTRIBUTE_ALWAYS_INLINE static void UnlockPath(PathState& p,
                                                       uint64_t word);
   // One path's step `s`, applied by the boundary that holds its lock, with
