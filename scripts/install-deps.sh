@@ -24,7 +24,7 @@ packages=(cmake ninja-build g++ clang "libclang-rt-$llvm-dev" libabsl-dev
           libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
           python3 pkg-config nlohmann-json3-dev clang-format clang-tidy git
           ccache openmpi-bin libopenmpi-dev mpich libmpich-dev
-          "libomp-$llvm-dev" libtrilinos-kokkos-dev likwid gfortran
+          "libomp-$llvm-dev" libdw-dev libtrilinos-kokkos-dev likwid gfortran
           python3-pandas chromium)
 # The Debian 13 stage of scripts/test.sh makes its root with debootstrap.
 [ "$codename" = bookworm ] && packages+=(debootstrap)

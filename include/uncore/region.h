@@ -108,6 +108,17 @@ int EndMarker(regions::Recorder* recorder, int name_id);
 // (its calls, times and credited counts); kMarkerRunning while it runs on
 // this thread.
 int ResetMarker(regions::Recorder* recorder, int name_id);
+// The C API's uncore_marker_start / _stop / _reset (sdk/runtime/c_api.cc),
+// which are these with any failure made -1, for a caller that needs the
+// cause (the LIKWID package, integrations/likwid, turns it into LIKWID's
+// warnings and return codes): 0, or a kMarker* code with
+// uncore_last_error() set.  Without an active session start and stop are 0
+// (not measured), reset kMarkerNoSession; a NULL name, kMarkerNullName.
+inline constexpr int kMarkerNoSession = -5;
+inline constexpr int kMarkerNullName = -6;
+int MarkerStart(const char* name);
+int MarkerStop(const char* name);
+int MarkerReset(const char* name);
 // The id of a name: a per-thread cache keyed by the pointer, confirmed by a
 // comparison, in front of the lock-free name table.
 int NameIdOf(const char* name);

@@ -85,6 +85,10 @@ struct RegionResult {
   // long a read takes: metrics per second divide by it.  0 when nothing
   // is counted; scaled like the counts when they are estimated.
   uint64_t counted_ns = 0;
+  // What rates divide by: counted_ns, or wall_ns where nothing was counted.
+  uint64_t rate_window_ns() const {
+    return counted_ns > 0 ? counted_ns : wall_ns;
+  }
   // Time the region ran beside another region on another thread: while
   // it was open with none of its child regions open (its exclusive
   // counts), another thread was inside a region that is neither its

@@ -148,6 +148,14 @@ class Session {
   // thread's shares gives Collect's counts: each socket once.  What LIKWID's
   // GET and uncore_region_get return.
   Results CollectCallingThread() const;
+  // The session's metrics (Results::metrics, in that order) of inclusive
+  // `totals` (raw counts indexed like Results::events) over `wall_ns`, as
+  // Collect computes a region's from its own: what the MPI merged report
+  // computes a region's metrics with, from the node unions' counts and
+  // time.  A value is not valid where a total is missing or the value is
+  // not finite (a division by zero).
+  std::vector<MetricValue> EvaluateMetrics(const std::vector<uint64_t>& totals,
+                                           uint64_t wall_ns) const;
   // Deactivates, waits for boundaries under way on other threads, writes
   // the report to `output` when set, and releases the device (registers
   // restored).  The results stay readable with Collect.  Safe to call

@@ -245,7 +245,8 @@ Measurement Extract(const Results& r, const Request& request) {
     m.error = "the session's events do not match the request";
     return m;
   }
-  m.seconds = static_cast<double>(region->wall_ns) * 1e-9;
+  // The time the metrics' rates divide by (the counters' own window).
+  m.seconds = static_cast<double>(region->rate_window_ns()) * 1e-9;
   for (size_t i = 0; i < request.events.size(); ++i) {
     if (r.events[i].canonical != request.events[i]) {
       m.error = fmt::format("event {} was programmed as {}", request.events[i],

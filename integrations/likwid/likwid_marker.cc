@@ -8,19 +8,23 @@
 // Init is uncore_init() (uncore::Session::Active() then says whether a
 // session measures), Start and Stop uncore_marker_start / _stop, Reset
 // uncore_marker_reset, Get uncore_region_get, Close uncore_finalize() and
-// WriteFile uncore_write_report().  What LIKWID 5.2 decides before it
-// measures (is the API on, does the region run on this thread) is decided
-// here, per thread and region name as LIKWID's hash table does, with
-// LIKWID's warnings (its libperfctr.c) and return codes; the misuse also
-// reaches the SDK, which lists it in the report.
+// WriteFile uncore_write_report().  LIKWID 5.2's per-thread region states
+// (its hash table's MARKER_STATE_*: known, running, stopped) are the SDK's
+// own marker state (the recorder's running markers, which the SDK's
+// uncore_marker_* share; uncore::internal::MarkerStart / Stop / Reset give
+// the cause of a refusal): running is what the SDK has running on this
+// thread, stopped is not running but entered on this thread in this session
+// (uncore_region_get finds it).  From those, LIKWID's warnings and return
+// codes (its libperfctr.c); the misuse also reaches the SDK, which lists it
+// in the report.  Only whether the API is on (Init / Close) is kept here.
 //
 // Guarantees: exports the likwid_* functions of likwid.h, the
 // uncore_likwid_f_* functions the Fortran module binds to, and the
 // likwid_*_ functions a program compiled against LIKWID's own likwid.mod
 // calls (uncore_likwid.map), nothing else; links the shared libuncore_sdk
 // and is never part of it, so a program never gets likwid_* symbols from
-// the SDK.  Start and Stop take no lock and allocate only the first time a
-// thread meets a name.
+// the SDK.  Start and Stop take no lock and allocate only the first time
+// the SDK meets a name.
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -31,61 +35,25 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
 #include "likwid.h"
+#include "uncore/region.h"
 #include "uncore/session.h"
 #include "uncore/uncore_c.h"
 
 namespace {
 
-// LIKWID's states of a region on a thread (MARKER_STATE_NEW, _START,
-// _STOP): known, running, stopped.
-enum class RegionState { kNew, kRunning, kStopped };
-
 // Whether the markers measure: LIKWID's likwid_init.  Set by
 // likwid_markerInit when a session runs, cleared by likwid_markerClose.
 std::atomic<bool> g_on{false};
-// Bumped by every Init and Close: a thread's table from an earlier session
-// starts over.
-std::atomic<uint64_t> g_generation{0};
 // Events per region in the session (for the zeros of an unknown region).
 std::atomic<int> g_num_events{0};
 std::mutex g_init_mu;  // Init and Close
 
-struct NameHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view name) const {
-    return std::hash<std::string_view>{}(name);
-  }
-};
-
-struct ThreadRegions {
-  uint64_t generation = 0;
-  std::unordered_map<std::string, RegionState, NameHash, std::equal_to<>> state;
-};
-
-thread_local ThreadRegions t_regions;
-
 bool On() { return g_on.load(std::memory_order_acquire); }
-
-// The calling thread's state of `name`, kNew when first seen (LIKWID's
-// hashTable_get adds the region then).
-RegionState& StateOf(const char* name) {
-  ThreadRegions& t = t_regions;
-  const uint64_t generation = g_generation.load(std::memory_order_acquire);
-  if (t.generation != generation) {
-    t.state.clear();
-    t.generation = generation;
-  }
-  auto it = t.state.find(std::string_view(name));
-  if (it == t.state.end()) it = t.state.emplace(name, RegionState::kNew).first;
-  return it->second;
-}
 
 // A Fortran string: its first `length` characters, up to a NUL, without
 // trailing blanks.
@@ -134,7 +102,6 @@ void likwid_markerInit(void) {
   }
   g_num_events.store(static_cast<int>(session->Collect().events.size()),
                      std::memory_order_relaxed);
-  g_generation.fetch_add(1, std::memory_order_acq_rel);
   g_on.store(true, std::memory_order_release);
 }
 
@@ -145,7 +112,6 @@ void likwid_markerNextGroup(void) {}
 void likwid_markerClose(void) {
   std::lock_guard<std::mutex> lock(g_init_mu);
   if (!g_on.exchange(false, std::memory_order_acq_rel)) return;
-  g_generation.fetch_add(1, std::memory_order_acq_rel);
   if (uncore_finalize() != 0) {
     std::fprintf(stderr, "uncore: likwid_markerClose: %s\n",
                  uncore_last_error());
@@ -164,47 +130,49 @@ int likwid_markerWriteFile(const char* markerfile) {
 
 int likwid_markerRegisterRegion(const char* regionTag) {
   if (regionTag == nullptr || !On()) return -EFAULT;
-  (void)StateOf(regionTag);
   return uncore_region_register(regionTag) == 0 ? 0 : -EFAULT;
 }
 
 int likwid_markerStartRegion(const char* regionTag) {
   if (regionTag == nullptr || !On()) return -EFAULT;
-  RegionState& state = StateOf(regionTag);
-  if (state == RegionState::kRunning) {
-    // LIKWID warns and goes on (0); the SDK keeps the first start and
-    // lists the second in the report.
-    std::fprintf(stderr, "WARN: Region %s was already started\n", regionTag);
-    (void)uncore_marker_start(regionTag);
-    return 0;
+  switch (uncore::internal::MarkerStart(regionTag)) {
+    case 0:
+      return 0;
+    case uncore::internal::kMarkerRunning:
+      // LIKWID warns and goes on (0); the SDK keeps the first start and
+      // lists the second in the report.
+      std::fprintf(stderr, "WARN: Region %s was already started\n", regionTag);
+      return 0;
+    default:
+      // More markers at once than the SDK holds, or the session is
+      // stopping (uncore_last_error() says which).
+      return -EFAULT;
   }
-  // -1 here: more markers at once than the SDK holds, or the session is
-  // stopping (uncore_last_error() says which).
-  if (uncore_marker_start(regionTag) != 0) return -EFAULT;
-  state = RegionState::kRunning;
-  return 0;
 }
 
 int likwid_markerStopRegion(const char* regionTag) {
   if (regionTag == nullptr || !On()) return -EFAULT;
-  RegionState& state = StateOf(regionTag);
-  if (state != RegionState::kRunning) {
+  const int result = uncore::internal::MarkerStop(regionTag);
+  if (result == uncore::internal::kMarkerNotRunning) {  // in the report too
     std::fprintf(stderr, "WARN: Stopping an unknown/not-started region %s\n",
                  regionTag);
-    (void)uncore_marker_stop(regionTag);  // listed in the report
-    return -EFAULT;
   }
-  state = RegionState::kStopped;
-  return uncore_marker_stop(regionTag) == 0 ? 0 : -EFAULT;
+  return result == 0 ? 0 : -EFAULT;
 }
 
 int likwid_markerResetRegion(const char* regionTag) {
   if (regionTag == nullptr || !On()) return -EFAULT;
-  if (StateOf(regionTag) != RegionState::kStopped) {
+  // LIKWID resets stopped regions only: entered on this thread (the SDK
+  // has its share) and not running (the SDK's reset refuses that).
+  if (uncore_region_get(regionTag, nullptr, nullptr, nullptr, nullptr) != 0) {
     std::fputs("ERROR: Can only reset stopped regions\n", stderr);
     return -EFAULT;
   }
-  return uncore_marker_reset(regionTag) == 0 ? 0 : -EFAULT;
+  const int result = uncore::internal::MarkerReset(regionTag);
+  if (result == uncore::internal::kMarkerRunning) {
+    std::fputs("ERROR: Can only reset stopped regions\n", stderr);
+  }
+  return result == 0 ? 0 : -EFAULT;
 }
 
 void likwid_markerGetRegion(const char* regionTag, int* nr_events,
@@ -213,7 +181,6 @@ void likwid_markerGetRegion(const char* regionTag, int* nr_events,
     ZeroResults(nr_events, time, count);
     return;
   }
-  if (regionTag != nullptr) (void)StateOf(regionTag);
   const bool want_events =
       nr_events != nullptr && events != nullptr && *nr_events > 0;
   int written = want_events ? *nr_events : 0;

@@ -403,7 +403,8 @@ NodeUnion UnionOf(const std::vector<RankRecord>& ranks,
 
 }  // namespace
 
-MergedReport Merge(const std::vector<RankRecord>& ranks) {
+MergedReport Merge(const std::vector<RankRecord>& ranks,
+                   const MetricEvaluator& evaluate) {
   MergedReport m;
   m.ranks = static_cast<int>(ranks.size());
   // The first rank that measured says what was counted.
@@ -519,6 +520,9 @@ MergedReport Merge(const std::vector<RankRecord>& ranks) {
     for (MergedEvent& e : out.events) e.per_node.assign(m.nodes.size(), 0);
     out.metrics.resize(m.metrics.size());
     uint64_t wall_sum = 0;
+    std::vector<uint64_t> rank_wall_of_node(m.nodes.size(), 0);
+    // Per node, the longest of its sockets' node union times (0: none).
+    std::vector<uint64_t> union_wall_of_node(m.nodes.size(), 0);
     std::vector<const RegionResult*> of_rank(ranks.size(), nullptr);
     for (size_t i = 0; i < ranks.size(); ++i) {
       const RegionResult* region = FindRegion(ranks[i].results, path);
@@ -529,7 +533,7 @@ MergedReport Merge(const std::vector<RankRecord>& ranks) {
         out.name = region->name;
         out.depth = region->depth;
         out.call_min_ns = region->min_ns;
-        out.wall_min_ns = region->wall_ns;
+        out.rank_wall_min_ns = region->wall_ns;
       }
       ++out.ranks;
       out.calls += region->calls;
@@ -538,8 +542,11 @@ MergedReport Merge(const std::vector<RankRecord>& ranks) {
       out.sampled_calls += region->sampled_calls;
       out.overhead_ns += region->overhead_ns;
       wall_sum += region->wall_ns;
-      out.wall_min_ns = std::min(out.wall_min_ns, region->wall_ns);
-      out.wall_max_ns = std::max(out.wall_max_ns, region->wall_ns);
+      out.rank_wall_min_ns = std::min(out.rank_wall_min_ns, region->wall_ns);
+      out.rank_wall_max_ns = std::max(out.rank_wall_max_ns, region->wall_ns);
+      // Until a node union says otherwise: the node's longest rank's time.
+      uint64_t& node_wall = rank_wall_of_node[node_of[i]];
+      node_wall = std::max(node_wall, region->wall_ns);
       out.call_min_ns = std::min(out.call_min_ns, region->min_ns);
       out.call_max_ns = std::max(out.call_max_ns, region->max_ns);
       RankRegion per_rank;
@@ -555,7 +562,7 @@ MergedReport Merge(const std::vector<RankRecord>& ranks) {
       }
       out.per_rank.push_back(std::move(per_rank));
     }
-    out.wall_ns = out.ranks == 0 ? 0 : wall_sum / out.ranks;
+    out.rank_mean_wall_ns = out.ranks == 0 ? 0 : wall_sum / out.ranks;
     // Each socket of each node once.
     for (size_t n = 0; n < m.nodes.size(); ++n) {
       for (const MergedNode::Socket& socket : m.nodes[n].sockets) {
@@ -568,6 +575,10 @@ MergedReport Merge(const std::vector<RankRecord>& ranks) {
                            "there are one rank's view (the socket's "
                            "leader's, or the lowest rank's that entered it)",
                            path, n, socket.socket, node_union.why));
+        }
+        if (node_union.usable) {
+          union_wall_of_node[n] =
+              std::max(union_wall_of_node[n], node_union.wall_ns);
         }
         for (size_t e = 0; e < num_events; ++e) {
           SocketCount count;
@@ -617,18 +628,44 @@ MergedReport Merge(const std::vector<RankRecord>& ranks) {
         }
       }
     }
+    // The region's time: per node its node union's (else its longest
+    // rank's), overall the longest node's.
+    out.per_node_wall_ns.assign(m.nodes.size(), 0);
+    out.wall_node_union = true;
+    for (size_t n = 0; n < m.nodes.size(); ++n) {
+      if (rank_wall_of_node[n] == 0 && union_wall_of_node[n] == 0) continue;
+      if (union_wall_of_node[n] != 0) {
+        out.per_node_wall_ns[n] = union_wall_of_node[n];
+      } else {
+        out.per_node_wall_ns[n] = rank_wall_of_node[n];
+        out.wall_node_union = false;
+      }
+      out.wall_ns = std::max(out.wall_ns, out.per_node_wall_ns[n]);
+    }
+    if (out.ranks == 0) out.wall_node_union = false;
+    // The metrics of the merged counts over that time, and the ranks' own.
+    std::vector<MetricValue> values;
+    if (evaluate && !m.metrics.empty()) {
+      std::vector<uint64_t> totals;
+      for (const MergedEvent& e : out.events) totals.push_back(e.total);
+      values = evaluate(totals, out.wall_ns);
+    }
     for (size_t k = 0; k < m.metrics.size(); ++k) {
       MergedMetric& mm = out.metrics[k];
+      if (k < values.size() && values[k].valid) {
+        mm.value = values[k].value;
+        mm.valid = true;
+      }
       double sum = 0;
       for (const RankRegion& rr : out.per_rank) {
         if (k >= rr.metrics.size() || !rr.metrics[k].valid) continue;
         const double v = rr.metrics[k].value;
-        mm.min = mm.ranks == 0 ? v : std::min(mm.min, v);
-        mm.max = mm.ranks == 0 ? v : std::max(mm.max, v);
+        mm.rank_min = mm.ranks == 0 ? v : std::min(mm.rank_min, v);
+        mm.rank_max = mm.ranks == 0 ? v : std::max(mm.rank_max, v);
         sum += v;
         ++mm.ranks;
       }
-      mm.mean = mm.ranks == 0 ? 0 : sum / mm.ranks;
+      mm.rank_mean = mm.ranks == 0 ? 0 : sum / mm.ranks;
     }
     m.regions.push_back(std::move(out));
   }
@@ -637,7 +674,7 @@ MergedReport Merge(const std::vector<RankRecord>& ranks) {
 
 std::string FormatMergedJson(const MergedReport& m) {
   std::string o = "{\n";
-  o += "  \"schema_version\": 3,\n  \"kind\": \"mpi\",\n";
+  o += "  \"schema_version\": 4,\n  \"kind\": \"mpi\",\n";
   o += fmt::format("  \"ranks\": {},\n  \"nodes\": {},\n", m.ranks,
                    m.nodes.size());
   o += fmt::format(
@@ -688,12 +725,17 @@ std::string FormatMergedJson(const MergedReport& m) {
     o += i == 0 ? "\n" : ",\n";
     o += fmt::format(
         "    {{\"name\": {}, \"path\": {}, \"depth\": {}, \"calls\": {}, "
-        "\"ranks\": {}, \"wall_ns\": {}, \"wall_min_ns\": {}, "
-        "\"wall_max_ns\": {}, \"call_min_ns\": {}, \"call_max_ns\": {}, "
+        "\"ranks\": {}, \"wall_ns\": {}, \"wall_node_union\": {}, "
+        "\"per_node_wall_ns\": {}, \"rank_mean_wall_ns\": {}, "
+        "\"rank_wall_min_ns\": {}, \"rank_wall_max_ns\": {}, "
+        "\"call_min_ns\": {}, \"call_max_ns\": {}, "
         "\"overhead_ns\": {}, \"sampled_calls\": {},\n",
         JsonString(r.name), JsonString(r.path), r.depth, r.calls, r.ranks,
-        r.wall_ns, r.wall_min_ns, r.wall_max_ns, r.call_min_ns, r.call_max_ns,
-        r.overhead_ns, r.sampled_calls);
+        r.wall_ns, r.wall_node_union,
+        JsonArray(r.per_node_wall_ns,
+                  [](uint64_t v) { return fmt::format("{}", v); }),
+        r.rank_mean_wall_ns, r.rank_wall_min_ns, r.rank_wall_max_ns,
+        r.call_min_ns, r.call_max_ns, r.overhead_ns, r.sampled_calls);
     o += "     \"events\": {";
     for (size_t e = 0; e < r.events.size(); ++e) {
       const MergedEvent& ev = r.events[e];
@@ -720,13 +762,20 @@ std::string FormatMergedJson(const MergedReport& m) {
     for (size_t k = 0; k < r.metrics.size(); ++k) {
       const MergedMetric& mm = r.metrics[k];
       o += k == 0 ? "" : ", ";
-      if (mm.ranks == 0) {
+      if (mm.ranks == 0 && !mm.valid) {
         o += fmt::format("{}: null", JsonString(m.metrics[k].name));
+      } else if (mm.ranks == 0) {
+        o += fmt::format(
+            "{}: {{\"value\": {}, \"rank_mean\": null, \"rank_min\": null, "
+            "\"rank_max\": null, \"ranks\": 0}}",
+            JsonString(m.metrics[k].name), JsonNumber(mm.value));
       } else {
         o += fmt::format(
-            "{}: {{\"mean\": {}, \"min\": {}, \"max\": {}, \"ranks\": {}}}",
-            JsonString(m.metrics[k].name), JsonNumber(mm.mean),
-            JsonNumber(mm.min), JsonNumber(mm.max), mm.ranks);
+            "{}: {{\"value\": {}, \"rank_mean\": {}, \"rank_min\": {}, "
+            "\"rank_max\": {}, \"ranks\": {}}}",
+            JsonString(m.metrics[k].name),
+            mm.valid ? JsonNumber(mm.value) : "null", JsonNumber(mm.rank_mean),
+            JsonNumber(mm.rank_min), JsonNumber(mm.rank_max), mm.ranks);
       }
     }
     o += "},\n";
@@ -779,6 +828,9 @@ Results MergedResults(const MergedReport& m) {
     out.calls = region.calls;
     out.threads = region.threads;
     out.wall_ns = region.wall_ns;
+    // The node union is timed by the snapshots that open and close it:
+    // the counters' own window.  Overlap is a process's own (not merged).
+    out.counted_ns = region.wall_node_union ? region.wall_ns : 0;
     out.thread_ns = region.thread_ns;
     out.min_ns = region.call_min_ns;
     out.max_ns = region.call_max_ns;
@@ -795,7 +847,7 @@ Results MergedResults(const MergedReport& m) {
       counts.estimated = event.estimated;
     }
     for (const MergedMetric& metric : region.metrics) {
-      out.metrics.push_back({metric.mean, metric.ranks > 0});
+      out.metrics.push_back({metric.value, metric.valid});
     }
   }
   return r;
@@ -823,17 +875,19 @@ std::string FormatMergedTable(const MergedReport& m) {
                      fmt::join(m.nodes[n].ranks, ","),
                      sockets.empty() ? "no socket counted" : sockets);
   }
-  o += "calls: summed over ranks; wall: mean over the ranks that entered the "
-       "region; counts: each socket of each node once, while at least one of "
-       "its ranks was inside (the node union; else its leader's view)\n";
+  o += "calls: summed over ranks; wall: the time at least one rank was "
+       "inside (the node union; across nodes the longest node's), rank wall: "
+       "each rank's own, mean [min, max]; counts: each socket of each node "
+       "once, while at least one of its ranks was inside (the node union; "
+       "else its leader's view)\n";
   if (m.simulated) {
     o += "### SIMULATED — every count below is made up by the simulator, not "
          "measured ###\n";
   }
   o += "\n";
   std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> header = {"region", "ranks",    "calls",
-                                     "wall",   "wall min", "wall max"};
+  std::vector<std::string> header = {"region",    "ranks", "calls", "wall",
+                                     "rank wall", "min",   "max"};
   for (const EventInfo& e : m.events) {
     if (!e.from_metric) header.push_back(e.canonical);
   }
@@ -843,9 +897,10 @@ std::string FormatMergedTable(const MergedReport& m) {
         std::string(static_cast<size_t>(r.depth) * 2, ' ') + r.name,
         fmt::format("{}", r.ranks),
         Grouped(r.calls),
-        Duration(r.wall_ns),
-        Duration(r.wall_min_ns),
-        Duration(r.wall_max_ns)};
+        (r.wall_node_union ? "" : "~") + Duration(r.wall_ns),
+        Duration(r.rank_mean_wall_ns),
+        Duration(r.rank_wall_min_ns),
+        Duration(r.rank_wall_max_ns)};
     for (size_t e = 0; e < m.events.size(); ++e) {
       if (m.events[e].from_metric) continue;
       row.push_back((r.events[e].estimated ? "~" : "") +
@@ -876,21 +931,27 @@ std::string FormatMergedTable(const MergedReport& m) {
     o += Columns(rows);
   }
   if (!m.metrics.empty() && !m.regions.empty()) {
-    o += "\nmetrics (each rank's own value: mean [min, max] over ranks):\n";
+    o += "\nmetrics (value: of the counts above over the wall; and each "
+         "rank's own value: mean [min, max] over ranks):\n";
     rows.clear();
-    rows.push_back({"region", "metric", "mean", "min", "max", "ranks"});
+    rows.push_back(
+        {"region", "metric", "value", "rank mean", "min", "max", "ranks"});
     for (const MergedRegion& r : m.regions) {
       for (size_t k = 0; k < m.metrics.size(); ++k) {
         const MergedMetric& mm = r.metrics[k];
+        std::vector<std::string> row = {
+            r.path, m.metrics[k].name,
+            mm.valid ? fmt::format("{:.4g} {}", mm.value, m.metrics[k].unit)
+                     : std::string("n/a")};
         if (mm.ranks == 0) {
-          rows.push_back({r.path, m.metrics[k].name, "n/a", "", "", "0"});
-          continue;
+          row.insert(row.end(), {"n/a", "", "", "0"});
+        } else {
+          row.insert(row.end(), {fmt::format("{:.4g}", mm.rank_mean),
+                                 fmt::format("{:.4g}", mm.rank_min),
+                                 fmt::format("{:.4g}", mm.rank_max),
+                                 fmt::format("{}", mm.ranks)});
         }
-        rows.push_back({r.path, m.metrics[k].name,
-                        fmt::format("{:.4g} {}", mm.mean, m.metrics[k].unit),
-                        fmt::format("{:.4g}", mm.min),
-                        fmt::format("{:.4g}", mm.max),
-                        fmt::format("{}", mm.ranks)});
+        rows.push_back(std::move(row));
       }
     }
     o += Columns(rows);

@@ -22,6 +22,7 @@
 #define UNCORE_INTEGRATIONS_MPI_MERGE_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -85,8 +86,17 @@ struct RankRegion {
 };
 
 struct MergedMetric {
-  double mean = 0, min = 0, max = 0;
-  int ranks = 0;  // ranks with a valid value
+  // The region's metric of its merged counts (MergedEvent::total) over its
+  // wall_ns, as one process computes a region's from its own counts and
+  // time (a rate per second: over the node union's time); not valid
+  // without an evaluator (Merge's `evaluate`: rank 0 measured nothing) or
+  // where it has no value (a division by zero).
+  double value = 0;
+  bool valid = false;
+  // The ranks' own values (each from its own view and wall time): their
+  // mean and spread, over the ranks with a valid value.
+  double rank_mean = 0, rank_min = 0, rank_max = 0;
+  int ranks = 0;
 };
 
 struct MergedRegion {
@@ -96,16 +106,29 @@ struct MergedRegion {
   uint64_t calls = 0;    // summed over ranks
   uint64_t threads = 0;  // summed over ranks
   int ranks = 0;         // ranks that entered it
-  uint64_t wall_ns = 0;  // mean over those ranks of each rank's total
-  uint64_t wall_min_ns = 0;
-  uint64_t wall_max_ns = 0;
+  // The time at least one rank was inside, as in one process (the union of
+  // its threads' calls): per node the node union's time (per_node_wall_ns:
+  // the longest of its sockets' SocketCount::wall_ns), and overall the
+  // longest node's (nodes' clocks differ, so their unions cannot be joined;
+  // the nodes of an MPI job run a region side by side, and a sum would
+  // count that time once per node).  Where a node has no node union (no
+  // node sharing, sampling, a failed node step) its time is the longest of
+  // its ranks' own, and wall_node_union is false.
+  uint64_t wall_ns = 0;
+  std::vector<uint64_t> per_node_wall_ns;  // indexed like MergedReport::nodes
+  bool wall_node_union = false;            // every node's is its node union
+  // Each rank's own time in the region (its threads' union): the mean over
+  // the ranks that entered it, and the spread.
+  uint64_t rank_mean_wall_ns = 0;
+  uint64_t rank_wall_min_ns = 0;
+  uint64_t rank_wall_max_ns = 0;
   uint64_t call_min_ns = 0;  // shortest and longest single call, any rank
   uint64_t call_max_ns = 0;
   uint64_t thread_ns = 0;             // the calls' own times, summed
   uint64_t overhead_ns = 0;           // the measurement's own time, summed
   uint64_t sampled_calls = 0;         // calls whose counts were read, summed
   std::vector<MergedEvent> events;    // indexed like MergedReport::events
-  std::vector<MergedMetric> metrics;  // over the ranks' own values
+  std::vector<MergedMetric> metrics;  // indexed like MergedReport::metrics
   std::vector<RankRegion> per_rank;
 };
 
@@ -142,15 +165,25 @@ struct MergedReport {
   std::string sampling_warning;
 };
 
-MergedReport Merge(const std::vector<RankRecord>& ranks);
+// A region's metrics (indexed like Results::metrics) of its inclusive
+// totals (indexed like Results::events) over `wall_ns`: rank 0's
+// uncore::Session::EvaluateMetrics.
+using MetricEvaluator = std::function<std::vector<MetricValue>(
+    const std::vector<uint64_t>& totals, uint64_t wall_ns)>;
+
+// Without `evaluate` the merged metrics have no value (MergedMetric::valid
+// false), only the ranks' own values' mean and spread.
+MergedReport Merge(const std::vector<RankRecord>& ranks,
+                   const MetricEvaluator& evaluate = {});
 
 // The merge as a session's Results, for the session's CSV, page and
 // Hatchet tree: one socket per socket of each node (RunInfo::sockets holds
 // their ids, node after node, so an id repeats across nodes), an event's
 // per-socket counts the views the merge chose; calls, threads, thread_ns,
-// overhead_ns and sampled_calls summed over ranks, wall_ns the mean over
-// ranks, min_ns and max_ns the shortest and longest call of any rank; each
-// metric the mean over the ranks with a value; no exclusive counts and no
+// overhead_ns and sampled_calls summed over ranks, wall_ns the merged
+// region's (the node union's time), min_ns and max_ns the shortest and
+// longest call of any rank; each metric the merged region's (of the merged
+// counts over wall_ns); no exclusive counts and no
 // box instances (the merge keeps neither).  Ranks, nodes and spreads are
 // in the JSON.
 Results MergedResults(const MergedReport& report);

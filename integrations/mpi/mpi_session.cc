@@ -504,6 +504,10 @@ int Finish() {
   if (st.session != nullptr && leader) stopped = st.session->Stop();
   if (st.session != nullptr) rec.results = st.session->Collect();
   if (!stopped.ok()) rec.results.run.errors.push_back(Message(stopped));
+  // Rank 0 keeps its stopped session: it computes the merged metrics
+  // (Session::EvaluateMetrics), which only the SDK can evaluate.
+  std::unique_ptr<Session> evaluator;
+  if (rank == 0 && st.session != nullptr) evaluator = std::move(st.session);
   st.session.reset();
   // The traces, merged at rank 0 (every rank's is on disk now).
   const absl::Status traced = MergeTraces(
@@ -546,7 +550,14 @@ int Finish() {
         ranks.push_back(std::move(missing));
       }
     }
-    const MergedReport merged = Merge(ranks);
+    MetricEvaluator evaluate;
+    if (evaluator != nullptr) {
+      evaluate = [&evaluator](const std::vector<uint64_t>& totals,
+                              uint64_t wall_ns) {
+        return evaluator->EvaluateMetrics(totals, wall_ns);
+      };
+    }
+    const MergedReport merged = Merge(ranks, evaluate);
     // Sampling leaves the merged counts one rank's view: said on stderr
     // too, once (a table on stderr says it already).
     if (!merged.sampling_warning.empty() &&

@@ -7,15 +7,20 @@
 //   // where.line 42, where.object "app", where.offset 0x1234
 //
 // Guarantees:
-// - Reads only the object's own file (the ELF symbol table, .symtab or
-//   else .dynsym, and .debug_line, DWARF 2 to 5): no external tool, no
-//   debuginfod, no separate debug file.  Compressed debug sections are not
-//   read (no line then).
-// - Every read is bounds-checked: a truncated or corrupt file gives an
-//   empty field, never a crash.
-// - Thread-safe.  Each object is mapped and its line tables indexed once
-//   (the first lookup in it); a lookup then runs one line program.  Objects
-//   stay mapped until the process ends.
+// - Built with elfutils' libdw (CMake found pkg-config's libdw, Debian
+//   libdw-dev; ResolvesSourceLines() true): the function from the object's
+//   ELF symbol table (.symtab, else .dynsym) and file:line from its DWARF
+//   line table, or from its separate debug file (/usr/lib/debug, by
+//   build-id or debuglink; debuginfod only when DEBUGINFOD_URLS is set, as
+//   in every elfutils tool).  Compressed debug sections are read.
+// - Without libdw: what the dynamic loader knows (ResolveWithDladdr), the
+//   object and offset and the nearest dynamic symbol; no file or line, and
+//   no function for a program's own static symbols.
+// - A corrupt file or an address in no object gives empty fields, never a
+//   crash.
+// - Thread-safe.  libdw's view of the process is made on the first lookup
+//   and again when an address is in no module it knows; lookups take a
+//   lock.  Modules stay open until the process ends.
 // - May allocate and throw std::bad_alloc; nothing else throws.
 #ifndef UNCORE_INTEGRATIONS_OMPT_SOURCE_LOCATION_H_
 #define UNCORE_INTEGRATIONS_OMPT_SOURCE_LOCATION_H_
@@ -42,6 +47,15 @@ struct CodeLocation {
 // The location of the call that returns to `return_address` (the byte
 // before it).
 CodeLocation ResolveReturnAddress(const void* return_address);
+
+// The dynamic loader's answer alone (dladdr), what ResolveReturnAddress
+// gives without libdw: object, offset, and the nearest dynamic symbol as
+// symbol and function ("" for a symbol only .symtab has); no file or line.
+CodeLocation ResolveWithDladdr(const void* return_address);
+
+// Whether ResolveReturnAddress reads symbol and line tables (built with
+// libdw), or gives ResolveWithDladdr's answer.
+bool ResolvesSourceLines();
 
 // A symbol as a reader wants it: "_Z14compute_forcesPdi" ->
 // "compute_forces"; "void ns::Step<double>(double*) const" ->

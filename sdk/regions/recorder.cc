@@ -474,7 +474,8 @@ struct Recorder::Boundary {
   // Tracing: num_values per transition, the counts of the intervals closed.
   uint64_t* trace_counts = nullptr;
   // A node word opened or closed (StepNodeWords): the boundary's time on
-  // CLOCK_MONOTONIC, read beside its own clock (NodeTime).
+  // CLOCK_MONOTONIC, read beside its own clock (NodeTime), for a snapshot
+  // without a time of its own.
   bool node_transition = false;
   uint64_t node_now_ns = 0;
 };
@@ -950,7 +951,9 @@ void Recorder::SnapshotFailed(const absl::Status& s, const char* where,
 }
 
 void Recorder::NodeTime(Boundary& b) {
-  // CLOCK_MONOTONIC, which every process of the node reads alike.
+  // Only for a snapshot that carries no time of its own (CreditNode): every
+  // device the SDK has stamps its snapshots.  CLOCK_MONOTONIC, which every
+  // process of the node reads alike.
   if (b.node_transition) b.node_now_ns = common::MonotonicNowNs();
 }
 
@@ -962,7 +965,15 @@ void Recorder::CreditNode(const Transition& tr, const devices::Snapshot* snap,
     return;
   }
   // The opener subtracts its snapshot and its time, the closer adds its
-  // own (one writer: this thread; modulo 2^64).
+  // own (one writer: this thread; modulo 2^64).  The time is the
+  // snapshot's own (Snapshot::timestamp_ns: when the counts were read, on
+  // CLOCK_MONOTONIC; with node sharing, the leader's device's for every
+  // process of the node), not a clock read beside it: a reader's snapshot
+  // is taken by the leader's server thread, which under load runs
+  // milliseconds after (or before) the reader's own clock read, and the
+  // counts and the time must cover the same window (docs/mpi.md).
+  const uint64_t time_ns =
+      snap->timestamp_ns != 0 ? snap->timestamp_ns : now_ns;
   const bool opened = tr.node_opened != 0;
   for (uint32_t bits = tr.node_opened | tr.node_closed; bits != 0;
        bits &= bits - 1) {
@@ -978,7 +989,7 @@ void Recorder::CreditNode(const Transition& tr, const devices::Snapshot* snap,
     Add(acc.node_counts[3 * g + (opened ? 0 : 1)], 1);
     std::atomic<uint64_t>& wall = acc.node_counts[3 * g + 2];
     wall.store(
-        wall.load(std::memory_order_relaxed) + (opened ? -now_ns : now_ns),
+        wall.load(std::memory_order_relaxed) + (opened ? -time_ns : time_ns),
         std::memory_order_relaxed);
   }
 }

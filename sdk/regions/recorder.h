@@ -284,10 +284,12 @@ class Recorder {
   // transition needs the boundary's snapshot.
   void StepNodeWords(Boundary& b);
   // Reads the boundary's node time (Boundary::node_now_ns) where it has a
-  // node transition: right beside the boundary's own clock read.
+  // node transition: right beside the boundary's own clock read; only for
+  // a snapshot without a timestamp of its own (CreditNode).
   void NodeTime(Boundary& b);
   // Credits a node transition of `tr` (its snapshot `snap`, nullptr when it
-  // failed) to the boundary thread's accumulator at CLOCK_MONOTONIC `now_ns`.
+  // failed) to the boundary thread's accumulator, at the snapshot's own
+  // time (Snapshot::timestamp_ns), else at CLOCK_MONOTONIC `now_ns`.
   void CreditNode(const Transition& tr, const devices::Snapshot* snap,
                   uint64_t now_ns);
   // Steps `path`'s word by `e` (path_rule::StepWord, waiting while it is

@@ -179,62 +179,90 @@ int uncore_region_reset(const char* name) {
 
 namespace {
 
-int MarkerResult(int result, const char* function, const char* name) {
+// A failed marker call's message; `result` returned as it is.
+int MarkerFailure(int result, const char* function, const char* name) {
   switch (result) {
-    case 0:
-      return 0;
     case uncore::internal::kMarkerRunning:
-      return Fail(absl::FailedPreconditionError(
+      Fail(absl::FailedPreconditionError(
           std::string(function) + "(\"" + name +
           "\"): the marker region already runs on this thread"));
+      break;
     case uncore::internal::kMarkerNotRunning:
-      return Fail(absl::FailedPreconditionError(
+      Fail(absl::FailedPreconditionError(
           std::string(function) + "(\"" + name +
           "\"): the marker region does not run on this thread"));
+      break;
     case uncore::internal::kMarkerTooMany:
-      return Fail(absl::ResourceExhaustedError(
+      Fail(absl::ResourceExhaustedError(
           std::string(function) + "(\"" + name +
           "\"): too many marker regions run on this thread"));
+      break;
     default:
-      return Fail(absl::UnavailableError(
+      Fail(absl::UnavailableError(
           std::string(function) + "(\"" + name +
           "\"): refused (the session is stopping, or a signal handler "
           "interrupted the SDK)"));
+      break;
   }
+  return result;
 }
 
 }  // namespace
 
+}  // extern "C"
+
+namespace uncore::internal {
+
+namespace {
+
+// A marker call on the active session: `op` with the name's id.
+int MarkerCall(int (*op)(regions::Recorder*, int), const char* function,
+               const char* name, int without_session) {
+  if (name == nullptr) {
+    NullName(function);
+    return kMarkerNullName;
+  }
+  regions::Recorder* r = g_active_recorder.load(std::memory_order_acquire);
+  if (r == nullptr) {
+    if (without_session != 0) {
+      Fail(absl::FailedPreconditionError("no active uncore session"));
+    }
+    return without_session;
+  }
+  const int result = op(r, NameIdOf(name));
+  return result == 0 ? 0 : MarkerFailure(result, function, name);
+}
+
+}  // namespace
+
+// Without a session, start and stop are not measured and not an error.
+int MarkerStart(const char* name) {
+  return MarkerCall(&BeginMarker, "uncore_marker_start", name, 0);
+}
+
+int MarkerStop(const char* name) {
+  return MarkerCall(&EndMarker, "uncore_marker_stop", name, 0);
+}
+
+int MarkerReset(const char* name) {
+  return MarkerCall(&ResetMarker, "uncore_marker_reset", name,
+                    kMarkerNoSession);
+}
+
+}  // namespace uncore::internal
+
+extern "C" {
+
 int uncore_marker_start(const char* name) {
-  if (name == nullptr) return NullName("uncore_marker_start");
-  uncore::regions::Recorder* r =
-      uncore::internal::g_active_recorder.load(std::memory_order_acquire);
-  if (r == nullptr) return 0;
-  return MarkerResult(
-      uncore::internal::BeginMarker(r, uncore::internal::NameIdOf(name)),
-      "uncore_marker_start", name);
+  return uncore::internal::MarkerStart(name) == 0 ? 0 : -1;
 }
 
 int uncore_marker_stop(const char* name) {
-  if (name == nullptr) return NullName("uncore_marker_stop");
-  uncore::regions::Recorder* r =
-      uncore::internal::g_active_recorder.load(std::memory_order_acquire);
-  if (r == nullptr) return 0;
-  return MarkerResult(
-      uncore::internal::EndMarker(r, uncore::internal::NameIdOf(name)),
-      "uncore_marker_stop", name);
+  return uncore::internal::MarkerStop(name) == 0 ? 0 : -1;
 }
 
 int uncore_marker_reset(const char* name) {
-  if (name == nullptr) return NullName("uncore_marker_reset");
-  uncore::regions::Recorder* r =
-      uncore::internal::g_active_recorder.load(std::memory_order_acquire);
-  if (r == nullptr) {
-    return Fail(absl::FailedPreconditionError("no active uncore session"));
-  }
-  return MarkerResult(
-      uncore::internal::ResetMarker(r, uncore::internal::NameIdOf(name)),
-      "uncore_marker_reset", name);
+  return uncore::internal::MarkerReset(name) == 0 ? 0 : -1;
 }
 
 int uncore_write_report(const char* output) {

@@ -887,6 +887,35 @@ Results Session::Collect() const { return CollectResults(false); }
 
 Results Session::CollectCallingThread() const { return CollectResults(true); }
 
+std::vector<MetricValue> Session::EvaluateMetrics(
+    const std::vector<uint64_t>& totals, uint64_t wall_ns) const {
+  const Impl& s = *impl_;
+  std::lock_guard<std::mutex> lock(s.state_mu);
+  const double seconds = static_cast<double>(wall_ns) * 1e-9;
+  std::vector<MetricValue> out;
+  for (const Impl::Metric& m : s.metrics) {
+    std::vector<double> values;
+    bool missing = false;
+    for (int e : m.event_index) {
+      if (e < 0 || static_cast<size_t>(e) >= totals.size() ||
+          static_cast<size_t>(e) >= s.event_infos.size()) {
+        missing = true;
+        break;
+      }
+      values.push_back(static_cast<double>(totals[e]) * s.event_infos[e].scale);
+    }
+    if (missing) {
+      out.push_back({0, false});
+      continue;
+    }
+    // As CollectResults does a region's.
+    double v = m.compiled.Evaluate(values, seconds);
+    if (IsRate(m.compiled)) v /= seconds;
+    out.push_back({v, std::isfinite(v)});
+  }
+  return out;
+}
+
 Results Session::CollectResults(bool calling_thread) const {
   const Impl& s = *impl_;
   std::lock_guard<std::mutex> lock(s.state_mu);
@@ -1049,10 +1078,7 @@ Results Session::CollectResults(bool calling_thread) const {
     }
     // Per second of the counters' own window where there is one: a read's
     // latency then changes no rate.
-    const double seconds =
-        static_cast<double>(region.counted_ns > 0 ? region.counted_ns
-                                                  : region.wall_ns) *
-        1e-9;
+    const double seconds = static_cast<double>(region.rate_window_ns()) * 1e-9;
     for (const Impl::Metric& m : s.metrics) {
       std::vector<double> values;
       for (int e : m.event_index) {

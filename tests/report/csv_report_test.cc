@@ -110,13 +110,14 @@ TEST(CsvReportTest, ParsesBackStrictly) {
       records[0],
       ::testing::ElementsAre(
           "region", "path", "parent", "depth", "calls", "threads", "wall_ns",
-          "thread_ns", "min_ns", "max_ns", "overhead_ns", "sampled_calls",
+          "counted_ns", "overlap_ns", "thread_ns", "min_ns", "max_ns",
+          "overhead_ns", "read_latency_dominated", "sampled_calls",
           "open_calls", "kind", "name", "scope", "level", "socket", "instance",
           "value", "unit", "count", "scale", "estimated"));
   // Per region: 4 events x 2 scopes x (total + 2 sockets + 3 instances) + 2
   // metrics.
   EXPECT_EQ(records.size(), 1 + results.regions.size() * (4 * 2 * 6 + 2));
-  for (const auto& record : records) ASSERT_EQ(record.size(), 24u);
+  for (const auto& record : records) ASSERT_EQ(record.size(), 27u);
 
   std::map<std::string, std::map<std::string, std::string>> by_key;
   for (const auto& row : ByColumn(records)) {

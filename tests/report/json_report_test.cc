@@ -34,7 +34,8 @@ TEST(JsonReportTest, ParsesBackWithEveryField) {
       JsonKeys(root),
       ElementsAre("schema_version", "backend", "platform", "simulated", "host",
                   "cpu", "last_check", "sockets", "start_unix_ns",
-                  "duration_ns", "frozen_ns", "reads_per_snapshot", "errors",
+                  "duration_ns", "frozen_ns", "reads_per_snapshot",
+                  "regions_open_ns", "exclusive_overcount_ns", "errors",
                   "warnings", "events", "metrics", "regions"));
   EXPECT_EQ(JsonString(root.at("platform")), "ivytown");
   EXPECT_EQ(JsonUint(root.at("reads_per_snapshot")), 6u);
@@ -77,8 +78,9 @@ TEST(JsonReportTest, ParsesBackWithEveryField) {
   EXPECT_THAT(
       JsonKeys(solve),
       ElementsAre("name", "path", "depth", "calls", "threads", "wall_ns",
-                  "thread_ns", "min_ns", "max_ns", "overhead_ns",
-                  "sampled_calls", "open_calls", "events", "metrics"));
+                  "counted_ns", "overlap_ns", "thread_ns", "min_ns", "max_ns",
+                  "overhead_ns", "read_latency_dominated", "sampled_calls",
+                  "open_calls", "events", "metrics"));
   EXPECT_EQ(JsonString(solve.at("name")), "solve");
   EXPECT_EQ(JsonString(solve.at("path")), "main/solve");
   EXPECT_EQ(JsonUint(solve.at("depth")), 1u);
@@ -136,11 +138,15 @@ TEST(JsonReportTest, CostAndSamplingOfEveryRegion) {
     // Always present, right after the wall times (none of the other keys
     // moved).
     const std::vector<std::string> keys = JsonKeys(json);
-    ASSERT_EQ(keys.size(), 14u);
-    EXPECT_EQ(keys[8], "max_ns");
-    EXPECT_EQ(keys[9], "overhead_ns");
-    EXPECT_EQ(keys[10], "sampled_calls");
-    EXPECT_EQ(keys[11], "open_calls");
+    ASSERT_EQ(keys.size(), 17u);
+    EXPECT_EQ(keys[10], "max_ns");
+    EXPECT_EQ(keys[11], "overhead_ns");
+    EXPECT_EQ(keys[12], "read_latency_dominated");
+    EXPECT_EQ(keys[13], "sampled_calls");
+    EXPECT_EQ(keys[14], "open_calls");
+    EXPECT_EQ(JsonBool(json.at("read_latency_dominated")),
+              OverheadFlagged(region))
+        << i;
   }
   EXPECT_EQ(JsonUint(regions.at(4).at("overhead_ns")), kHugeCount);
   EXPECT_EQ(JsonUint(regions.at(5).at("sampled_calls")), 0u);

@@ -101,7 +101,7 @@ TEST(PlatformSessionTest, GraniteRapidsSumsItsTwoSchedulers) {
     cas += CountsOf(r, region, e).total;
   }
   EXPECT_GT(cas, 0u);
-  const double seconds = static_cast<double>(region.wall_ns) * 1e-9;
+  const double seconds = static_cast<double>(region.rate_window_ns()) * 1e-9;
   EXPECT_NEAR(region.metrics[bw].value, static_cast<double>(cas) * 64 / seconds,
               1e-9 * static_cast<double>(cas) * 64 / seconds);
 }
@@ -122,7 +122,7 @@ TEST(PlatformSessionTest, VendorFormulasUseThePlannedCounters) {
   EXPECT_FALSE(r.metrics[m].per_second);
   const double ticks =
       static_cast<double>(CountsOf(r, region, "cha/CLOCKTICKS").total);
-  const double seconds = static_cast<double>(region.wall_ns) * 1e-9;
+  const double seconds = static_cast<double>(region.rate_window_ns()) * 1e-9;
   // The device given in code has one entry per event on one socket.
   EXPECT_NEAR(region.metrics[m].value, ticks / 1e9 / seconds,
               1e-9 * ticks / 1e9 / seconds);
@@ -207,6 +207,48 @@ TEST(PlatformSessionTest, TheCpuDecidesOnHardware) {
   EXPECT_EQ(runtime::PlatformOfCpu(clx), "skylakex");
   clx.model = 0x3e;
   EXPECT_EQ(runtime::PlatformOfCpu(clx), "ivytown");
+}
+
+// Session::EvaluateMetrics (what the MPI merged report computes a region's
+// metrics with, from its merged counts and time) gives what Collect gives
+// for a region's own counts and time; a rate per second is of that time;
+// a count it lacks leaves the metric without a value.
+TEST(PlatformSessionTest, EvaluateMetricsIsCollectsFormula) {
+  SessionOptions o;
+  o.backend = "sim";
+  o.events = {"ubox/UCLK"};
+  o.metrics = {"MEM_BW_TOTAL"};
+  o.output = "";
+  absl::StatusOr<std::unique_ptr<Session>> s = Session::Start(o);
+  ASSERT_TRUE(s.ok()) << s.status();
+  (*s)->SetSimulatedActivity(1e9);
+  {
+    UNCORE_REGION("phase");
+    usleep(20'000);
+  }
+  const Results r = (*s)->Collect();
+  ASSERT_TRUE((*s)->Stop().ok());
+  ASSERT_EQ(r.regions.size(), 1u);
+  const RegionResult& region = r.regions[0];
+  const size_t bw = MetricIndex(r, "MEM_BW_TOTAL");
+  ASSERT_TRUE(r.metrics[bw].per_second);
+  ASSERT_TRUE(region.metrics[bw].valid);
+  ASSERT_GT(region.metrics[bw].value, 0);
+  std::vector<uint64_t> totals;
+  for (const EventCounts& c : region.inclusive) totals.push_back(c.total);
+  // Stopped, as the MPI integration's rank 0 calls it.
+  const std::vector<MetricValue> same =
+      (*s)->EvaluateMetrics(totals, region.rate_window_ns());
+  ASSERT_EQ(same.size(), r.metrics.size());
+  EXPECT_TRUE(same[bw].valid);
+  EXPECT_DOUBLE_EQ(same[bw].value, region.metrics[bw].value);
+  const std::vector<MetricValue> longer =
+      (*s)->EvaluateMetrics(totals, 2 * region.rate_window_ns());
+  EXPECT_NEAR(longer[bw].value, region.metrics[bw].value / 2,
+              1e-9 * region.metrics[bw].value);
+  const std::vector<MetricValue> none = (*s)->EvaluateMetrics({}, 1000);
+  ASSERT_EQ(none.size(), r.metrics.size());
+  EXPECT_FALSE(none[bw].valid);
 }
 
 TEST(PlatformSessionTest, TheXeon7500CountsOnItsSimulator) {
@@ -469,7 +511,7 @@ TEST(PlatformSessionPerfTest, BandwidthUsesTheFreeRunningCounters) {
                                             region.inclusive[1].total);
   EXPECT_GT(counts, 0);
   // 6.103515625e-5 MiB is 64 bytes a count.
-  const double seconds = static_cast<double>(region.wall_ns) * 1e-9;
+  const double seconds = static_cast<double>(region.rate_window_ns()) * 1e-9;
   EXPECT_NEAR(region.metrics[0].value, counts * 64 / seconds,
               1e-6 * counts * 64 / seconds);
 

@@ -32,6 +32,7 @@
 
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
+#include "fmt/ranges.h"
 #include "sdk/common/clock.h"
 #include "sdk/common/json.h"
 #include "sdk/common/status_macros.h"
@@ -113,48 +114,90 @@ struct Skip {
   std::string why;
 };
 
-// The probes a platform has, and what does not apply there.
-std::vector<Probe> ProbesOf(const runtime::SessionPlatform& platform,
-                            bool simulated, std::vector<Skip>* skipped) {
+// What check reads for each quantity, in order of preference: the first
+// spelling the machine's platform resolves is the probe (ResolveNames
+// below); a quantity none of them names is skipped with the resolver's
+// reason.  Data, not a branch per platform: a platform record that names
+// one of these events is checked with it.
+struct Candidate {
+  Quantity quantity;
+  std::string_view spec;
+  double scale;  // bytes per count for memory; 1 otherwise
+};
+constexpr Candidate kCandidates[] = {
+    // Intel's iMC (IvyTown, and every perf platform from Haswell-EP to
+    // Sapphire Rapids): one 64-byte line per CAS.
+    {Quantity::kMemRead, "imc/CAS_COUNT.RD", 64},
+    // The Xeon 7500's memory controllers and home agent.
+    {Quantity::kMemRead, "mbox/FVC_EV0_BBOX_CMDS_READS", 64},
+    // AMD's UMC (Zen 4 and 5): one 64-byte burst per CAS command.
+    {Quantity::kMemRead, "umc/umc_cas_cmd.rd", 64},
+    {Quantity::kMemWrite, "imc/CAS_COUNT.WR", 64},
+    {Quantity::kMemWrite, "bbox/IMT_INSERTS_WR", 64},
+    {Quantity::kMemWrite, "umc/umc_cas_cmd.wr", 64},
+    {Quantity::kLlcLookups, "cbo/LLC_LOOKUP.DATA_READ:filter_state=0x1f", 1},
+    {Quantity::kLlcMisses, "cbo/TOR_INSERTS.MISS_OPCODE:filter_opc=0x182", 1},
+    {Quantity::kClock, "ubox/UCLK", 1},
+    {Quantity::kClock, "wbox/UNCORE_CLOCK", 1},
+};
+
+// The probes the platform resolves, and what does not apply there.
+std::vector<Probe> ProbesOf(const runtime::SessionMachine& machine,
+                            const std::string& backend, bool simulated,
+                            std::vector<Skip>* skipped) {
   std::vector<Probe> probes;
-  const std::string& name = platform.name;
+  const runtime::SessionPlatform& platform = machine.platform;
   if (!platform.uncore_supported) {
     skipped->push_back(
         {"memory, LLC and uncore clock checks",
          "no uncore this SDK counts here (platform none: a virtual machine "
          "without uncore PMUs, or a CPU no platform knows); `uncore doctor` "
          "says why"});
-  } else if (name == "ivytown") {
-    probes = {MakeProbe(Quantity::kMemRead, "imc/CAS_COUNT.RD", 64),
-              MakeProbe(Quantity::kMemWrite, "imc/CAS_COUNT.WR", 64),
-              MakeProbe(Quantity::kLlcLookups,
-                        "cbo/LLC_LOOKUP.DATA_READ:filter_state=0x1f", 1),
-              MakeProbe(Quantity::kLlcMisses,
-                        "cbo/TOR_INSERTS.MISS_OPCODE:filter_opc=0x182", 1),
-              MakeProbe(Quantity::kClock, "ubox/UCLK", 1)};
-  } else if (name == "nehalemex" || name == "westmereex") {
-    probes = {MakeProbe(Quantity::kMemRead, "mbox/FVC_EV0_BBOX_CMDS_READS", 64),
-              MakeProbe(Quantity::kMemWrite, "bbox/IMT_INSERTS_WR", 64),
-              MakeProbe(Quantity::kClock, "wbox/UNCORE_CLOCK", 1)};
-    skipped->push_back(
-        {"LLC lookups and misses",
-         simulated ? "the Xeon 7500 simulator models memory traffic and the "
-                     "uncore clock only (its other events count at a fixed "
-                     "rate)"
-                   : "the Xeon 7500's C-Box LLC events are not among "
-                     "check's probes yet"});
   } else {
-    // A perf-only platform: Intel's iMC names where they exist.
-    probes = {MakeProbe(Quantity::kMemRead, "imc/CAS_COUNT.RD", 64),
-              MakeProbe(Quantity::kMemWrite, "imc/CAS_COUNT.WR", 64)};
-    skipped->push_back(
-        {"LLC lookups and misses, uncore clock",
-         fmt::format("check has no probes for them on {} yet", name)});
+    for (const Quantity q :
+         {Quantity::kMemRead, Quantity::kMemWrite, Quantity::kLlcLookups,
+          Quantity::kLlcMisses, Quantity::kClock}) {
+      std::vector<std::string> tried;
+      bool found = false;
+      for (const Candidate& c : kCandidates) {
+        if (c.quantity != q || found) continue;
+        Probe probe = MakeProbe(q, std::string(c.spec), c.scale);
+        probe.programmed = CheckSpecToProgram(probe.spec);
+        runtime::NameRequest request;
+        request.events = {probe.programmed};
+        request.backend = backend;
+        if (runtime::ResolveNames(platform, request, machine.pmus_or()).ok()) {
+          probes.push_back(std::move(probe));
+          found = true;
+        } else {
+          tried.emplace_back(c.spec);
+        }
+      }
+      if (!found) {
+        skipped->push_back(
+            {std::string(QuantityName(q)),
+             fmt::format("platform {} names none of the events check reads "
+                         "for it ({}); `uncore list` shows its events",
+                         platform.name, fmt::join(tried, ", "))});
+      }
+    }
   }
   if (!simulated) {
     if (std::filesystem::exists(
             "/sys/bus/event_source/devices/msr/events/tsc")) {
-      probes.push_back(MakeProbe(Quantity::kTsc, "msr/tsc/", 1));
+      Probe probe = MakeProbe(Quantity::kTsc, "msr/tsc/", 1);
+      probe.programmed = CheckSpecToProgram(probe.spec);
+      runtime::NameRequest request;
+      request.events = {probe.programmed};
+      request.backend = backend;
+      absl::StatusOr<runtime::ResolvedNames> names =
+          runtime::ResolveNames(platform, request, machine.pmus_or());
+      if (names.ok()) {
+        probes.push_back(std::move(probe));
+      } else {
+        skipped->push_back(
+            {"TSC ticks", common::StatusMessage(names.status())});
+      }
     } else {
       skipped->push_back({"TSC ticks",
                           "no perf msr PMU with a tsc event "
@@ -433,23 +476,7 @@ int RunCheck(const CheckOptions& o, std::FILE* out, std::FILE* err) {
   }
   const bool simulated = backend == "sim";
   std::vector<Skip> skipped;
-  std::vector<Probe> probes = ProbesOf(machine->platform, simulated, &skipped);
-  // Keep the probes whose names resolve; the rest are skipped with why.
-  std::vector<Probe> kept;
-  for (Probe& p : probes) {
-    p.programmed = CheckSpecToProgram(p.spec);
-    runtime::NameRequest request;
-    request.events = {p.programmed};
-    request.backend = backend;
-    absl::StatusOr<runtime::ResolvedNames> names =
-        runtime::ResolveNames(machine->platform, request, machine->pmus_or());
-    if (!names.ok()) {
-      skipped.push_back({std::string(QuantityName(p.quantity)),
-                         common::StatusMessage(names.status())});
-      continue;
-    }
-    kept.push_back(p);
-  }
+  std::vector<Probe> kept = ProbesOf(*machine, backend, simulated, &skipped);
 
   std::unique_ptr<Session> session;
   if (!kept.empty()) {
@@ -566,7 +593,7 @@ int RunCheck(const CheckOptions& o, std::FILE* out, std::FILE* err) {
       for (const Probe& p : kept) {
         std::optional<Expectation> e =
             Expect(p.quantity, r.kernel, r.traffic, r.declared, sim_session,
-                   region->wall_ns, tsc_hz);
+                   region->rate_window_ns(), tsc_hz);
         if (!e) continue;
         size_t ei = 0;
         while (ei < results.events.size() &&

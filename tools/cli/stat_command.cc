@@ -121,7 +121,7 @@ class IntervalPrinter {
         totals[e] = region->inclusive[e].total;
         estimated[e] = region->inclusive[e].estimated;
       }
-      wall_ns = region->wall_ns;
+      wall_ns = region->rate_window_ns();  // the counters' own window
     }
     if (previous_.size() != totals.size()) previous_.assign(totals.size(), 0);
     std::vector<uint64_t> delta(totals.size());

@@ -89,9 +89,15 @@ TEST(MergeTest, EachSocketOfEachNodeCountsOnce) {
   EXPECT_EQ(solve.path, "solve");
   EXPECT_EQ(solve.ranks, 4);
   EXPECT_EQ(solve.calls, 10u);
-  EXPECT_EQ(solve.wall_ns, (100u + 120 + 140 + 160) / 4);
-  EXPECT_EQ(solve.wall_min_ns, 100u);
-  EXPECT_EQ(solve.wall_max_ns, 160u);
+  // No node shares (no node sharing): each node's time is its longest
+  // rank's (node 0: rank 1's 120; node 2: rank 3's 160), the region's the
+  // longest node's, and not a node union.
+  EXPECT_EQ(solve.wall_ns, 160u);
+  EXPECT_THAT(solve.per_node_wall_ns, ::testing::ElementsAre(120, 160));
+  EXPECT_FALSE(solve.wall_node_union);
+  EXPECT_EQ(solve.rank_mean_wall_ns, (100u + 120 + 140 + 160) / 4);
+  EXPECT_EQ(solve.rank_wall_min_ns, 100u);
+  EXPECT_EQ(solve.rank_wall_max_ns, 160u);
   EXPECT_EQ(solve.sampled_calls, 10u);
   EXPECT_EQ(solve.overhead_ns, 30u);
   EXPECT_EQ(solve.call_max_ns, 100u + 5);  // rank 0: one call of 100
@@ -108,11 +114,14 @@ TEST(MergeTest, EachSocketOfEachNodeCountsOnce) {
   EXPECT_EQ(e.per_socket[1].max, 200u);
   EXPECT_EQ(e.per_socket[3].from_rank, 3);
   EXPECT_EQ(solve.metrics[0].ranks, 4);
-  EXPECT_DOUBLE_EQ(solve.metrics[0].max, 400);  // rank 3: its own view
+  EXPECT_DOUBLE_EQ(solve.metrics[0].rank_max, 400);  // rank 3: its own view
+  EXPECT_DOUBLE_EQ(solve.metrics[0].rank_mean, (300 + 300 + 300 + 400) / 4.0);
+  EXPECT_FALSE(solve.metrics[0].valid);  // no evaluator
   // Only rank 1 entered io: its view stands for node 0's sockets.
   const MergedRegion& io = m.regions[1];
   EXPECT_EQ(io.ranks, 1);
   EXPECT_EQ(io.wall_ns, 50u);
+  EXPECT_THAT(io.per_node_wall_ns, ::testing::ElementsAre(50, 0));
   EXPECT_EQ(io.events[0].total, 15u);
   EXPECT_EQ(io.events[0].per_socket[0].from_rank, 1);
 }
@@ -195,8 +204,15 @@ TEST(MergeTest, JsonCsvAndTable) {
   std::vector<RankRecord> ranks = Job();
   ranks[0].results.regions[0].name = "so\"lve,\n";
   ranks[0].results.regions[0].path = "so\"lve,\n";
-  const MergedReport m = Merge(ranks);
+  // The metric of the merged counts over the merged time.
+  const MergedReport m =
+      Merge(ranks, [](const std::vector<uint64_t>& totals, uint64_t wall_ns) {
+        return std::vector<MetricValue>{
+            {static_cast<double>(totals.at(0)) / static_cast<double>(wall_ns),
+             true}};
+      });
   const nlohmann::json j = nlohmann::json::parse(FormatMergedJson(m));
+  EXPECT_EQ(j["schema_version"], 4);
   EXPECT_EQ(j["ranks"], 4);
   EXPECT_EQ(j["nodes"], 2);
   EXPECT_EQ(j["simulated"], true);
@@ -207,23 +223,37 @@ TEST(MergeTest, JsonCsvAndTable) {
   EXPECT_EQ(j["regions"][1]["per_rank"].size(), 3u);
   EXPECT_EQ(j["node_list"][1]["sockets"][0]["leader"], 2);
   EXPECT_EQ(j["regions"][0]["metrics"]["M"]["ranks"], 1);
+  // solve: ranks 1 (node a), 2 and 3 (node b): the longest of each node.
+  const nlohmann::json& solve = j["regions"][1];
+  EXPECT_EQ(solve["wall_ns"], 160);
+  EXPECT_EQ(solve["wall_node_union"], false);
+  EXPECT_EQ(solve["per_node_wall_ns"], nlohmann::json({120, 160}));
+  EXPECT_EQ(solve["rank_mean_wall_ns"], (120 + 140 + 160) / 3);
+  EXPECT_EQ(solve["rank_wall_min_ns"], 120);
+  EXPECT_EQ(solve["rank_wall_max_ns"], 160);
+  EXPECT_FALSE(solve.contains("wall_min_ns"));
+  EXPECT_DOUBLE_EQ(solve["metrics"]["M"]["value"].get<double>(), 1000 / 160.0);
+  EXPECT_DOUBLE_EQ(solve["metrics"]["M"]["rank_mean"].get<double>(),
+                   (300 + 300 + 400) / 3.0);
 
   // The session's tidy CSV: a socket row per socket of each node (node a's
-  // 0 and 1, then node b's), the total, the metric's mean over ranks.
+  // 0 and 1, then node b's), the total, the merged metric.
   const std::string csv = FormatMergedCsv(m);
   EXPECT_TRUE(csv.starts_with("region,path,parent,depth,calls,threads,"));
-  EXPECT_THAT(csv, ::testing::HasSubstr(
-                       "\"so\"\"lve,\n\",\"so\"\"lve,\n\",,0,1,0,100,0,0,0,100,"
-                       "105,3,1,1,0,event,ubox/UCLK,inclusive,socket,1,,200,,200,1,0"
-                       "\r\n"));
-  EXPECT_THAT(csv, ::testing::HasSubstr(
-                       "solve,solve,,0,9,0,140,0,0,0,40,65,27,1,9,0,event,ubox/UCLK,"
-                       "inclusive,total,,,1000,,1000,1,0\r\n"));
+  EXPECT_THAT(csv,
+              ::testing::HasSubstr(
+                  "\"so\"\"lve,\n\",\"so\"\"lve,\n\",,0,1,0,100,0,0,0,100,"
+                  "105,3,1,1,0,event,ubox/UCLK,inclusive,socket,1,,200,,200,1,0"
+                  "\r\n"));
+  EXPECT_THAT(csv,
+              ::testing::HasSubstr(
+                  "solve,solve,,0,9,0,160,0,0,0,40,65,27,1,9,0,event,ubox/UCLK,"
+                  "inclusive,total,,,1000,,1000,1,0\r\n"));
   EXPECT_THAT(csv,
               ::testing::HasSubstr(
                   ",event,ubox/UCLK,inclusive,socket,0,,300,,300,1,0\r\n"));
-  EXPECT_THAT(csv, ::testing::HasSubstr(
-                       ",metric,M,inclusive,total,,,333.3333333333333,u,,,0"));
+  EXPECT_THAT(csv,
+              ::testing::HasSubstr(",metric,M,inclusive,total,,,6.25,u,,,0"));
   EXPECT_EQ(csv, FormatReportText(MergedResults(m), "x.csv"));
   const Results results = MergedResults(m);
   EXPECT_EQ(results.run.host, "a, b");
@@ -234,7 +264,7 @@ TEST(MergeTest, JsonCsvAndTable) {
   EXPECT_EQ(results.regions[1].inclusive[0].total, 1000u);
   EXPECT_TRUE(results.regions[1].exclusive.empty());
   EXPECT_EQ(results.regions[1].calls, 9u);
-  EXPECT_EQ(results.regions[1].wall_ns, 140u);  // the mean over ranks
+  EXPECT_EQ(results.regions[1].wall_ns, 160u);  // the longest node's
 
   const std::string table = FormatMergedTable(m);
   EXPECT_THAT(table, ::testing::HasSubstr("4 ranks on 2 nodes"));
@@ -328,6 +358,12 @@ TEST(MergeNodeUnionTest, TheRanksSharesSumToTheUnion) {
   EXPECT_EQ(s.from_rank, -1);
   EXPECT_EQ(s.value, 1000u);
   EXPECT_EQ(s.wall_ns, 300u);  // (0 - 100) + 400, modulo 2^64
+  // The region's time is the node union's, as in one process; each rank's
+  // own time (100, 200) stays beside it.
+  EXPECT_EQ(r.wall_ns, 300u);
+  EXPECT_THAT(r.per_node_wall_ns, ::testing::ElementsAre(300));
+  EXPECT_TRUE(r.wall_node_union);
+  EXPECT_EQ(r.rank_mean_wall_ns, 150u);
   // The ranks' own views, beside it.
   EXPECT_EQ(s.ranks, 2);
   EXPECT_EQ(s.min, 700u);
@@ -345,6 +381,53 @@ TEST(MergeNodeUnionTest, TheRanksSharesSumToTheUnion) {
   EXPECT_THAT(FormatMergedTable(m), ::testing::HasSubstr("union"));
   EXPECT_THAT(MergedResults(m).regions[0].inclusive[0].per_socket,
               ::testing::ElementsAre(1000));
+}
+
+// Two nodes, each with its node union: node 0's 300 ns (1000 counts),
+// node 2's 500 ns (3000).  The region's time is the longer node's union
+// (the nodes ran it side by side; their clocks differ), each node's is
+// kept, and the merged metric is of the merged counts over that time, not
+// the mean of the ranks' own metrics.
+TEST(MergeNodeUnionTest, TheRegionsTimeIsTheLongestNodeUnion) {
+  std::vector<RankRecord> ranks = NodeUnionJob(/*leader=*/0);
+  for (RankRecord r : NodeUnionJob(/*leader=*/0)) {
+    r.rank += 2;
+    r.node = 2;
+    r.host = "b";
+    if (!r.leads.empty()) r.leads = {0};
+    RegionResult::NodeShare& share = r.results.regions[0].node_share;
+    share.counts[0].per_socket[0] *= 3;
+    share.wall_ns[0] = r.rank == 2 ? uint64_t{0} - 100 : 600;
+    ranks.push_back(r);
+  }
+  const MergedReport m =
+      Merge(ranks, [](const std::vector<uint64_t>& totals, uint64_t wall_ns) {
+        return std::vector<MetricValue>{{static_cast<double>(totals.at(0)) *
+                                             1e9 / static_cast<double>(wall_ns),
+                                         true}};
+      });
+  EXPECT_THAT(m.warnings, ::testing::IsEmpty());
+  ASSERT_EQ(m.regions.size(), 1u);
+  const MergedRegion& r = m.regions[0];
+  EXPECT_EQ(r.events[0].total, 4000u);
+  EXPECT_THAT(r.events[0].per_node, ::testing::ElementsAre(1000, 3000));
+  EXPECT_THAT(r.per_node_wall_ns, ::testing::ElementsAre(300, 500));
+  EXPECT_EQ(r.wall_ns, 500u);
+  EXPECT_TRUE(r.wall_node_union);
+  EXPECT_EQ(r.rank_mean_wall_ns, 150u);
+  ASSERT_EQ(r.metrics.size(), 1u);
+  EXPECT_TRUE(r.metrics[0].valid);
+  EXPECT_DOUBLE_EQ(r.metrics[0].value, 4000 * 1e9 / 500);
+  EXPECT_DOUBLE_EQ(r.metrics[0].rank_mean, 750);  // the ranks' 700, 800
+  const nlohmann::json j = nlohmann::json::parse(FormatMergedJson(m));
+  EXPECT_EQ(j["regions"][0]["wall_ns"], 500);
+  EXPECT_EQ(j["regions"][0]["wall_node_union"], true);
+  EXPECT_DOUBLE_EQ(j["regions"][0]["metrics"]["M"]["value"].get<double>(), 8e9);
+  EXPECT_EQ(MergedResults(m).regions[0].wall_ns, 500u);
+  EXPECT_DOUBLE_EQ(MergedResults(m).regions[0].metrics[0].value, 8e9);
+  const std::string table = FormatMergedTable(m);
+  EXPECT_THAT(table, ::testing::HasSubstr("rank mean"));
+  EXPECT_THAT(table, ::testing::HasSubstr("8e+09"));
 }
 
 TEST(MergeNodeUnionTest, IntervalsOpenedButNotClosedFallBackToTheLeader) {

@@ -20,6 +20,7 @@ import os
 import re
 import socket
 import stat
+import subprocess
 import sys
 import threading
 import tempfile
@@ -247,8 +248,10 @@ def check_forms(args, tmp):
                        {"UNCORE_EVENTS": "ubox/UCLK,MEM_BW_READS"})
     work = region(report, "work") or {}
     m = work.get("metrics", {}).get("MEM_BW_READS") or {}
-    check(m.get("ranks") == 2 and m.get("mean", 0) > 0,
-          f"UNCORE_EVENTS with a metric: MEM_BW_READS over 2 ranks {m}")
+    check(m.get("ranks") == 2 and (m.get("value") or 0) > 0 and
+          m.get("rank_mean", 0) > 0,
+          f"UNCORE_EVENTS with a metric: MEM_BW_READS of the merged counts "
+          f"and over 2 ranks {m}")
     # A spec that cannot be counted.
     p, report, lines = job(args, d, "events-bad",
                            {"UNCORE_EVENTS": "ubox/NOPE"})
@@ -426,6 +429,74 @@ def check_merged(name, report, np, rate_per_socket, event, sockets, fx):
             check(0.98 * union <= s["union_wall_ns"] <= 1.02 * outer,
                   f"{name}: {path}: union_wall_ns {s['union_wall_ns']} "
                   f"within 2% of {union} (inside) to {outer} (around)")
+        # The region's wall_ns is the node union's time, as in one process
+        # (the ranks' mean is rank_mean_wall_ns), so total / wall_ns is the
+        # rate of the sockets.
+        check(r.get("wall_node_union") is True and
+              0.98 * union <= r.get("wall_ns", 0) <= 1.02 * outer,
+              f"{name}: {path}: wall_ns {r.get('wall_ns')} is the node "
+              f"union's, within 2% of {union} to {outer}")
+        check_rate(f"{name}: {path}", r, event, rate_per_socket * sockets)
+
+
+def check_rate(what, r, event, rate):
+    """total / wall_ns of a merged region is `rate` within 2%."""
+    wall = r.get("wall_ns", 0)
+    got = r["events"][event]["total"] * 1e9 / wall if wall else 0
+    check(abs(got - rate) <= 0.02 * rate,
+          f"{what}: total / wall_ns {got / 1e9:.4f} G/s vs the rate "
+          f"{rate / 1e9:.4f} G/s, within 2% ({got / rate - 1:+.2%}; ranks' "
+          f"mean wall {r.get('rank_mean_wall_ns')} ns, node union "
+          f"{wall} ns)")
+
+
+def check_staggered_rates(args, tmp, sockets):
+    """8 ranks (on this 2-CPU machine: oversubscribed) that enter and leave
+    "staggered" at different times, overlapping partly (rank r at r x 30
+    ms for 100 ms), and "gapped" (r x 150 ms): msr/tsc/'s total over the
+    merged wall_ns is the TSC rate within 2%, on idle CPUs and on CPUs kept
+    busy by a spinning process each.  The ranks' mean wall made it 3x too
+    high (8 ranks: 310 ms of union, 100 ms each), and the node union's time
+    read beside the snapshots rather than at them drifted under load."""
+    for busy in (False, True):
+        name = f"perf -np 8 staggered {'busy' if busy else 'idle'}"
+        out = os.path.join(tmp, f"staggered-{'busy' if busy else 'idle'}.json")
+        spinners = []
+        if busy:
+            for cpu in sorted(os.sched_getaffinity(0)):
+                spinners.append(subprocess.Popen(
+                    ["sh", "-c", "while :; do :; done"],
+                    preexec_fn=lambda c=cpu: os.sched_setaffinity(0, {c})))
+        try:
+            p = mpirun(args, 8, args.program,
+                       {"UNCORE_EVENTS": "msr/tsc/", "UNCORE_BACKEND": "perf",
+                        "UNCORE_OUTPUT": out},
+                       timeout=120, program_args=("--region-ms", "300"))
+        finally:
+            for sp in spinners:
+                sp.kill()
+                sp.wait()
+        check(p.returncode == 0 and os.path.exists(out),
+              f"{name}: mpirun succeeds")
+        if p.returncode != 0 or not os.path.exists(out):
+            continue
+        report = load_json(out, name)
+        fx = facts(p)
+        for path in ("staggered", "gapped", "work"):
+            r = region(report, path)
+            check(r is not None and r["ranks"] == 8,
+                  f"{name}: {path} entered by 8 ranks")
+            if r is None:
+                continue
+            # The ranks' calls overlap partly (staggered) or not at all
+            # (gapped): their union is well above each rank's own time.
+            longer = path == "work" or \
+                r["wall_ns"] > 1.5 * r["rank_mean_wall_ns"]
+            check(r["wall_node_union"] is True and longer,
+                  f"{name}: {path}: wall_ns {r['wall_ns']} is the node "
+                  f"union, not the ranks' mean {r['rank_mean_wall_ns']}")
+            check_rate(f"{name}: {path}", r, "msr/tsc/",
+                       fx["tsc_hz"] * sockets)
 
 
 def main():
@@ -487,6 +558,7 @@ def main():
             check(fx["perf_fds"] == 1 * sockets,
                   f"perf -np 4: {fx['perf_fds']} perf events open on the "
                   f"node == events x sockets ({sockets}), not x ranks")
+        check_staggered_rates(args, tmp, sockets)
 
     # LD_PRELOAD: a program that does not link uncore::mpi.
     out = os.path.join(tmp, "preload.json")

@@ -2,12 +2,19 @@
 // after.  Symbols as readers want them (demangled, no parameters, return
 // type or clone suffix; outlined OpenMP bodies), and addresses of this
 // program (ELF .symtab, DWARF line table: built with -g) and of libc (its
-// .dynsym).  Guarantees checked: a bad address gives empty fields.
+// .dynsym).  Built twice: with libdw as the tool is
+// (ompt_source_location_test, when CMake found it) and without
+// (ompt_source_location_dladdr_test): ResolveReturnAddress is then the
+// dladdr answer, checked the same as ResolveWithDladdr is in both.
+// Guarantees checked: a bad address gives empty fields.
 #include "integrations/ompt/source_location.h"
 
+#include <dlfcn.h>
+#include <link.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <utility>
 
@@ -64,6 +71,12 @@ __attribute__((noinline)) std::pair<const void*, int> CallHere() {
 }
 
 TEST(ResolveReturnAddressTest, FunctionFileAndLineOfThisProgram) {
+#ifndef UNCORE_OMPT_HAVE_LIBDW
+  ASSERT_FALSE(ResolvesSourceLines());
+  GTEST_SKIP() << "built without libdw: no symbol or line tables read "
+                  "(ResolveWithDladdrTest checks the answer)";
+#endif
+  ASSERT_TRUE(ResolvesSourceLines());
   const auto [ra, line] = CallHere();
   const CodeLocation where = ResolveReturnAddress(ra);
   EXPECT_EQ(where.function, "uncore::ompt::(anonymous namespace)::CallHere");
@@ -75,26 +88,78 @@ TEST(ResolveReturnAddressTest, FunctionFileAndLineOfThisProgram) {
   const CodeLocation again = ResolveReturnAddress(ra);
   EXPECT_EQ(again.function, where.function);
   EXPECT_EQ(again.line, where.line);
+  // The object and offset are the loader's, as without libdw.
+  const CodeLocation loader = ResolveWithDladdr(ra);
+  EXPECT_EQ(where.object, loader.object);
+  EXPECT_EQ(where.offset, loader.offset);
 }
 
-TEST(ResolveReturnAddressTest, ASharedLibraryByItsDynamicSymbols) {
+// The loader's own answer: the object, the offset in it of the call (the
+// byte before the return address), no line.  The program's own functions
+// are not dynamic symbols (no -rdynamic): no function, as the tool then
+// names the construct "object+0xoffset".
+TEST(ResolveWithDladdrTest, ThisProgramByObjectAndOffset) {
+  const auto [ra, line] = CallHere();
+  const CodeLocation where = ResolveWithDladdr(ra);
+  Dl_info info = {};
+  link_map* map = nullptr;
+  ASSERT_NE(dladdr1(ra, &info, reinterpret_cast<void**>(&map), RTLD_DL_LINKMAP),
+            0);
+  ASSERT_NE(map, nullptr);
+  EXPECT_EQ(where.offset,
+            reinterpret_cast<uintptr_t>(ra) - 1 - uintptr_t{map->l_addr});
+  EXPECT_FALSE(where.object.empty());
+  EXPECT_EQ(where.object.find('/'), std::string::npos) << where.object;
+  EXPECT_EQ(where.function, "");
+  EXPECT_EQ(where.symbol, "");
+  EXPECT_EQ(where.file, "");
+  EXPECT_EQ(where.line, 0);
+  (void)line;
+}
+
+// Both answers: ResolveReturnAddress's, and the loader's alone.
+struct Resolver {
+  const char* name;
+  CodeLocation (*resolve)(const void*);
+};
+constexpr Resolver kResolvers[] = {
+    {"ResolveReturnAddress", &ResolveReturnAddress},
+    {"ResolveWithDladdr", &ResolveWithDladdr}};
+
+// A shared library's dynamic symbols: the function, demangled when C++.
+TEST(ResolveReturnAddressTest, SharedLibrariesByTheirDynamicSymbols) {
   // getpid: not one the sanitizers' runtimes replace.
-  const auto address = reinterpret_cast<uintptr_t>(&::getpid);
-  const CodeLocation where =
-      ResolveReturnAddress(reinterpret_cast<const void*>(address + 2));
-  EXPECT_NE(where.object.find("libc"), std::string::npos) << where.object;
-  EXPECT_NE(where.function.find("getpid"), std::string::npos)
-      << where.function << " / " << where.symbol;
+  const auto getpid_address = reinterpret_cast<uintptr_t>(&::getpid);
+  // A C++ library function: libstdc++'s std::terminate (the test links
+  // libstdc++ dynamically).
+  void (*terminate)() noexcept = &std::terminate;
+  const auto terminate_address = reinterpret_cast<uintptr_t>(terminate);
+  for (const Resolver& resolver : kResolvers) {
+    SCOPED_TRACE(resolver.name);
+    const CodeLocation libc =
+        resolver.resolve(reinterpret_cast<const void*>(getpid_address + 2));
+    EXPECT_NE(libc.object.find("libc"), std::string::npos) << libc.object;
+    EXPECT_NE(libc.function.find("getpid"), std::string::npos)
+        << libc.function << " / " << libc.symbol;
+    const CodeLocation cxx =
+        resolver.resolve(reinterpret_cast<const void*>(terminate_address + 2));
+    if (cxx.object.find("libstdc++") == std::string::npos) continue;
+    EXPECT_EQ(cxx.symbol, "_ZSt9terminatev");
+    EXPECT_EQ(cxx.function, "std::terminate");
+  }
 }
 
 TEST(ResolveReturnAddressTest, NoObjectNoNames) {
-  EXPECT_TRUE(ResolveReturnAddress(nullptr).function.empty());
-  const CodeLocation where =
-      ResolveReturnAddress(reinterpret_cast<const void*>(uintptr_t{0x11}));
-  EXPECT_TRUE(where.function.empty());
-  EXPECT_TRUE(where.object.empty());
-  EXPECT_TRUE(where.file.empty());
-  EXPECT_EQ(where.line, 0);
+  for (const Resolver& resolver : kResolvers) {
+    SCOPED_TRACE(resolver.name);
+    EXPECT_TRUE(resolver.resolve(nullptr).function.empty());
+    const CodeLocation where =
+        resolver.resolve(reinterpret_cast<const void*>(uintptr_t{0x11}));
+    EXPECT_TRUE(where.function.empty());
+    EXPECT_TRUE(where.object.empty());
+    EXPECT_TRUE(where.file.empty());
+    EXPECT_EQ(where.line, 0);
+  }
 }
 
 }  // namespace
