@@ -995,7 +995,10 @@ void Recorder::CreditNode(const Transition& tr, const devices::Snapshot* snap,
 }
 
 // The interval and exclusive-stretch arithmetic, once: Apply and the fast
-// path both come here.  The caller holds the path's lock.
+// path both come here, through ApplyStep.  The caller holds the path's
+// lock.  One pass over the values per step (the fast path's cost is these
+// loops): OpenInterval copies the snapshot to both starts, CloseInterval
+// ends the stretch and the interval together.
 
 inline void Recorder::OpenInterval(PathState& p, const devices::Snapshot* snap,
                                    uint64_t now_ns, bool read,
@@ -1004,16 +1007,13 @@ inline void Recorder::OpenInterval(PathState& p, const devices::Snapshot* snap,
   if (read) {
     // A loop, not memmove calls: a few values, after a system call.
     for (size_t i = 0; i < num_values_; ++i) {
-      p.begin.values[i] = snap->values[i];
+      const uint64_t v = snap->values[i];
+      p.begin.values[i] = v;
+      if (read_exclusive) p.exclusive_begin.values[i] = v;
     }
     p.begin.timestamp_ns = snap->timestamp_ns;
   }
-  if (read_exclusive) {
-    for (size_t i = 0; i < num_values_; ++i) {
-      p.exclusive_begin.values[i] = snap->values[i];
-    }
-  }
-  p.exclusive_valid = read_exclusive;
+  p.exclusive_valid = read && read_exclusive;
   p.measuring.store(read, std::memory_order_relaxed);
 }
 
@@ -1029,69 +1029,82 @@ inline void Recorder::StartExclusive(PathState& p,
   }
 }
 
-inline void Recorder::StopExclusive(PathState& p, const devices::Snapshot* snap,
-                                    uint64_t now_ns) {
-  p.overlap += overlap_.Stop(now_ns, p.overlap_mark);
-  if (!p.exclusive_valid) return;
-  p.exclusive_valid = false;
-  if (snap == nullptr) return;
-  for (size_t i = 0; i < num_values_; ++i) {
-    p.exclusive[i] += Delta(snap->values[i], p.exclusive_begin.values[i]);
-  }
+inline uint64_t Recorder::StretchCounts(const PathState& p,
+                                        const devices::Snapshot& snap,
+                                        size_t i) {
+  return Delta(snap.values[i], p.exclusive_begin.values[i]);
 }
 
-inline void Recorder::CloseInterval(PathState& p, Accumulator& acc,
+inline void Recorder::CloseInterval(PathState& p, Accumulator* acc,
                                     const devices::Snapshot* snap,
-                                    uint64_t now_ns, bool counted) {
-  // The counts before the interval is counted: a Collect running now must
-  // not see one interval more than measured (and scale the counts up as if
-  // it were an unmeasured one).
-  if (counted) {
+                                    uint64_t now_ns, bool close,
+                                    bool stop_exclusive, bool counted) {
+  // The stretch ending here was read: its counts are the interval's too.
+  const bool last = stop_exclusive && p.exclusive_valid && snap != nullptr;
+  if (close && counted) {  // counted: snap != nullptr
+    // The counts before the interval is counted: a Collect running now
+    // must not see one interval more than measured (and scale the counts
+    // up as if it were an unmeasured one).  The exclusive counts: the
+    // stretches before (a child path was open in between) and the last.
     for (size_t i = 0; i < num_values_; ++i) {
-      Add(acc.inclusive[i], Delta(snap->values[i], p.begin.values[i]));
-      Add(acc.exclusive[i], p.exclusive[i]);
+      const uint64_t stretch = last ? StretchCounts(p, *snap, i) : 0;
+      Add(acc->inclusive[i], Delta(snap->values[i], p.begin.values[i]));
+      Add(acc->exclusive[i], p.exclusive[i] + stretch);
+      p.exclusive[i] = 0;
     }
-    Add(acc.counted_ns, Delta(snap->timestamp_ns, p.begin.timestamp_ns));
-    Add(acc.measured_intervals, 1);
+    Add(acc->counted_ns, Delta(snap->timestamp_ns, p.begin.timestamp_ns));
+    Add(acc->measured_intervals, 1);
+  } else if (close) {
+    for (size_t i = 0; i < num_values_; ++i) p.exclusive[i] = 0;
+  } else if (last) {
+    for (size_t i = 0; i < num_values_; ++i) {
+      p.exclusive[i] += StretchCounts(p, *snap, i);
+    }
   }
-  for (size_t i = 0; i < num_values_; ++i) p.exclusive[i] = 0;
-  Add(acc.wall_ns, Delta(now_ns, p.open_ns));
-  Add(acc.overlap_ns, p.overlap);
+  const uint64_t overlap =
+      stop_exclusive ? overlap_.Stop(now_ns, p.overlap_mark) : 0;
+  p.exclusive_valid = false;
+  if (!close) {
+    p.overlap += overlap;
+    return;
+  }
+  Add(acc->wall_ns, Delta(now_ns, p.open_ns));
+  Add(acc->overlap_ns, p.overlap + overlap);
   p.overlap = 0;
   // Released: a Collect that reads the new count (acquiring it first) sees
   // everything above.
-  acc.intervals.store(acc.intervals.load(std::memory_order_relaxed) + 1,
-                      std::memory_order_release);
+  acc->intervals.store(acc->intervals.load(std::memory_order_relaxed) + 1,
+                       std::memory_order_release);
   p.measuring.store(false, std::memory_order_relaxed);
-  p.exclusive_valid = false;
 }
 
 inline bool Recorder::ApplyStep(PathState& p, const path_rule::Step& s,
                                 Accumulator* acc, bool measure,
-                                const devices::Snapshot* snap,
-                                uint64_t now_ns) {
+                                const devices::Snapshot* snap, uint64_t now_ns,
+                                bool track_exclusive) {
   if (s.opened) {
     const bool read = measure && snap != nullptr;
     if (s.exclusive_started) p.overlap_mark = overlap_.Start(now_ns);
-    OpenInterval(p, snap, now_ns, read, read && track_exclusive_);
+    OpenInterval(p, snap, now_ns, read, track_exclusive);
     return false;
   }
   bool measuring = p.measuring.load(std::memory_order_relaxed);
-  if (measuring && snap == nullptr && track_exclusive_ &&
+  if (measuring && snap == nullptr && track_exclusive &&
       (s.exclusive_stopped || s.exclusive_started)) {
     // A stretch of the interval's exclusive counts is lost with the
     // snapshot: the whole interval is estimated, never short.
     measuring = false;
     p.measuring.store(false, std::memory_order_relaxed);
   }
-  if (s.exclusive_stopped) StopExclusive(p, snap, now_ns);
+  const bool counted = s.closed && measuring && snap != nullptr;
+  if (s.closed || s.exclusive_stopped) {
+    // A closing step has an accumulator.
+    CloseInterval(p, acc, snap, now_ns, s.closed, s.exclusive_stopped, counted);
+  }
   if (s.exclusive_started) {
     StartExclusive(p, snap, now_ns,
-                   measuring && track_exclusive_ && snap != nullptr);
+                   measuring && track_exclusive && snap != nullptr);
   }
-  if (!s.closed) return false;
-  const bool counted = measuring && snap != nullptr;
-  CloseInterval(p, *acc, snap, now_ns, counted);  // a closing step has one
   return counted;
 }
 
@@ -1110,8 +1123,8 @@ void Recorder::Apply(Boundary& b, const devices::Snapshot* snap,
     if (b.node_transition && (tr.node_opened | tr.node_closed) != 0) {
       CreditNode(tr, snap, b.node_now_ns);
     }
-    const bool counted =
-        ApplyStep(p, tr.step, tr.accumulator, tr.measure, snap, now_ns);
+    const bool counted = ApplyStep(p, tr.step, tr.accumulator, tr.measure, snap,
+                                   now_ns, track_exclusive_);
     if (tr.step.closed && b.trace_counts != nullptr) {
       tr.open_ns = p.open_ns;
       tr.counted = counted;
@@ -1233,7 +1246,7 @@ inline bool Recorder::OpenFast(ThreadState& t, Frame& f) {
   }
   const uint64_t now = clock_.Now();
   ApplyStep(p, path_rule::kOpenAlone, f.accumulator, /*measure=*/true, snap,
-            now);
+            now, /*track_exclusive=*/true);
   UnlockPath(p, path_rule::kOpenAlone.next & ~kPathLock);
   f.start_ns = now;
   f.measured = snap != nullptr;
@@ -1269,7 +1282,8 @@ inline bool Recorder::CloseFast(ThreadState& t, Frame& f) {
       path_rule::NeedsSnapshot(kClose, measuring, p.exclusive_valid, true);
   const devices::Snapshot* snap =
       read ? SnapshotFor(t, "end", f.name_id) : nullptr;
-  ApplyStep(p, kClose, f.accumulator, /*measure=*/false, snap, now);
+  ApplyStep(p, kClose, f.accumulator, /*measure=*/false, snap, now,
+            /*track_exclusive=*/true);
   UnlockPath(p, kClose.next & ~kPathLock);
   CountCall(f, now, /*open=*/false, /*took_snapshot=*/read);
   return true;

@@ -305,27 +305,30 @@ class Recorder {
   // the boundary's snapshot `snap` (nullptr: none, or it failed) at
   // `now_ns`: an opening records the interval's start (read: `measure`),
   // a closing credits the interval to `acc`, exclusive stretches start and
-  // stop.  Whether a closed interval's counts were credited.  Apply and the
-  // fast path both call it; it calls the four below.
-  ABSL_ATTRIBUTE_ALWAYS_INLINE bool ApplyStep(PathState& p,
-                                              const path_rule::Step& s,
-                                              Accumulator* acc, bool measure,
-                                              const devices::Snapshot* snap,
-                                              uint64_t now_ns);
+  // stop (read: `track_exclusive`, track_exclusive_; the fast path passes
+  // true, a constant).  Whether a closed interval's counts were credited.
+  // Apply and the fast path both call it; it calls the three below.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool ApplyStep(
+      PathState& p, const path_rule::Step& s, Accumulator* acc, bool measure,
+      const devices::Snapshot* snap, uint64_t now_ns, bool track_exclusive);
+  // Starts the interval: `snap` (if `read`) as its start and, with
+  // `read_exclusive`, its exclusive stretch's, in one pass.
   ABSL_ATTRIBUTE_ALWAYS_INLINE void OpenInterval(PathState& p,
                                                  const devices::Snapshot* snap,
                                                  uint64_t now_ns, bool read,
                                                  bool read_exclusive);
-  ABSL_ATTRIBUTE_ALWAYS_INLINE void CloseInterval(PathState& p,
-                                                  Accumulator& acc,
-                                                  const devices::Snapshot* snap,
-                                                  uint64_t now_ns,
-                                                  bool counted);
+  // Ends the exclusive stretch (`stop_exclusive`: its overlap time and, if
+  // it was read, its counts) and, with `close`, the interval (credited to
+  // `acc`, its counts too if `counted`), in one pass over the values.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void CloseInterval(
+      PathState& p, Accumulator* acc, const devices::Snapshot* snap,
+      uint64_t now_ns, bool close, bool stop_exclusive, bool counted);
+  // The counts of `p`'s exclusive stretch that ends at `snap`, value `i`.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE static uint64_t StretchCounts(
+      const PathState& p, const devices::Snapshot& snap, size_t i);
+  // Starts an exclusive stretch of an open interval (read: `read`).
   ABSL_ATTRIBUTE_ALWAYS_INLINE void StartExclusive(
       PathState& p, const devices::Snapshot* snap, uint64_t now_ns, bool read);
-  ABSL_ATTRIBUTE_ALWAYS_INLINE void StopExclusive(PathState& p,
-                                                  const devices::Snapshot* snap,
-                                                  uint64_t now_ns);
   // Takes the boundary's snapshot, reads the clock, applies the
   // transitions and starts `f`'s call.
   void OpenFrame(Boundary& b, ThreadState& t, Frame& f, int name_id);
