@@ -1083,12 +1083,11 @@ inline bool Recorder::ApplyStep(PathState& p, const path_rule::Step& s,
                                 const devices::Snapshot* snap, uint64_t now_ns,
                                 bool track_exclusive) {
   if (s.opened) {
-    const bool read = measure && snap != nullptr;
     if (s.exclusive_started) p.overlap_mark = overlap_.Start(now_ns);
-    OpenInterval(p, snap, now_ns, read, track_exclusive);
+    OpenInterval(p, snap, now_ns, measure && snap != nullptr, track_exclusive);
     return false;
   }
-  bool measuring = p.measuring.load(std::memory_order_relaxed);
+  bool measuring = measure;  // the interval is being read
   if (measuring && snap == nullptr && track_exclusive &&
       (s.exclusive_stopped || s.exclusive_started)) {
     // A stretch of the interval's exclusive counts is lost with the
@@ -1123,7 +1122,10 @@ void Recorder::Apply(Boundary& b, const devices::Snapshot* snap,
     if (b.node_transition && (tr.node_opened | tr.node_closed) != 0) {
       CreditNode(tr, snap, b.node_now_ns);
     }
-    const bool counted = ApplyStep(p, tr.step, tr.accumulator, tr.measure, snap,
+    const bool measure = tr.step.opened
+                             ? tr.measure
+                             : p.measuring.load(std::memory_order_relaxed);
+    const bool counted = ApplyStep(p, tr.step, tr.accumulator, measure, snap,
                                    now_ns, track_exclusive_);
     if (tr.step.closed && b.trace_counts != nullptr) {
       tr.open_ns = p.open_ns;
@@ -1282,7 +1284,7 @@ inline bool Recorder::CloseFast(ThreadState& t, Frame& f) {
       path_rule::NeedsSnapshot(kClose, measuring, p.exclusive_valid, true);
   const devices::Snapshot* snap =
       read ? SnapshotFor(t, "end", f.name_id) : nullptr;
-  ApplyStep(p, kClose, f.accumulator, /*measure=*/false, snap, now,
+  ApplyStep(p, kClose, f.accumulator, measuring, snap, now,
             /*track_exclusive=*/true);
   UnlockPath(p, kClose.next & ~kPathLock);
   CountCall(f, now, /*open=*/false, /*took_snapshot=*/read);

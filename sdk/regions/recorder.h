@@ -303,11 +303,13 @@ class Recorder {
                                                       uint64_t word);
   // One path's step `s`, applied by the boundary that holds its lock, with
   // the boundary's snapshot `snap` (nullptr: none, or it failed) at
-  // `now_ns`: an opening records the interval's start (read: `measure`),
-  // a closing credits the interval to `acc`, exclusive stretches start and
-  // stop (read: `track_exclusive`, track_exclusive_; the fast path passes
-  // true, a constant).  Whether a closed interval's counts were credited.
-  // Apply and the fast path both call it; it calls the three below.
+  // `now_ns`: an opening records the interval's start (read: `measure`;
+  // any other step: `measure` is p.measuring, as the caller loaded it
+  // under the lock), a closing credits the interval to `acc`, exclusive
+  // stretches start and stop (read: `track_exclusive`, track_exclusive_;
+  // the fast path passes true, a constant).  Whether a closed interval's
+  // counts were credited.  Apply and the fast path both call it; it calls
+  // the helpers below.
   ABSL_ATTRIBUTE_ALWAYS_INLINE bool ApplyStep(
       PathState& p, const path_rule::Step& s, Accumulator* acc, bool measure,
       const devices::Snapshot* snap, uint64_t now_ns, bool track_exclusive);
