@@ -31,7 +31,7 @@ namespace uncore::regions {
 class OverlapClock {
  public:
   // Returns the mark to hand to Stop.
-  uint64_t Start(uint64_t now) {
+  [[gnu::always_inline]] uint64_t Start(uint64_t now) {
     Lock();
     Advance(now);
     ++open_;
@@ -41,7 +41,7 @@ class OverlapClock {
   }
   // The time, since the stretch's Start, that at least one other stretch
   // was open.
-  uint64_t Stop(uint64_t now, uint64_t mark) {
+  [[gnu::always_inline]] uint64_t Stop(uint64_t now, uint64_t mark) {
     Lock();
     Advance(now);
     if (open_ > 0) --open_;
@@ -66,7 +66,7 @@ class OverlapClock {
   }
 
  private:
-  void Lock() {
+  [[gnu::always_inline]] void Lock() {
     for (int spin = 0; lock_.exchange(true, std::memory_order_acquire);
          ++spin) {
       if (spin < 64) {
@@ -77,7 +77,7 @@ class OverlapClock {
     }
   }
   void Unlock() { lock_.store(false, std::memory_order_release); }
-  void Advance(uint64_t now) {
+  [[gnu::always_inline]] void Advance(uint64_t now) {
     const uint64_t t = std::max(now, last_);
     const uint64_t d = t - last_;
     if (open_ >= 1) any_open_ += d;

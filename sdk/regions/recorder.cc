@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cassert>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -28,6 +29,7 @@
 #include "sdk/common/region_path.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/devices/shared_snapshots.h"
+#include "sdk/regions/path_rule.h"
 #include "uncore/region.h"
 
 namespace uncore {
@@ -331,26 +333,9 @@ Quiescence Deactivate(Recorder* recorder, std::chrono::nanoseconds timeout) {
 
 namespace {
 
-// A path's state word: how many threads are inside the path (bits 0-29),
-// how many of its child paths are open (bits 30-59), and a busy bit (63)
-// that a thread holds while it applies a transition of the path: the path
-// opened (its first thread entered) or closed (its last thread left), its
-// exclusive stretch started (open, no child path open) or stopped, or one
-// of its child paths opened or closed.  A child path's opening and closing
-// take its parent's word busy while holding its own, with one snapshot for
-// both, so the parent's exclusive stretches end and start with the very
-// snapshots that open and close its children, in order: inclusive counts
-// split exactly into exclusive counts and the children's union.
-constexpr uint64_t kCountOne = 1;
-constexpr uint64_t kChildOne = uint64_t{1} << 30;
-constexpr uint64_t kFieldMask = kChildOne - 1;
-constexpr uint64_t kBusy = uint64_t{1} << 63;
-
-inline uint64_t CountOf(uint64_t word) { return word & kFieldMask; }
-inline uint64_t ChildrenOf(uint64_t word) { return (word >> 30) & kFieldMask; }
-inline bool ExclusiveOpen(uint64_t word) {
-  return CountOf(word) > 0 && ChildrenOf(word) == 0;
-}
+using path_rule::kChildOne;
+using path_rule::kPathLock;
+using path_rule::kThreadOne;
 
 // One snapshot in this many of a thread's is timed (two more clock reads);
 // a region's overhead is its boundaries' snapshots times their thread's
@@ -441,13 +426,13 @@ struct Recorder::Accumulator {
 struct Recorder::PathState {
   explicit PathState(size_t n)
       : begin(n), exclusive_begin(n), exclusive(n, 0) {}
-  std::atomic<uint64_t> word{0};
+  std::atomic<uint64_t> word{0};  // path_rule's
   // Per node group (RecorderOptions::node_groups), the path's node word in
   // that group's segment; nullptr where its table was full.
   std::vector<std::atomic<uint64_t>*> node_words;
   // The open interval's counts are read (sampling, or a failed snapshot).
   std::atomic<bool> measuring{false};
-  // Written by the thread that holds the busy bit only.
+  // Written by the thread that holds the path lock only.
   devices::Snapshot begin;            // of the open interval
   devices::Snapshot exclusive_begin;  // of the open exclusive stretch
   // The open interval's exclusive stretches so far: credited with its
@@ -470,10 +455,7 @@ struct Recorder::PathState {
 struct Recorder::Transition {
   PathState* path;
   Accumulator* accumulator;  // the boundary thread's, of the path
-  bool opened;
-  bool closed;
-  bool exclusive_started;
-  bool exclusive_stopped;
+  path_rule::Step step;
   bool measure;  // opened: its interval is to be read
   // Closed, for a trace: when its interval opened, and whether its counts
   // are in Boundary::trace_counts.
@@ -674,6 +656,7 @@ Recorder::Recorder(devices::Device* device, RecorderOptions options)
       node_groups_.clear();
     }
   }
+  track_exclusive_ = options_.sample_every <= 1;
   fast_ = options_.trace == nullptr && node_groups_.empty() &&
           options_.sample_every <= 1 &&
           !g_general_boundaries_only.load(std::memory_order_relaxed);
@@ -819,71 +802,51 @@ inline absl::Status Recorder::ReadCounters(devices::Snapshot* out) {
   return s;
 }
 
-namespace {
-
-// Waits until no thread holds `word`'s busy bit.  The holder takes one
-// snapshot and releases the word with a plain store (no read-modify-write,
-// no wake-up call on the boundary path), so a waiter spins through a short
-// transition, then yields (the holder may need this CPU), then naps in
-// 20 us steps: a word stays busy that long only while a slow snapshot (a
-// cross-CPU perf read, the msr driver) is taken or its holder is off the
-// CPU.
-void WaitWhileBusy(const std::atomic<uint64_t>& word) {
+void Recorder::WaitForPathLock(PathState& p) {
+  // The holder takes one snapshot and unlocks with a plain store (no wake-up
+  // call on the boundary path): spin through a short one, yield (the holder
+  // may need this CPU), then nap in 20 us steps.  (Sleeping on a futex as
+  // SharedSnapshots::WaitFor does, with a waiter count and the heavy fence,
+  // cut 16 threads on perf msr/tsc/ from 7.4 M pairs/s to 36 k: see
+  // docs/concurrency.md, "The path lock".)
   for (int spin = 0; spin < 64; ++spin) {
-    if ((word.load(std::memory_order_acquire) & kBusy) == 0) return;
+    if (!path_rule::Locked(p.word.load(std::memory_order_acquire))) return;
     common::CpuRelax();
   }
   for (int turn = 0; turn < 16; ++turn) {
-    if ((word.load(std::memory_order_acquire) & kBusy) == 0) return;
+    if (!path_rule::Locked(p.word.load(std::memory_order_acquire))) return;
     std::this_thread::yield();
   }
-  while ((word.load(std::memory_order_acquire) & kBusy) != 0) {
+  while (path_rule::Locked(p.word.load(std::memory_order_acquire))) {
     std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
 }
 
-}  // namespace
-
-bool Recorder::Step(Boundary& b, PathState& p, Accumulator* acc, uint64_t add,
-                    uint64_t sub) {
+bool Recorder::Step(Boundary& b, PathState& p, Accumulator* acc,
+                    path_rule::Event e) {
   uint64_t w = p.word.load(std::memory_order_acquire);
   for (;;) {
-    if ((w & kBusy) != 0) {
-      WaitWhileBusy(p.word);
+    if (path_rule::Locked(w)) {
+      WaitForPathLock(p);
       w = p.word.load(std::memory_order_acquire);
       continue;
     }
-    const uint64_t next = w + add - sub;
-    const bool open_before = CountOf(w) > 0;
-    const bool open_after = CountOf(next) > 0;
-    const bool exclusive_before = ExclusiveOpen(w);
-    const bool exclusive_after = ExclusiveOpen(next);
-    // A change of the open child paths is a transition too, with no
-    // effect of its own: the parent stays busy while its child opens or
-    // closes, so every child's snapshot and the parent's exclusive
-    // stretches are taken in the order of the state changes they belong to.
-    const bool transition = open_before != open_after ||
-                            exclusive_before != exclusive_after ||
-                            ChildrenOf(w) != ChildrenOf(next);
-    if (!p.word.compare_exchange_weak(w, transition ? next | kBusy : next,
-                                      std::memory_order_acq_rel,
+    const path_rule::Step s = path_rule::StepWord(w, e);
+    if (!p.word.compare_exchange_weak(w, s.next, std::memory_order_acq_rel,
                                       std::memory_order_acquire)) {
       continue;
     }
-    if (!transition) return false;
+    if (!s.transition) return false;
     Transition& tr = b.transitions[b.count++];
     tr = {.path = &p,
           .accumulator = acc,
-          .opened = !open_before && open_after,
-          .closed = open_before && !open_after,
-          .exclusive_started = !exclusive_before && exclusive_after,
-          .exclusive_stopped = exclusive_before && !exclusive_after,
+          .step = s,
           .measure = false,
           .open_ns = 0,
           .counted = false,
           .node_opened = 0,
           .node_closed = 0};
-    if (tr.opened) {
+    if (s.opened) {
       // Sampling: the 1st, N+1th, ... interval of a path is read.
       tr.measure =
           device_ != nullptr &&
@@ -891,11 +854,12 @@ bool Recorder::Step(Boundary& b, PathState& p, Accumulator* acc, uint64_t add,
            p.opened % static_cast<uint64_t>(options_.sample_every) == 0);
       ++p.opened;
       b.needs_snapshot |= tr.measure;
-    } else if (p.measuring.load(std::memory_order_relaxed) &&
-               (tr.closed || p.exclusive_valid || tr.exclusive_started)) {
-      b.needs_snapshot |= tr.closed || options_.sample_every <= 1;
+    } else {
+      b.needs_snapshot |= path_rule::NeedsSnapshot(
+          s, p.measuring.load(std::memory_order_relaxed), p.exclusive_valid,
+          track_exclusive_);
     }
-    return tr.opened || tr.closed;
+    return path_rule::StepsParent(s);
   }
 }
 
@@ -906,7 +870,7 @@ void Recorder::StepNodeWords(Boundary& b) {
   // words, so that waiting cannot go round in a circle.
   for (int k = 0; k < b.count; ++k) {
     Transition& tr = b.transitions[k];
-    if (!tr.opened && !tr.closed) continue;
+    if (!tr.step.opened && !tr.step.closed) continue;
     Accumulator& acc = *tr.accumulator;  // an opening or closing step's
     for (size_t g = 0; g < node_groups_.size(); ++g) {
       std::atomic<uint64_t>* word = tr.path->node_words[g];
@@ -915,8 +879,8 @@ void Recorder::StepNodeWords(Boundary& b) {
         continue;
       }
       const uint32_t bit = uint32_t{1} << g;
-      switch (devices::StepNodeWord(*word, tr.opened, devices::kNodeWordTimeout,
-                                    &quiescing_)) {
+      switch (devices::StepNodeWord(*word, tr.step.opened,
+                                    devices::kNodeWordTimeout, &quiescing_)) {
         case devices::NodeStep::kJoined:
           break;
         case devices::NodeStep::kOpened:
@@ -1030,95 +994,151 @@ void Recorder::CreditNode(const Transition& tr, const devices::Snapshot* snap,
   }
 }
 
+// The interval and exclusive-stretch arithmetic, once: Apply and the fast
+// path both come here, through ApplyStep.  The caller holds the path's
+// lock.  One pass over the values per step (the fast path's cost is these
+// loops): OpenInterval copies the snapshot to both starts, CloseInterval
+// ends the stretch and the interval together.
+
+inline void Recorder::OpenInterval(PathState& p, const devices::Snapshot* snap,
+                                   uint64_t now_ns, bool read,
+                                   bool read_exclusive) {
+  p.open_ns = now_ns;
+  if (read) {
+    // A loop, not memmove calls: a few values, after a system call.
+    for (size_t i = 0; i < num_values_; ++i) {
+      const uint64_t v = snap->values[i];
+      p.begin.values[i] = v;
+      if (read_exclusive) p.exclusive_begin.values[i] = v;
+    }
+    p.begin.timestamp_ns = snap->timestamp_ns;
+  }
+  p.exclusive_valid = read && read_exclusive;
+  p.measuring.store(read, std::memory_order_relaxed);
+}
+
+inline void Recorder::StartExclusive(PathState& p,
+                                     const devices::Snapshot* snap,
+                                     uint64_t now_ns, bool read) {
+  p.overlap_mark = overlap_.Start(now_ns);
+  if (read) {
+    p.exclusive_valid = true;
+    for (size_t i = 0; i < num_values_; ++i) {
+      p.exclusive_begin.values[i] = snap->values[i];
+    }
+  }
+}
+
+inline uint64_t Recorder::StretchCounts(const PathState& p,
+                                        const devices::Snapshot& snap,
+                                        size_t i) {
+  return Delta(snap.values[i], p.exclusive_begin.values[i]);
+}
+
+inline void Recorder::CloseInterval(PathState& p, Accumulator* acc,
+                                    const devices::Snapshot* snap,
+                                    uint64_t now_ns, bool close,
+                                    bool stop_exclusive, bool counted) {
+  // The stretch ending here was read: its counts are the interval's too.
+  const bool last = stop_exclusive && p.exclusive_valid && snap != nullptr;
+  if (close && counted) {  // counted: snap != nullptr
+    // The counts before the interval is counted: a Collect running now
+    // must not see one interval more than measured (and scale the counts
+    // up as if it were an unmeasured one).  The exclusive counts: the
+    // stretches before (a child path was open in between) and the last.
+    for (size_t i = 0; i < num_values_; ++i) {
+      const uint64_t stretch = last ? StretchCounts(p, *snap, i) : 0;
+      Add(acc->inclusive[i], Delta(snap->values[i], p.begin.values[i]));
+      Add(acc->exclusive[i], p.exclusive[i] + stretch);
+      p.exclusive[i] = 0;
+    }
+    Add(acc->counted_ns, Delta(snap->timestamp_ns, p.begin.timestamp_ns));
+    Add(acc->measured_intervals, 1);
+  } else if (close) {
+    for (size_t i = 0; i < num_values_; ++i) p.exclusive[i] = 0;
+  } else if (last) {
+    for (size_t i = 0; i < num_values_; ++i) {
+      p.exclusive[i] += StretchCounts(p, *snap, i);
+    }
+  }
+  const uint64_t overlap =
+      stop_exclusive ? overlap_.Stop(now_ns, p.overlap_mark) : 0;
+  p.exclusive_valid = false;
+  if (!close) {
+    p.overlap += overlap;
+    return;
+  }
+  Add(acc->wall_ns, Delta(now_ns, p.open_ns));
+  Add(acc->overlap_ns, p.overlap + overlap);
+  p.overlap = 0;
+  // Released: a Collect that reads the new count (acquiring it first) sees
+  // everything above.
+  acc->intervals.store(acc->intervals.load(std::memory_order_relaxed) + 1,
+                       std::memory_order_release);
+  p.measuring.store(false, std::memory_order_relaxed);
+}
+
+inline bool Recorder::ApplyStep(PathState& p, const path_rule::Step& s,
+                                Accumulator* acc, bool measure,
+                                const devices::Snapshot* snap, uint64_t now_ns,
+                                bool track_exclusive) {
+  if (s.opened) {
+    if (s.exclusive_started) p.overlap_mark = overlap_.Start(now_ns);
+    OpenInterval(p, snap, now_ns, measure && snap != nullptr, track_exclusive);
+    return false;
+  }
+  bool measuring = measure;  // the interval is being read
+  if (measuring && snap == nullptr && track_exclusive &&
+      (s.exclusive_stopped || s.exclusive_started)) {
+    // A stretch of the interval's exclusive counts is lost with the
+    // snapshot: the whole interval is estimated, never short.
+    measuring = false;
+    p.measuring.store(false, std::memory_order_relaxed);
+  }
+  const bool counted = s.closed && measuring && snap != nullptr;
+  if (s.closed || s.exclusive_stopped) {
+    // A closing step has an accumulator.
+    CloseInterval(p, acc, snap, now_ns, s.closed, s.exclusive_stopped, counted);
+  }
+  if (s.exclusive_started) {
+    StartExclusive(p, snap, now_ns,
+                   measuring && track_exclusive && snap != nullptr);
+  }
+  return counted;
+}
+
+inline void Recorder::UnlockPath(PathState& p, uint64_t word) {
+  // Nothing changes a locked word but its holder (the others'
+  // compare-and-swaps expect it unlocked), so a release store is the whole
+  // unlock.
+  p.word.store(word, std::memory_order_release);
+}
+
 void Recorder::Apply(Boundary& b, const devices::Snapshot* snap,
                      uint64_t now_ns) {
-  const bool track_exclusive = options_.sample_every <= 1;
   for (int k = 0; k < b.count; ++k) {
     Transition& tr = b.transitions[k];
     PathState& p = *tr.path;
     if (b.node_transition && (tr.node_opened | tr.node_closed) != 0) {
       CreditNode(tr, snap, b.node_now_ns);
     }
-    if (tr.exclusive_stopped) {
-      p.overlap += overlap_.Stop(now_ns, p.overlap_mark);
-    }
-    if (tr.exclusive_started) p.overlap_mark = overlap_.Start(now_ns);
-    if (tr.opened) {
-      const bool measure = tr.measure && snap != nullptr;
-      p.open_ns = now_ns;
-      if (measure) {
-        std::copy(snap->values.begin(), snap->values.end(),
-                  p.begin.values.begin());
-        p.begin.timestamp_ns = snap->timestamp_ns;
-      }
-      p.exclusive_valid = measure && track_exclusive;
-      if (p.exclusive_valid) {
-        std::copy(snap->values.begin(), snap->values.end(),
-                  p.exclusive_begin.values.begin());
-      }
-      p.measuring.store(measure, std::memory_order_relaxed);
-      continue;
-    }
-    bool measuring = p.measuring.load(std::memory_order_relaxed);
-    if (measuring && snap == nullptr && track_exclusive &&
-        (tr.exclusive_stopped || tr.exclusive_started)) {
-      // A stretch of the interval's exclusive counts is lost with the
-      // snapshot: the whole interval is estimated, never short.
-      measuring = false;
-      p.measuring.store(false, std::memory_order_relaxed);
-    }
-    if (tr.exclusive_stopped && p.exclusive_valid) {
-      p.exclusive_valid = false;
-      if (snap != nullptr) {
+    const bool measure = tr.step.opened
+                             ? tr.measure
+                             : p.measuring.load(std::memory_order_relaxed);
+    const bool counted = ApplyStep(p, tr.step, tr.accumulator, measure, snap,
+                                   now_ns, track_exclusive_);
+    if (tr.step.closed && b.trace_counts != nullptr) {
+      tr.open_ns = p.open_ns;
+      tr.counted = counted;
+      if (counted) {
+        uint64_t* counts = b.trace_counts + k * num_values_;
         for (size_t i = 0; i < num_values_; ++i) {
-          p.exclusive[i] += Delta(snap->values[i], p.exclusive_begin.values[i]);
+          counts[i] = Delta(snap->values[i], p.begin.values[i]);
         }
       }
-    }
-    if (tr.exclusive_started && measuring && track_exclusive &&
-        snap != nullptr) {
-      p.exclusive_valid = true;
-      std::copy(snap->values.begin(), snap->values.end(),
-                p.exclusive_begin.values.begin());
-    }
-    if (tr.closed) {
-      Accumulator& acc = *tr.accumulator;  // a closing step has the thread's
-      // The counts before the interval is counted: a Collect running now
-      // must not see one interval more than measured (and scale the counts
-      // up as if it were an unmeasured one).
-      if (measuring && snap != nullptr) {
-        for (size_t i = 0; i < num_values_; ++i) {
-          Add(acc.inclusive[i], Delta(snap->values[i], p.begin.values[i]));
-          Add(acc.exclusive[i], p.exclusive[i]);
-        }
-        Add(acc.counted_ns, Delta(snap->timestamp_ns, p.begin.timestamp_ns));
-        Add(acc.measured_intervals, 1);
-      }
-      Add(acc.wall_ns, Delta(now_ns, p.open_ns));
-      Add(acc.overlap_ns, p.overlap);
-      p.overlap = 0;
-      if (b.trace_counts != nullptr) {
-        tr.open_ns = p.open_ns;
-        tr.counted = measuring && snap != nullptr;
-        if (tr.counted) {
-          uint64_t* counts = b.trace_counts + k * num_values_;
-          for (size_t i = 0; i < num_values_; ++i) {
-            counts[i] = Delta(snap->values[i], p.begin.values[i]);
-          }
-        }
-      }
-      // Released: a Collect that reads the new count (acquiring it first)
-      // sees everything above.
-      acc.intervals.store(acc.intervals.load(std::memory_order_relaxed) + 1,
-                          std::memory_order_release);
-      std::fill(p.exclusive.begin(), p.exclusive.end(), 0);
-      p.measuring.store(false, std::memory_order_relaxed);
-      p.exclusive_valid = false;
     }
   }
-  // Release the words, the node's first.  Nothing changes a busy word but
-  // its holder (the others' compare-and-swaps expect it not busy), so a
-  // release store of the word without the bit is the whole release.
+  // Unlock the words, the node's first, innermost last.
   for (int k = b.count - 1; k >= 0 && b.node_transition; --k) {
     const Transition& tr = b.transitions[k];
     for (uint32_t bits = tr.node_opened | tr.node_closed; bits != 0;
@@ -1128,9 +1148,8 @@ void Recorder::Apply(Boundary& b, const devices::Snapshot* snap,
     }
   }
   for (int k = b.count - 1; k >= 0; --k) {
-    std::atomic<uint64_t>& word = b.transitions[k].path->word;
-    word.store(word.load(std::memory_order_relaxed) & ~kBusy,
-               std::memory_order_release);
+    PathState& p = *b.transitions[k].path;
+    UnlockPath(p, p.word.load(std::memory_order_relaxed) & ~kPathLock);
   }
 }
 
@@ -1171,9 +1190,9 @@ inline void Recorder::Begin(ThreadSlot& slot, int name_id,
   // child paths: a thread only ever waits for a word above the ones it
   // holds, so waiting cannot go round in a circle (docs/concurrency.md).
   Boundary b;
-  if (Step(b, *f.state, f.accumulator, kCountOne, 0) &&
+  if (Step(b, *f.state, f.accumulator, path_rule::kEnter) &&
       f.parent_state != nullptr) {
-    Step(b, *f.parent_state, nullptr, kChildOne, 0);
+    Step(b, *f.parent_state, nullptr, path_rule::kChildOpened);
   }
   OpenFrame(b, t, f, name_id);
   t.depth.store(depth + 1, std::memory_order_relaxed);
@@ -1193,31 +1212,33 @@ void Recorder::OpenFrame(Boundary& b, ThreadState& t, Frame& f, int name_id) {
   f.measured = f.state->measuring.load(std::memory_order_relaxed);
 }
 
-// What Step and Apply do for these cases, written out: a join or a leave
-// changes no state but the count (no transition); an open of a path whose
-// word is 0 (no thread inside, no open child path, so its exclusive stretch
-// starts with it) or a close of one whose word is 1 holds the word busy
-// over its snapshot, as a transition does.  A path with a parent path is
-// left to the general path (its parent's word is stepped too).
+// The boundaries path_rule::FastCase allows, without recording
+// transitions: a join or a leave steps the count; the open or close of a
+// top-level path with no open child path holds its lock over the snapshot
+// and applies the step as Apply does (ApplyStep).  Control flow only: the
+// word's arithmetic is path_rule's, the interval's ApplyStep's.
 inline bool Recorder::OpenFast(ThreadState& t, Frame& f) {
   PathState& p = *f.state;
   uint64_t w = p.word.load(std::memory_order_acquire);
-  if (CountOf(w) > 0 && (w & kBusy) == 0) {
-    if (!p.word.compare_exchange_strong(w, w + kCountOne,
-                                        std::memory_order_acq_rel,
-                                        std::memory_order_acquire)) {
+  const path_rule::Fast fast =
+      path_rule::FastEnter(w, f.parent_state != nullptr);
+  if (fast == path_rule::Fast::kNone) return false;
+  if (fast == path_rule::Fast::kCount) {
+    if (!p.word.compare_exchange_strong(
+            w, path_rule::StepWord(w, path_rule::kEnter).next,
+            std::memory_order_acq_rel, std::memory_order_acquire)) {
       return false;
     }
     f.start_ns = clock_.Now();
     f.measured = p.measuring.load(std::memory_order_relaxed);
     return true;
   }
-  if (w != 0 || f.parent_state != nullptr ||
-      !p.word.compare_exchange_strong(w, kCountOne | kBusy,
+  if (!p.word.compare_exchange_strong(w, path_rule::kOpenAlone.next,
                                       std::memory_order_acq_rel,
                                       std::memory_order_acquire)) {
     return false;
   }
+  // The path opens alone (sampling is off: every interval is read).
   ++p.opened;
   const devices::Snapshot* snap = nullptr;
   if (device_ != nullptr) {
@@ -1226,74 +1247,47 @@ inline bool Recorder::OpenFast(ThreadState& t, Frame& f) {
     Add(f.accumulator->snapshots, 1);
   }
   const uint64_t now = clock_.Now();
-  p.open_ns = now;
-  p.overlap_mark = overlap_.Start(now);  // its exclusive stretch starts
-  const bool measure = snap != nullptr;
-  if (measure) {
-    // A loop, not two memmove calls: a few values, after a system call.
-    for (size_t i = 0; i < num_values_; ++i) {
-      p.begin.values[i] = snap->values[i];
-      p.exclusive_begin.values[i] = snap->values[i];
-    }
-    p.begin.timestamp_ns = snap->timestamp_ns;
-  }
-  p.exclusive_valid = measure;
-  p.measuring.store(measure, std::memory_order_relaxed);
-  p.word.store(kCountOne, std::memory_order_release);
+  ApplyStep(p, path_rule::kOpenAlone, f.accumulator, /*measure=*/true, snap,
+            now, /*track_exclusive=*/true);
+  UnlockPath(p, path_rule::kOpenAlone.next & ~kPathLock);
   f.start_ns = now;
-  f.measured = measure;
+  f.measured = snap != nullptr;
   return true;
 }
 
 inline bool Recorder::CloseFast(ThreadState& t, Frame& f) {
   PathState& p = *f.state;
   uint64_t w = p.word.load(std::memory_order_acquire);
-  if (CountOf(w) > 1 && (w & kBusy) == 0) {
-    if (!p.word.compare_exchange_strong(w, w - kCountOne,
-                                        std::memory_order_acq_rel,
-                                        std::memory_order_acquire)) {
+  const path_rule::Fast fast =
+      path_rule::FastLeave(w, f.parent_state != nullptr);
+  if (fast == path_rule::Fast::kNone) return false;
+  if (fast == path_rule::Fast::kCount) {
+    if (!p.word.compare_exchange_strong(
+            w, path_rule::StepWord(w, path_rule::kLeave).next,
+            std::memory_order_acq_rel, std::memory_order_acquire)) {
       return false;
     }
     CountCall(f, clock_.Now(), /*open=*/false, /*took_snapshot=*/false);
     return true;
   }
-  if (w != kCountOne || f.parent_state != nullptr ||
-      !p.word.compare_exchange_strong(w, kBusy, std::memory_order_acq_rel,
+  if (!p.word.compare_exchange_strong(w, path_rule::kCloseAlone.next,
+                                      std::memory_order_acq_rel,
                                       std::memory_order_acquire)) {
     return false;
   }
-  // The clock, then the snapshot: the call ends before its snapshot.
+  // The path closes (its last thread, no open child path).  The clock,
+  // then the snapshot: the call ends before its snapshot.
+  constexpr path_rule::Step kClose = path_rule::kCloseAlone;
   const uint64_t now = clock_.Now();
   const bool measuring = p.measuring.load(std::memory_order_relaxed);
+  const bool read =
+      path_rule::NeedsSnapshot(kClose, measuring, p.exclusive_valid, true);
   const devices::Snapshot* snap =
-      measuring ? SnapshotFor(t, "end", f.name_id) : nullptr;
-  Accumulator& acc = *f.accumulator;
-  if (snap != nullptr) {
-    // The interval's counts, and its exclusive ones: the stretches before
-    // (a child path was open in between) and the last one, ending here.
-    for (size_t i = 0; i < num_values_; ++i) {
-      const uint64_t v = snap->values[i];
-      const uint64_t last =
-          p.exclusive_valid ? Delta(v, p.exclusive_begin.values[i]) : 0;
-      Add(acc.inclusive[i], Delta(v, p.begin.values[i]));
-      Add(acc.exclusive[i], p.exclusive[i] + last);
-      p.exclusive[i] = 0;
-    }
-    Add(acc.counted_ns, Delta(snap->timestamp_ns, p.begin.timestamp_ns));
-    Add(acc.measured_intervals, 1);
-  } else {
-    std::fill(p.exclusive.begin(), p.exclusive.end(), 0);
-  }
-  Add(acc.wall_ns, Delta(now, p.open_ns));
-  Add(acc.overlap_ns, p.overlap + overlap_.Stop(now, p.overlap_mark));
-  p.overlap = 0;
-  // Released: a Collect that reads the new count sees the counts above.
-  acc.intervals.store(acc.intervals.load(std::memory_order_relaxed) + 1,
-                      std::memory_order_release);
-  p.measuring.store(false, std::memory_order_relaxed);
-  p.exclusive_valid = false;
-  p.word.store(0, std::memory_order_release);
-  CountCall(f, now, /*open=*/false, /*took_snapshot=*/measuring);
+      read ? SnapshotFor(t, "end", f.name_id) : nullptr;
+  ApplyStep(p, kClose, f.accumulator, measuring, snap, now,
+            /*track_exclusive=*/true);
+  UnlockPath(p, kClose.next & ~kPathLock);
+  CountCall(f, now, /*open=*/false, /*took_snapshot=*/read);
   return true;
 }
 
@@ -1339,7 +1333,7 @@ int Recorder::BeginMarker(ThreadSlot& slot, int name_id) {
   f.accumulator = &AccumulatorOf(t, f.path);
   if (!fast_ || !OpenFast(t, f)) {
     Boundary b;
-    Step(b, *f.state, f.accumulator, kCountOne, 0);
+    Step(b, *f.state, f.accumulator, path_rule::kEnter);
     OpenFrame(b, t, f, name_id);
   }
   ++t.markers_open;
@@ -1371,7 +1365,7 @@ void Recorder::CloseMarker(ThreadState& t, int index, uint64_t now_ns,
                            bool open, const devices::Snapshot* given) {
   Frame& f = t.markers[index];
   Boundary b;
-  Step(b, *f.state, f.accumulator, 0, kCountOne);
+  Step(b, *f.state, f.accumulator, path_rule::kLeave);
   StepNodeWords(b);
   if (now_ns == 0) now_ns = clock_.Now();
   NodeTime(b);
@@ -1437,11 +1431,12 @@ void Recorder::CloseFrom(ThreadState& t, int level, uint64_t now_ns, bool open,
   bool child_closed = false;
   for (int l = depth - 1; l >= level; --l) {
     Frame& f = t.frames[l];
-    child_closed = Step(b, *f.state, f.accumulator, 0,
-                        kCountOne + (child_closed ? kChildOne : 0));
+    child_closed = Step(
+        b, *f.state, f.accumulator,
+        child_closed ? path_rule::kLeaveAfterChildClosed : path_rule::kLeave);
   }
   if (child_closed && t.frames[level].parent_state != nullptr) {
-    Step(b, *t.frames[level].parent_state, nullptr, 0, kChildOne);
+    Step(b, *t.frames[level].parent_state, nullptr, path_rule::kChildClosed);
   }
   StepNodeWords(b);
   // The clock after the steps (which may have waited), then the snapshot:
@@ -1474,7 +1469,7 @@ void Recorder::TraceCall(const Boundary& b, ThreadState& t, const Frame& f,
   const uint64_t* counts = nullptr;
   for (int k = 0; k < b.count; ++k) {
     const Transition& tr = b.transitions[k];
-    if (tr.path == f.state && tr.closed) {
+    if (tr.path == f.state && tr.step.closed) {
       if (tr.counted && tr.open_ns == f.start_ns) {
         counts = b.trace_counts + k * num_values_;
       }

@@ -71,6 +71,7 @@
 #include "sdk/devices/node_union.h"
 #include "sdk/devices/shared_snapshots.h"
 #include "sdk/regions/overlap_clock.h"
+#include "sdk/regions/path_rule.h"
 #include "sdk/trace/trace_collector.h"
 #include "uncore/region.h"
 
@@ -291,12 +292,45 @@ class Recorder {
   // time (Snapshot::timestamp_ns), else at CLOCK_MONOTONIC `now_ns`.
   void CreditNode(const Transition& tr, const devices::Snapshot* snap,
                   uint64_t now_ns);
-  // Adds (`add`) or removes (`sub`) threads inside `path` and open child
-  // paths of it; records a transition (the word is then held busy) when
-  // the path opens or closes or its exclusive stretch starts or stops.
-  // Whether the path opened or closed.
-  bool Step(Boundary& b, PathState& path, Accumulator* acc, uint64_t add,
-            uint64_t sub);
+  // Steps `path`'s word by `e` (path_rule::StepWord, waiting while it is
+  // locked); records a transition (the word is then locked) when the rule
+  // says so.  Whether the path opened or closed (path_rule::StepsParent).
+  bool Step(Boundary& b, PathState& path, Accumulator* acc, path_rule::Event e);
+  // Waits until `p`'s path lock is free (spins, yields, then naps).
+  static void WaitForPathLock(PathState& p);
+  // Stores `word` (unlocked): the lock's release.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE static void UnlockPath(PathState& p,
+                                                      uint64_t word);
+  // One path's step `s`, applied by the boundary that holds its lock, with
+  // the boundary's snapshot `snap` (nullptr: none, or it failed) at
+  // `now_ns`: an opening records the interval's start (read: `measure`;
+  // any other step: `measure` is p.measuring, as the caller loaded it
+  // under the lock), a closing credits the interval to `acc`, exclusive
+  // stretches start and stop (read: `track_exclusive`, track_exclusive_;
+  // the fast path passes true, a constant).  Whether a closed interval's
+  // counts were credited.  Apply and the fast path both call it; it calls
+  // the helpers below.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool ApplyStep(
+      PathState& p, const path_rule::Step& s, Accumulator* acc, bool measure,
+      const devices::Snapshot* snap, uint64_t now_ns, bool track_exclusive);
+  // Starts the interval: `snap` (if `read`) as its start and, with
+  // `read_exclusive`, its exclusive stretch's, in one pass.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void OpenInterval(PathState& p,
+                                                 const devices::Snapshot* snap,
+                                                 uint64_t now_ns, bool read,
+                                                 bool read_exclusive);
+  // Ends the exclusive stretch (`stop_exclusive`: its overlap time and, if
+  // it was read, its counts) and, with `close`, the interval (credited to
+  // `acc`, its counts too if `counted`), in one pass over the values.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void CloseInterval(
+      PathState& p, Accumulator* acc, const devices::Snapshot* snap,
+      uint64_t now_ns, bool close, bool stop_exclusive, bool counted);
+  // The counts of `p`'s exclusive stretch that ends at `snap`, value `i`.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE static uint64_t StretchCounts(
+      const PathState& p, const devices::Snapshot& snap, size_t i);
+  // Starts an exclusive stretch of an open interval (read: `read`).
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void StartExclusive(
+      PathState& p, const devices::Snapshot* snap, uint64_t now_ns, bool read);
   // Takes the boundary's snapshot, reads the clock, applies the
   // transitions and starts `f`'s call.
   void OpenFrame(Boundary& b, ThreadState& t, Frame& f, int name_id);
@@ -346,6 +380,8 @@ class Recorder {
   // No trace, no node groups, every interval read: Begin and End try
   // OpenFast and CloseFast first.
   bool fast_ = false;
+  // Exclusive counts are read (no sampling).
+  bool track_exclusive_ = true;
   std::unique_ptr<devices::SharedSnapshots> snapshots_;
   // Sorted by name (every process takes them in this order).
   std::vector<devices::NodeUnionGroup> node_groups_;
