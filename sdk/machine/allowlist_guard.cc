@@ -23,8 +23,6 @@ namespace {
 
 using platforms::AccessSpace;
 
-constexpr uint64_t kLow32 = 0xFFFFFFFF;
-
 std::string MsrWhere(int cpu, uint32_t msr) {
   return fmt::format("MSR 0x{:x} on CPU {}", msr, cpu);
 }

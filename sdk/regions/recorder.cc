@@ -333,9 +333,7 @@ Quiescence Deactivate(Recorder* recorder, std::chrono::nanoseconds timeout) {
 
 namespace {
 
-using path_rule::kChildOne;
 using path_rule::kPathLock;
-using path_rule::kThreadOne;
 
 // One snapshot in this many of a thread's is timed (two more clock reads);
 // a region's overhead is its boundaries' snapshots times their thread's

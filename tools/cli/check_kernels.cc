@@ -40,7 +40,7 @@ std::optional<uint64_t> ParseCacheSize(std::string_view text) {
   uint64_t unit = 1;
   if (!text.empty() && (text.back() == 'K' || text.back() == 'k')) unit = 1024;
   if (!text.empty() && (text.back() == 'M' || text.back() == 'm')) {
-    unit = 1024 * 1024;
+    unit = uint64_t{1024} * 1024;
   }
   if (unit != 1) text.remove_suffix(1);
   std::optional<uint64_t> n = common::ParseUnsigned(text, 10);
@@ -94,7 +94,7 @@ KernelSizes SizesFor(uint64_t llc_bytes, bool quick) {
                          : Clamp(8 * llc_bytes, 256 * kMiB, 1024 * kMiB);
   s.stream_bytes -= s.stream_bytes % kLine;
   s.stream_repeats = quick ? 1 : 3;
-  s.resident_bytes = Clamp(llc_bytes / 4, 64 * 1024, 64 * kMiB);
+  s.resident_bytes = Clamp(llc_bytes / 4, uint64_t{64} * 1024, 64 * kMiB);
   s.resident_bytes -= s.resident_bytes % kLine;
   s.resident_repeats = quick ? 16 : 64;
   s.chase_steps = quick ? 200'000 : 2'000'000;

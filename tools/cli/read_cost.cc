@@ -145,7 +145,7 @@ void ReadCostJson(const ReadCost& cost, common::JsonWriter* json) {
     json->Key("reads_per_snapshot");
     json->Int(p.reads);
     json->Key("reads_per_region_pair");
-    json->Int(kSnapshotsPerRegionPair * p.reads);
+    json->Int(int64_t{kSnapshotsPerRegionPair} * p.reads);
     json->Key("reader_cpus");
     json->BeginArray();
     for (int cpu : p.reader_cpus) json->Int(cpu);
