@@ -89,14 +89,16 @@ class CheckTest(harness.TempDirTest):
             self.assertIn("ctl=0x00400c04", c["advice"])
         stream = [c for c in bad if c["kernel"] == "read stream"][0]
         # It counted the writes: half of what the reads should be.
+        # (The simulator's window is timed: 0.49 to 0.51 on a slow build.)
         self.assertAlmostEqual(stream["ratio"], 0.5, delta=0.02)
-        self.assertIn("off by 0.50x", stream["advice"])
+        self.assertRegex(stream["advice"],
+                         r"count is off by 0\.(49|50|51)x: the event encoding")
         t = self.check("--quick", "--backend", "sim", binary=TESTING_UNCORE,
                        env=env)
         self.assertEqual(t.returncode, 1)
         self.assertIn("fail: socket", t.stdout)
-        self.assertIn("the memory read bytes count is off by 0.50x",
-                      t.stdout)
+        self.assertRegex(t.stdout,
+                         r"the memory read bytes count is off by 0\.(49|50|51)x")
         self.assertIn("verdict: fail", t.stdout)
         # The same variable does nothing to the `uncore` users build.
         p, d = self.check_json("--quick", "--backend", "sim", env=env)
