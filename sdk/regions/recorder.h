@@ -23,10 +23,17 @@
 // child paths.  Every interval's counts are credited to the thread that
 // closed it, so per-thread values (CollectCallingThread) sum to the path's
 // total.
-// Joins, leaves, and the opens and closes of top-level paths take a fast
-// path (OpenFast/CloseFast) where the recorder has no trace, node groups or
-// sampling; it follows the same rule (docs/concurrency.md, "Two paths, one
-// rule").
+// The rule's arithmetic is path_rule.h's.  Joins, leaves, and the opens
+// and closes of top-level paths take a fast path (OpenFast/CloseFast) where
+// the recorder has no hook and no sampling (fast_boundaries()); it calls the
+// same rule (docs/concurrency.md, "Two paths, one rule").  What is not the
+// rule (a trace, the node union across processes) attaches through
+// BoundaryHook (boundary_hook.h).
+//
+// Files: names.* (region names), thread_slots.* (threads' slots, hazards,
+// fork), recorder.cc (paths, thread states, totals, Collect, errors),
+// boundaries.cc (Begin, End, markers: the hot path), recorder_state.h
+// (their shared structures).
 //
 // Lifetime (docs/concurrency.md): every boundary publishes the recorder it
 // works on in its thread's slot (a hazard pointer) and checks that the
@@ -39,9 +46,9 @@
 // Guarantees: Begin and End take no lock and allocate nothing once the
 // thread has used that region path (its first use locks and allocates); a
 // boundary reads the clock once (the time-stamp counter where it is
-// constant, common::TickClock; CLOCK_MONOTONIC with a trace).  With a
-// trace (RecorderOptions::trace) an End adds one record to its thread's buffer, and hands a full buffer to
-// the trace's writer under a lock (trace/trace_collector.h).  A boundary waits only while another
+// constant, common::TickClock; CLOCK_MONOTONIC when a hook asks).  A hook
+// adds what it does (a trace: one record per call in its thread's buffer).
+// A boundary waits only while another
 // thread is opening or closing the same path (or its parent's exclusive
 // stretch) with a snapshot; boundaries that need the counters at once
 // share one snapshot (devices::SharedSnapshots).  Accumulators have one
@@ -68,17 +75,17 @@
 #include "absl/status/status.h"
 #include "sdk/common/clock.h"
 #include "sdk/devices/device.h"
-#include "sdk/devices/node_union.h"
 #include "sdk/devices/shared_snapshots.h"
+#include "sdk/regions/boundary_hook.h"
+#include "sdk/regions/names.h"
 #include "sdk/regions/overlap_clock.h"
 #include "sdk/regions/path_rule.h"
-#include "sdk/trace/trace_collector.h"
 #include "uncore/region.h"
 
 namespace uncore::regions {
 
-// The process-wide name table.
-std::string RegionName(int name_id);
+// Hooks a recorder takes at most (RecorderOptions::hooks).
+inline constexpr size_t kMaxHooks = 4;
 
 struct RecorderOptions {
   // Read the counters on every Nth interval of each region path only (the
@@ -87,14 +94,10 @@ struct RecorderOptions {
   int sample_every = 1;
   devices::SharedSnapshots::Mode snapshots =
       devices::SharedSnapshots::Mode::kShared;
-  // Records every call and snapshot (UNCORE_TRACE, an HTML report); must
-  // outlive the recorder.  nullptr: one pointer test per boundary.
-  trace::TraceCollector* trace = nullptr;
-  // Node sharing (devices/node_union.h): the shared counters segments whose
-  // node words this process steps when one of its paths opens or closes,
-  // so that the node's processes together count each socket once.  Not
-  // with sampling (sample_every > 1): no node union is then counted.
-  std::vector<devices::NodeUnionGroup> node_groups;
+  // What attaches to the boundaries beyond the rule (boundary_hook.h: the
+  // trace, the node union), at most kMaxHooks; each must outlive the
+  // recorder.  Any hook: every boundary takes the general path.
+  std::vector<BoundaryHook*> hooks;
 };
 
 struct ThreadSlot;
@@ -117,6 +120,7 @@ class Recorder {
   struct RegionTotals {
     std::string name;
     std::string path;
+    int path_id = -1;  // the recorder's (a hook's PathCreated's)
     int depth = 0;
     uint64_t calls = 0;    // over every thread
     uint64_t threads = 0;  // distinct threads that entered the path
@@ -146,19 +150,6 @@ class Recorder {
     std::vector<uint64_t> inclusive;  // per read-plan entry, scaled
     std::vector<uint64_t> exclusive;  // while no child path was open
     bool estimated = false;           // scaled from measured intervals
-    // Node sharing (RecorderOptions::node_groups): this process's share of
-    // the counts while at least one process of the node was inside the
-    // path; meaningful only summed over the node's processes (modulo
-    // 2^64).  Per node group: the node intervals this process opened and
-    // closed, and its share of their time (CLOCK_MONOTONIC ns).
-    struct NodeShare {
-      bool valid = false;            // every node step of the path counted
-      std::vector<uint64_t> values;  // per read-plan entry
-      std::vector<uint64_t> opens;   // per node group
-      std::vector<uint64_t> closes;
-      std::vector<uint64_t> wall_ns;
-    };
-    NodeShare node;
   };
   // Every region entered so far, in order of first entry, merged over
   // threads (live and exited).  An interval still open is not in it (it is
@@ -197,19 +188,16 @@ class Recorder {
                                             std::string_view first_where);
 
   size_t num_values() const { return num_values_; }
-  // The node groups the recorder steps (RecorderOptions::node_groups it
-  // accepted, sorted by name; RegionTotals::NodeShare's order).
-  const std::vector<devices::NodeUnionGroup>& node_groups() const {
-    return node_groups_;
-  }
   uint64_t generation() const { return generation_; }
-  // Whether Begin and End try the fast path (RecorderOptions with no
-  // trace, no node groups and no sampling).
+  // Whether Begin and End try the fast path: no hook, and every interval
+  // is read (no sampling).  The one place this is decided.
+  static bool FastBoundaries(const RecorderOptions& options);
   bool fast_boundaries() const { return fast_; }
   const devices::SharedSnapshots* snapshots() const { return snapshots_.get(); }
-  // For a trace's background snapshots (nullptr when counting nothing).
+  // For a hook's observer and background snapshots (nullptr when counting
+  // nothing).
   devices::SharedSnapshots* shared_snapshots() { return snapshots_.get(); }
-  // A path's region name and full path, by path id (a trace's records).
+  // A path's region name and full path, by path id (a hook's records).
   std::pair<std::string, std::string> PathNames(int path) const;
 
   // The hot path; `slot` is the calling thread's, holding this recorder.
@@ -279,23 +267,16 @@ class Recorder {
   // error.
   ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status ReadCounters(
       devices::Snapshot* out);
-  // Steps the node words (RecorderOptions::node_groups) of the paths the
-  // boundary's transitions opened or closed, innermost first; a node
-  // transition needs the boundary's snapshot.
-  void StepNodeWords(Boundary& b);
-  // Reads the boundary's node time (Boundary::node_now_ns) where it has a
-  // node transition: right beside the boundary's own clock read; only for
-  // a snapshot without a timestamp of its own (CreditNode).
-  void NodeTime(Boundary& b);
-  // Credits a node transition of `tr` (its snapshot `snap`, nullptr when it
-  // failed) to the boundary thread's accumulator, at the snapshot's own
-  // time (Snapshot::timestamp_ns), else at CLOCK_MONOTONIC `now_ns`.
-  void CreditNode(const Transition& tr, const devices::Snapshot* snap,
-                  uint64_t now_ns);
+  // Tells the hooks that observe path changes which paths the boundary
+  // opened or closed (BoundaryHook::Stepped) and whether they need its
+  // snapshot; then, with it, Applied (HookApplied, before the unlock).
+  void HookSteps(Boundary& b);
+  void HookApplied(Boundary& b, const devices::Snapshot* snap);
   // Steps `path`'s word by `e` (path_rule::StepWord, waiting while it is
   // locked); records a transition (the word is then locked) when the rule
   // says so.  Whether the path opened or closed (path_rule::StepsParent).
-  bool Step(Boundary& b, PathState& path, Accumulator* acc, path_rule::Event e);
+  bool Step(Boundary& b, PathState& path, int path_id, Accumulator* acc,
+            path_rule::Event e);
   // Waits until `p`'s path lock is free (spins, yields, then naps).
   static void WaitForPathLock(PathState& p);
   // Stores `word` (unlocked): the lock's release.
@@ -358,9 +339,13 @@ class Recorder {
   // Applies the boundary's transitions with `snap` at `now_ns` and
   // releases their words.
   void Apply(Boundary& b, const devices::Snapshot* snap, uint64_t now_ns);
-  // Hands a call that `b` closed to the trace (options_.trace).
-  void TraceCall(const Boundary& b, ThreadState& t, const Frame& f,
-                 uint64_t now_ns, bool marker, bool open);
+  // Hands a call that `b` closed to the hooks (BoundaryHook::CallEnded).
+  void ReportCall(const Boundary& b, ThreadState& t, const Frame& f,
+                  uint64_t now_ns, bool marker, bool open);
+  // The thread's hook data (ThreadAttached) on its state's first use.
+  void AttachHooks(ThreadState& t);
+  // Whether a hook keeps path `path`'s region in Collect (KeepsPath).
+  bool HookKeeps(int path) const;
   // Closes the regions at levels [level, depth) of `t`, innermost first,
   // at `now_ns` (0: the clock once their paths' words are stepped);
   // `given`: a snapshot already taken (CloseOpenRegions).
@@ -377,22 +362,19 @@ class Recorder {
   // Every time on the hot path (a boundary's one clock read) is a tick of
   // this clock, turned into nanoseconds when collected.
   const common::TickClock clock_;
-  // No trace, no node groups, every interval read: Begin and End try
-  // OpenFast and CloseFast first.
+  // FastBoundaries(options_): Begin and End try OpenFast and CloseFast
+  // first.
   bool fast_ = false;
+  // RecorderOptions::hooks (at most kMaxHooks), and those of them that
+  // observe path changes (their index in hooks_).
+  std::vector<BoundaryHook*> hooks_;
+  std::vector<size_t> observers_;
+  bool call_counts_ = false;  // a hook wants_call_counts
   // Exclusive counts are read (no sampling).
   bool track_exclusive_ = true;
   std::unique_ptr<devices::SharedSnapshots> snapshots_;
-  // Sorted by name (every process takes them in this order).
-  std::vector<devices::NodeUnionGroup> node_groups_;
-  // A node word stayed busy past devices::kNodeWordTimeout (a process died
-  // holding it): node unions are no longer counted.
-  std::atomic<bool> node_off_{false};
   // Exclusive stretches side by side (RegionTotals::overlap_ns).
   OverlapClock overlap_;
-  // Quiesce has begun: a boundary waiting for a node word gives up.
-  mutable std::atomic<bool> quiescing_{false};
-
   mutable std::mutex paths_mu_;
   std::vector<PathInfo> paths_;                     // guarded by paths_mu_
   absl::flat_hash_map<uint64_t, int> path_by_key_;  // guarded by paths_mu_

@@ -42,10 +42,12 @@
 #include "sdk/runtime/check_record.h"
 #include "sdk/runtime/name_resolution.h"
 #include "sdk/runtime/node_sharing.h"
+#include "sdk/runtime/node_union_hook.h"
 #include "sdk/runtime/process_registry.h"
 #include "sdk/runtime/session_internal.h"
 #include "sdk/runtime/session_platform.h"
 #include "sdk/runtime/session_testing.h"
+#include "sdk/runtime/trace_hook.h"
 #include "sdk/sim/simulated_activity.h"
 #include "sdk/spec/encoder.h"
 #include "sdk/spec/event_spec.h"
@@ -184,6 +186,9 @@ struct Session::Impl {
   int reads_per_snapshot = 0;
   std::vector<Metric> metrics;
   std::unique_ptr<runtime::Backend> backend;
+  // The recorder's hooks (declared first: they outlive it).
+  std::unique_ptr<runtime::TraceHook> trace_hook;
+  std::unique_ptr<runtime::NodeUnionHook> node_hook;
   std::unique_ptr<regions::Recorder> recorder;
   pid_t owner_pid = 0;  // the process that started it
   // Process-wide counts when the session started (regions/recorder.h).
@@ -658,8 +663,21 @@ absl::StatusOr<std::unique_ptr<Session>> SessionAccess::Assemble(
     regions::RecorderOptions recorder_options;
     recorder_options.sample_every = std::max(1, s.options.sample_every);
     UNCORE_RETURN_IF_ERROR(OpenTrace(s));
-    recorder_options.trace = s.trace.get();
-    recorder_options.node_groups = s.backend->node_union_groups();
+    if (s.trace != nullptr) {
+      s.trace_hook = std::make_unique<runtime::TraceHook>(s.trace.get());
+      recorder_options.hooks.push_back(s.trace_hook.get());
+    }
+    // Node sharing (none with sampling: NodeUnionHook).
+    if (s.backend->device() != nullptr) {
+      s.node_hook = std::make_unique<runtime::NodeUnionHook>(
+          s.backend->node_union_groups(), s.plan.size(),
+          recorder_options.sample_every);
+      if (s.node_hook->active()) {
+        recorder_options.hooks.push_back(s.node_hook.get());
+      } else {
+        s.node_hook.reset();
+      }
+    }
     s.recorder = std::make_unique<regions::Recorder>(s.backend->device(),
                                                      recorder_options);
     session->recorder_ = s.recorder.get();
@@ -1034,10 +1052,11 @@ Results Session::CollectResults(bool calling_thread) const {
     region.inclusive = fold(t.inclusive);
     region.exclusive = fold(t.exclusive);
     // A thread's part of the node share means nothing: only the process's.
-    if (!calling_thread && !t.node.opens.empty()) {
+    if (!calling_thread && s.node_hook != nullptr) {
+      const runtime::NodeUnionHook::Share node = s.node_hook->ShareOf(t.path_id);
       RegionResult::NodeShare& share = region.node_share;
-      share.valid = t.node.valid;
-      share.counts = fold(t.node.values);
+      share.valid = node.valid;
+      share.counts = fold(node.values);
       for (EventCounts& c : share.counts) {
         c.per_instance.clear();
         c.estimated = false;  // the backend's scaling only (below)
@@ -1052,9 +1071,9 @@ Results Session::CollectResults(bool calling_thread) const {
       // Each node group covers its sockets' entries of the plan; a socket
       // that two groups cover (servers that overlap) has no one node word.
       const std::vector<devices::NodeUnionGroup>& groups =
-          s.recorder->node_groups();
+          s.node_hook->groups();
       std::vector<size_t> group_of(sockets, groups.size());
-      for (size_t g = 0; g < groups.size() && g < t.node.opens.size(); ++g) {
+      for (size_t g = 0; g < groups.size() && g < node.opens.size(); ++g) {
         for (size_t i = groups[g].first_entry;
              i < groups[g].first_entry + groups[g].entries && i < plan.size();
              ++i) {
@@ -1063,9 +1082,9 @@ Results Session::CollectResults(bool calling_thread) const {
             share.valid = false;
           }
           group_of[k] = g;
-          share.opens[k] = t.node.opens[g];
-          share.closes[k] = t.node.closes[g];
-          share.wall_ns[k] = t.node.wall_ns[g];
+          share.opens[k] = node.opens[g];
+          share.closes[k] = node.closes[g];
+          share.wall_ns[k] = node.wall_ns[g];
         }
       }
     }

@@ -5,7 +5,8 @@
 //
 //   TraceOptions o;  o.path = "/abs/t-42.json";  // PrepareOutput'ed
 //   auto collector = TraceCollector::Open(o, layout);    // file opened
-//   RecorderOptions r;  r.trace = collector->get();      // regions record
+//   runtime::TraceHook hook(collector->get());           // regions record
+//   RecorderOptions r;  r.hooks.push_back(&hook);        // (runtime/trace_hook.h)
 //   ...                                                  // the run
 //   collector->StopSampling();  // before the recorder is deactivated
 //   ...                         // the recorder deactivated and quiet

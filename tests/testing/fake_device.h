@@ -7,10 +7,13 @@
 // FakeDevice::Program gives each requested event one read-plan entry (entry
 // i counts event i, on box instance i), Release does nothing, nothing is
 // ever frozen.  MemoryDevice's snapshots cost almost nothing: value i of
-// the n-th snapshot is n * i.
+// the n-th snapshot is n * i.  BumpDevice's counters move only when a test
+// says so (Bump, from any thread), its snapshots stamped CLOCK_MONOTONIC.
 #ifndef UNCORE_TESTS_TESTING_FAKE_DEVICE_H_
 #define UNCORE_TESTS_TESTING_FAKE_DEVICE_H_
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -60,6 +63,35 @@ class MemoryDevice : public FakeDevice {
 
  private:
   uint64_t tick_ = 0;
+};
+
+class BumpDevice : public FakeDevice {
+ public:
+  static constexpr size_t kCounters = 8;
+  BumpDevice() : FakeDevice("bump") {}
+  absl::Status TakeSnapshot(devices::Snapshot* out) override {
+    for (size_t i = 0; i < plan_.size() && i < kCounters; ++i) {
+      out->values[i] = counters_[i].load(std::memory_order_seq_cst);
+    }
+    out->timestamp_ns = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::steady_clock::now().time_since_epoch())
+            .count());
+    out->valid = true;
+    return absl::OkStatus();
+  }
+  void Bump(size_t counter, uint64_t n) {
+    counters_[counter].fetch_add(n, std::memory_order_seq_cst);
+  }
+  void Set(size_t counter, uint64_t v) {
+    counters_[counter].store(v, std::memory_order_seq_cst);
+  }
+  uint64_t Value(size_t counter) const {
+    return counters_[counter].load(std::memory_order_seq_cst);
+  }
+
+ private:
+  std::atomic<uint64_t> counters_[kCounters] = {};
 };
 
 }  // namespace uncore::test_devices

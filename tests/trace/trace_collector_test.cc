@@ -24,6 +24,7 @@
 #include "nlohmann/json.hpp"
 #include "sdk/devices/device.h"
 #include "sdk/regions/recorder.h"
+#include "sdk/runtime/trace_hook.h"
 #include "uncore/region.h"
 
 namespace uncore::trace {
@@ -336,8 +337,9 @@ TEST(TraceCollectorTest, RecorderHandsItCallsWithTheirOwnCounts) {
   auto collector = TraceCollector::Open(options, layout);
   ASSERT_TRUE(collector.ok());
   {
+    runtime::TraceHook hook(collector->get());
     regions::RecorderOptions recorder_options;
-    recorder_options.trace = collector->get();
+    recorder_options.hooks.push_back(&hook);
     regions::Recorder recorder(&device, recorder_options);
     regions::Activate(&recorder);
     {
