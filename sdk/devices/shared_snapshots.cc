@@ -28,7 +28,11 @@ SharedSnapshots::SharedSnapshots(Device* device, Mode mode)
   }
 }
 
-absl::Status SharedSnapshots::Take(Snapshot* out, Trace* trace) {
+absl::Status SharedSnapshots::InvalidSnapshot() {
+  return absl::DataLossError("the snapshot is marked invalid");
+}
+
+absl::Status SharedSnapshots::TakeShared(Snapshot* out, Trace* trace) {
   if (mode_ == Mode::kEach) {
     taken_.fetch_add(1, std::memory_order_relaxed);
     absl::Status status = device_->TakeSnapshot(out);
@@ -37,25 +41,12 @@ absl::Status SharedSnapshots::Take(Snapshot* out, Trace* trace) {
     }
     return status;
   }
-  if (out->values.size() != num_values_) out->values.assign(num_values_, 0);
-  if (solo_.load(std::memory_order_relaxed) && trace == nullptr) {
-    // Mark the reading, then check that it is still solo: EndSolo stores
-    // the end, then looks at the mark (an asymmetric store-load handshake),
-    // so either this sees the end or EndSolo waits for this reading.
-    solo_reading_.store(true, std::memory_order_relaxed);
-    common::LightFence();
-    if (solo_.load(std::memory_order_relaxed)) [[likely]] {
-      absl::Status status = device_->TakeSnapshot(out);
-      // One writer: the solo thread, then leaders after EndSolo's wait.
-      taken_.store(taken_.load(std::memory_order_relaxed) + 1,
-                   std::memory_order_relaxed);
-      solo_reading_.store(false, std::memory_order_release);
-      if (status.ok() && !out->valid) [[unlikely]] {
-        return absl::DataLossError("the snapshot is marked invalid");
-      }
-      return status;
+  if (out->values.size() != num_values_) {
+    out->values.assign(num_values_, 0);
+    // Sized now: the solo reading, if it is still solo, serves it.
+    if (solo_.load(std::memory_order_relaxed) && trace == nullptr) {
+      return Take(out, trace);
     }
-    solo_reading_.store(false, std::memory_order_release);
   }
   uint64_t arrived = sequence_.load(std::memory_order_seq_cst);
   if (trace != nullptr) *trace = {TraceNumber(arrived), 0, false};

@@ -57,6 +57,7 @@
 
 #include "absl/base/attributes.h"
 #include "absl/status/status.h"
+#include "sdk/common/asymmetric_fence.h"
 #include "sdk/devices/device.h"
 
 namespace uncore::devices {
@@ -96,8 +97,33 @@ class SharedSnapshots {
   };
 
   // A snapshot begun after this call began.  `out` gets read_plan().size()
-  // values.
-  absl::Status Take(Snapshot* out, Trace* trace = nullptr);
+  // values.  The solo reading (AllowSolo) is inline: a boundary on perf
+  // costs mostly what surrounds its read(), each call and return included.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status Take(Snapshot* out,
+                                                 Trace* trace = nullptr) {
+    if (solo_.load(std::memory_order_relaxed) && trace == nullptr &&
+        out->values.size() == num_values_) [[likely]] {
+      // Mark the reading, then check that it is still solo: EndSolo stores
+      // the end, then looks at the mark (an asymmetric store-load
+      // handshake), so either this sees the end or EndSolo waits for this
+      // reading.
+      solo_reading_.store(true, std::memory_order_relaxed);
+      common::LightFence();
+      if (solo_.load(std::memory_order_relaxed)) [[likely]] {
+        absl::Status status = device_->TakeSnapshot(out);
+        // One writer: the solo thread, then leaders after EndSolo's wait.
+        taken_.store(taken_.load(std::memory_order_relaxed) + 1,
+                     std::memory_order_relaxed);
+        solo_reading_.store(false, std::memory_order_release);
+        if (status.ok() && !out->valid) [[unlikely]] {
+          return InvalidSnapshot();
+        }
+        return status;
+      }
+      solo_reading_.store(false, std::memory_order_release);
+    }
+    return TakeShared(out, trace);
+  }
 
   // Snapshots taken on the device, and Take calls served by another
   // thread's snapshot.
@@ -143,6 +169,9 @@ class SharedSnapshots {
   static constexpr uint64_t kStateMask = 3;
   static constexpr uint64_t kJoinable = 1;
   static constexpr uint64_t kReading = 2;
+  // Take, but for its inline solo reading.
+  absl::Status TakeShared(Snapshot* out, Trace* trace);
+  ABSL_ATTRIBUTE_COLD static absl::Status InvalidSnapshot();
   static uint64_t IdleOf(uint64_t sequence) { return sequence & ~kStateMask; }
   static uint64_t TraceNumber(uint64_t sequence) {
     return sequence / kPhase * 2 + ((sequence & kStateMask) != 0 ? 1 : 0);

@@ -428,6 +428,8 @@ absl::Status PerfDevice::Program(const ProgramRequest& request) {
       g.fds.push_back(fd);
       g.entries.push_back(i);
     }
+    g.members = g.fds.size();
+    g.read_bytes = (3 + g.fds.size()) * sizeof(uint64_t);
     groups.push_back(std::move(g));
   }
   for (const Group& g : groups) {
@@ -466,50 +468,62 @@ absl::Status PerfDevice::TakeSnapshot(Snapshot* out) {
     return absl::FailedPreconditionError(
         "TakeSnapshot before Program: nothing is programmed");
   }
-  if (out->values.size() != read_plan_.size()) {
-    out->values.assign(read_plan_.size(), 0);
+  if (out->values.size() != counters_.size()) {
+    out->values.assign(counters_.size(), 0);
   }
   uint64_t buffer[3 + kMaxGroupSize];
-  bool first = true;
-  for (const Group& g : groups_) {
-    const size_t want = (3 + g.fds.size()) * sizeof(uint64_t);
-    const ssize_t got = read(g.leader_fd, buffer, want);
-    if (got != static_cast<ssize_t>(want) || buffer[0] != g.fds.size()) {
-      const int err = errno;
-      std::fill(out->values.begin(), out->values.end(), 0);
-      return absl::DataLossError(
-          fmt::format("reading a perf group of {} failed: {}",
-                      counters_[g.entries.front()].pmu->name,
-                      got < 0 ? std::strerror(err) : "short read"));
+  for (size_t gi = 0; gi < groups_.size(); ++gi) {
+    const Group& g = groups_[gi];
+    const ssize_t got = read(g.leader_fd, buffer, g.read_bytes);
+    if (got != static_cast<ssize_t>(g.read_bytes) || buffer[0] != g.members)
+        [[unlikely]] {
+      return ReadFailed(g, got, errno, out);
     }
     const uint64_t enabled = buffer[1];
     const uint64_t running = buffer[2];
-    if (first) {
+    if (gi == 0) {
       // The kernel's enabled time at the moment it read the counters: the
       // time that goes with these counts, however long read() took (a
       // cross-CPU read can take tens of microseconds, more under load).
       out->timestamp_ns = enabled_at_ns_ + enabled;
-      first = false;
     }
-    for (size_t k = 0; k < g.fds.size(); ++k) {
-      uint64_t v = buffer[3 + k];
-      const int entry = g.entries[k];
-      if (running < enabled) {
-        // Multiplexed: scale to the whole enabled time.
-        v = running == 0
-                ? 0
-                : static_cast<uint64_t>(static_cast<long double>(v) *
-                                        static_cast<long double>(enabled) /
-                                        static_cast<long double>(running));
-        if (!estimated_[entry].load(std::memory_order_relaxed)) {
-          estimated_[entry].store(true, std::memory_order_relaxed);
-        }
-      }
-      out->values[entry] = v;
+    if (running < enabled) [[unlikely]] {
+      Multiplexed(g, buffer, enabled, running, out);
+      continue;
+    }
+    for (size_t k = 0; k < g.members; ++k) {
+      out->values[g.entries[k]] = buffer[3 + k];
     }
   }
   out->valid = true;
   return absl::OkStatus();
+}
+
+absl::Status PerfDevice::ReadFailed(const Group& g, ssize_t got, int err,
+                                    Snapshot* out) const {
+  std::fill(out->values.begin(), out->values.end(), 0);
+  return absl::DataLossError(
+      fmt::format("reading a perf group of {} failed: {}",
+                  counters_[g.entries.front()].pmu->name,
+                  got < 0 ? std::strerror(err) : "short read"));
+}
+
+void PerfDevice::Multiplexed(const Group& g, const uint64_t* buffer,
+                             uint64_t enabled, uint64_t running,
+                             Snapshot* out) {
+  // Multiplexed: scaled to the whole enabled time.
+  for (size_t k = 0; k < g.members; ++k) {
+    const int entry = g.entries[k];
+    out->values[entry] =
+        running == 0
+            ? 0
+            : static_cast<uint64_t>(static_cast<long double>(buffer[3 + k]) *
+                                    static_cast<long double>(enabled) /
+                                    static_cast<long double>(running));
+    if (!estimated_[entry].load(std::memory_order_relaxed)) {
+      estimated_[entry].store(true, std::memory_order_relaxed);
+    }
+  }
 }
 
 absl::Status PerfDevice::Release() {

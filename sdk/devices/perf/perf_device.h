@@ -40,6 +40,8 @@
 #ifndef UNCORE_SDK_DEVICES_PERF_PERF_DEVICE_H_
 #define UNCORE_SDK_DEVICES_PERF_PERF_DEVICE_H_
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -47,6 +49,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "sdk/devices/device.h"
@@ -134,9 +137,19 @@ class PerfDevice : public Device {
     int leader_fd = -1;
     std::vector<int> fds;      // leader first
     std::vector<int> entries;  // read-plan index per member
+    // What its read() returns: the members' count, enabled and running
+    // times, then the members' values (PERF_FORMAT_GROUP).
+    uint64_t members = 0;
+    size_t read_bytes = 0;
   };
   PerfDevice(Options options, PmuCatalog pmus);
   absl::Status OpenCounter(const PerfCounter& c, int group_fd, int* fd) const;
+  // TakeSnapshot's cold paths: a failed read(), and a multiplexed group's
+  // values scaled to its enabled time.
+  ABSL_ATTRIBUTE_COLD absl::Status ReadFailed(const Group& g, ssize_t got,
+                                              int err, Snapshot* out) const;
+  void Multiplexed(const Group& g, const uint64_t* buffer, uint64_t enabled,
+                   uint64_t running, Snapshot* out);
   void CloseAll();
 
   Options options_;
