@@ -8,6 +8,10 @@
 //   ...
 //   absl::Status s = uncore::WriteReportText(*path, text);
 //
+//   // Results of one's own (the MPI merged report: Results::mpi), in the
+//   // format the name asks for, by the session's writers.
+//   std::string text = uncore::FormatReportText(results, *path);
+//
 //   // Too large to hold (a merged trace): the same write in pieces.
 //   auto file = uncore::ReportFileWriter::Open(*path);
 //   (*file)->Write(piece);  ...  (*file)->Commit();  // whole, or not at all
@@ -56,7 +60,8 @@ absl::Status WriteReportText(const std::string& path, std::string_view text);
 // it (docs/report-format.md): "-" or any other name the table, *.json JSON,
 // *.hatchet.json the Hatchet tree, *.csv CSV, *.html/*.htm the page (with
 // no timeline).  For tools that build Results of their own (the MPI merged
-// report's CSV), so that every CSV has one writer.
+// report: Results::mpi set, which makes the JSON and the table the merged
+// report's), so that every report has one writer per format.
 std::string FormatReportText(const Results& results, std::string_view output);
 
 // WriteReportText in pieces: Open decides where the bytes go (as above),

@@ -18,11 +18,18 @@
 // ("Each socket once, however many threads") and docs/concurrency.md ("Teams of threads") have a
 // worked example.
 //
+// The MPI integration's merged report is a Results too (of the job's ranks,
+// with `mpi` set: docs/mpi.md), written by the same report formats:
+//
+//   if (r.mpi) std::printf("%d ranks on %zu nodes\n", r.mpi->ranks,
+//                          r.mpi->nodes.size());
+//
 // Guarantees: plain values; no references into the session.
 #ifndef UNCORE_RESULTS_H_
 #define UNCORE_RESULTS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -172,6 +179,78 @@ struct RunInfo {
   std::vector<std::string> warnings;  // e.g. "no session: regions not measured"
 };
 
+// What only the MPI merged report has (docs/mpi.md, "The merged report"):
+// its ranks, nodes and spreads.  Set in the Results that the MPI
+// integration makes of a job's ranks (uncore::mpi::MergedResults), where
+// it makes the JSON (schema kSchemaVersion, "kind": "mpi") and the table
+// the merged report's; the CSV, the page and the Hatchet tree read the
+// Results alone.  Its vectors are indexed like the Results' own (regions,
+// events, metrics) and like `nodes`.
+struct MpiResults {
+  // 4: a region's wall_ns is the node union's time, with the ranks' own
+  // time beside it; metrics of the merged counts beside the ranks' own.
+  static constexpr int kSchemaVersion = 4;
+
+  struct Socket {
+    int socket = 0;
+    int leader = -1;         // the rank that programmed it
+    std::vector<int> ranks;  // the ranks that read it (leader included)
+  };
+  struct Node {
+    std::string host;
+    std::vector<int> ranks;
+    std::vector<Socket> sockets;
+  };
+  // One socket of one node's count of an event in a region.
+  struct SocketCount {
+    int node = 0;  // index into `nodes`
+    int socket = 0;
+    uint64_t value = 0;       // the count: the node union, or one rank's view
+    bool node_union = false;  // value is the node union (from_rank -1)
+    uint64_t wall_ns = 0;     // node union: the time a rank was inside
+    int from_rank = -1;       // else the rank whose view it is
+    int ranks = 0;            // ranks of the node that entered it and read it
+    uint64_t min = 0;         // their spread
+    uint64_t max = 0;
+    // The count is scaled (multiplexed, sampled) or, with sampling, one
+    // rank's view where several ranks of the node entered the region (it
+    // can fall short of the node union).
+    bool estimated = false;
+  };
+  struct Event {
+    std::vector<uint64_t> per_node;  // the total per node
+    std::vector<SocketCount> per_socket;
+  };
+  // The ranks' own values of a metric (each from its own view and wall
+  // time): their mean and spread over the `ranks` that had one.
+  struct Metric {
+    double rank_mean = 0, rank_min = 0, rank_max = 0;
+    int ranks = 0;
+  };
+  struct Rank {
+    int rank = 0;
+    uint64_t calls = 0;
+    uint64_t wall_ns = 0;
+    std::vector<uint64_t> totals;  // per event, the rank's own view
+  };
+  struct Region {
+    int ranks = 0;                           // ranks that entered it
+    std::vector<uint64_t> per_node_wall_ns;  // the node union's time per node
+    bool wall_node_union = false;  // every node's time is its node union
+    // Each rank's own time in the region: mean and spread.
+    uint64_t rank_mean_wall_ns = 0;
+    uint64_t rank_wall_min_ns = 0;
+    uint64_t rank_wall_max_ns = 0;
+    std::vector<Event> events;    // indexed like Results::events
+    std::vector<Metric> metrics;  // indexed like Results::metrics
+    std::vector<Rank> per_rank;
+  };
+
+  int ranks = 0;  // in the job
+  std::vector<Node> nodes;
+  std::vector<Region> regions;  // indexed like Results::regions
+};
+
 struct Results {
   // 2: regions count each socket once while any thread is inside (wall_ns
   // is the union of the calls; threads and thread_ns were added).
@@ -180,6 +259,8 @@ struct Results {
   std::vector<EventInfo> events;
   std::vector<MetricInfo> metrics;
   std::vector<RegionResult> regions;  // in order of first entry
+  // The MPI merged report's own facts; empty in a session's results.
+  std::optional<MpiResults> mpi;
 };
 
 }  // namespace uncore

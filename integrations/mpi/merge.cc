@@ -1,7 +1,6 @@
 #include "integrations/mpi/merge.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -12,10 +11,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
-#include "sdk/common/utf8.h"
 #include "sdk/common/wire.h"
 #include "uncore/region.h"
-#include "uncore/report_file.h"
 
 namespace uncore::mpi {
 namespace {
@@ -39,93 +36,6 @@ const RegionResult* FindRegion(const Results& r, const std::string& path) {
     if (region.path == path) return &region;
   }
   return nullptr;
-}
-
-// ---- formatting helpers
-
-// A JSON string by the SDK's rules (sdk/common/utf8.h, header-only so that
-// this library, on the public API only, escapes as the reports do).
-std::string JsonString(std::string_view s) {
-  std::string out;
-  common::AppendJsonString(s, &out);
-  return out;
-}
-
-std::string JsonNumber(double v) {
-  return std::isfinite(v) ? fmt::format("{}", v) : "null";
-}
-
-template <typename T, typename F>
-std::string JsonArray(const std::vector<T>& items, F&& each) {
-  std::string out = "[";
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += each(items[i]);
-  }
-  return out + "]";
-}
-
-std::string JsonStrings(const std::vector<std::string>& v) {
-  return JsonArray(v, [](const std::string& s) { return JsonString(s); });
-}
-
-std::string JsonInts(const std::vector<int>& v) {
-  return JsonArray(v, [](int x) { return fmt::format("{}", x); });
-}
-
-// "1,234,567"
-std::string Grouped(uint64_t v) {
-  std::string digits = fmt::format("{}", v);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
-std::string Duration(uint64_t ns) {
-  const double v = static_cast<double>(ns);
-  if (ns < 1000) return fmt::format("{} ns", ns);
-  if (ns < 1000000) return fmt::format("{:.3g} us", v / 1e3);
-  if (ns < 1000000000) return fmt::format("{:.3g} ms", v / 1e6);
-  return fmt::format("{:.3g} s", v / 1e9);
-}
-
-std::string Count(uint64_t v, const EventInfo& e) {
-  if (e.scale != 1.0) {
-    const double scaled = static_cast<double>(v) * e.scale;
-    return fmt::format("{:.2f} {}", scaled, e.unit);
-  }
-  return e.unit.empty() ? Grouped(v) : Grouped(v) + " " + e.unit;
-}
-
-// Left-aligned first column, the others right-aligned.
-std::string Columns(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<size_t> width;
-  for (const auto& row : rows) {
-    width.resize(std::max(width.size(), row.size()), 0);
-    for (size_t c = 0; c < row.size(); ++c) {
-      width[c] = std::max(width[c], row[c].size());
-    }
-  }
-  std::string out;
-  for (size_t r = 0; r < rows.size(); ++r) {
-    std::string line;
-    for (size_t c = 0; c < rows[r].size(); ++c) {
-      if (c > 0) line += "  ";
-      line += c == 0 ? fmt::format("{:<{}}", rows[r][c], width[c])
-                     : fmt::format("{:>{}}", rows[r][c], width[c]);
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-    if (r == 0) {
-      size_t total = 0;
-      for (size_t w : width) total += w + 2;
-      out += std::string(total > 2 ? total - 2 : 0, '-') + "\n";
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -672,130 +582,6 @@ MergedReport Merge(const std::vector<RankRecord>& ranks,
   return m;
 }
 
-std::string FormatMergedJson(const MergedReport& m) {
-  std::string o = "{\n";
-  o += "  \"schema_version\": 4,\n  \"kind\": \"mpi\",\n";
-  o += fmt::format("  \"ranks\": {},\n  \"nodes\": {},\n", m.ranks,
-                   m.nodes.size());
-  o += fmt::format(
-      "  \"backend\": {},\n  \"platform\": {},\n  \"simulated\": {},\n",
-      JsonString(m.backend), JsonString(m.platform), m.simulated);
-  o += fmt::format("  \"cpu\": {},\n", JsonString(m.cpu));
-  o += fmt::format("  \"start_unix_ns\": {},\n  \"duration_ns\": {},\n",
-                   m.start_unix_ns, m.duration_ns);
-  o += fmt::format("  \"errors\": {},\n  \"warnings\": {},\n",
-                   JsonStrings(m.errors), JsonStrings(m.warnings));
-  o += "  \"events\": " +
-       JsonArray(m.events,
-                 [](const EventInfo& e) {
-                   return fmt::format(
-                       "{{\"spec\": {}, \"canonical\": {}, \"encoding\": {}, "
-                       "\"unit\": {}, \"scale\": {}, \"from_metric\": {}}}",
-                       JsonString(e.spec), JsonString(e.canonical),
-                       JsonString(e.encoding), JsonString(e.unit),
-                       JsonNumber(e.scale), e.from_metric);
-                 }) +
-       ",\n";
-  o += "  \"metrics\": " +
-       JsonArray(m.metrics,
-                 [](const MetricInfo& x) {
-                   return fmt::format(
-                       "{{\"name\": {}, \"expression\": {}, \"unit\": {}}}",
-                       JsonString(x.name), JsonString(x.expression),
-                       JsonString(x.unit));
-                 }) +
-       ",\n";
-  o += "  \"node_list\": " +
-       JsonArray(m.nodes,
-                 [](const MergedNode& n) {
-                   return fmt::format(
-                       "{{\"host\": {}, \"ranks\": {}, \"sockets\": {}}}",
-                       JsonString(n.host), JsonInts(n.ranks),
-                       JsonArray(n.sockets, [](const MergedNode::Socket& s) {
-                         return fmt::format(
-                             "{{\"socket\": {}, \"leader\": {}, \"ranks\": "
-                             "{}}}",
-                             s.socket, s.leader, JsonInts(s.ranks));
-                       }));
-                 }) +
-       ",\n";
-  o += "  \"regions\": [";
-  for (size_t i = 0; i < m.regions.size(); ++i) {
-    const MergedRegion& r = m.regions[i];
-    o += i == 0 ? "\n" : ",\n";
-    o += fmt::format(
-        "    {{\"name\": {}, \"path\": {}, \"depth\": {}, \"calls\": {}, "
-        "\"ranks\": {}, \"wall_ns\": {}, \"wall_node_union\": {}, "
-        "\"per_node_wall_ns\": {}, \"rank_mean_wall_ns\": {}, "
-        "\"rank_wall_min_ns\": {}, \"rank_wall_max_ns\": {}, "
-        "\"call_min_ns\": {}, \"call_max_ns\": {}, "
-        "\"overhead_ns\": {}, \"sampled_calls\": {},\n",
-        JsonString(r.name), JsonString(r.path), r.depth, r.calls, r.ranks,
-        r.wall_ns, r.wall_node_union,
-        JsonArray(r.per_node_wall_ns,
-                  [](uint64_t v) { return fmt::format("{}", v); }),
-        r.rank_mean_wall_ns, r.rank_wall_min_ns, r.rank_wall_max_ns,
-        r.call_min_ns, r.call_max_ns, r.overhead_ns, r.sampled_calls);
-    o += "     \"events\": {";
-    for (size_t e = 0; e < r.events.size(); ++e) {
-      const MergedEvent& ev = r.events[e];
-      o += e == 0 ? "\n" : ",\n";
-      o += fmt::format(
-          "       {}: {{\"total\": {}, \"per_node\": {}, \"estimated\": {}, "
-          "\"per_socket\": {}}}",
-          JsonString(m.events[e].canonical), ev.total,
-          JsonArray(ev.per_node,
-                    [](uint64_t v) { return fmt::format("{}", v); }),
-          ev.estimated, JsonArray(ev.per_socket, [&](const SocketCount& s) {
-            return fmt::format(
-                "{{\"node\": {}, \"host\": {}, \"socket\": {}, \"value\": {}, "
-                "\"node_union\": {}, \"union_wall_ns\": {}, "
-                "\"from_rank\": {}, \"ranks\": {}, \"min\": {}, \"max\": {}, "
-                "\"estimated\": {}}}",
-                s.node, JsonString(m.nodes[s.node].host), s.socket, s.value,
-                s.node_union, s.wall_ns, s.from_rank, s.ranks, s.min, s.max,
-                s.estimated);
-          }));
-    }
-    o += "},\n";
-    o += "     \"metrics\": {";
-    for (size_t k = 0; k < r.metrics.size(); ++k) {
-      const MergedMetric& mm = r.metrics[k];
-      o += k == 0 ? "" : ", ";
-      if (mm.ranks == 0 && !mm.valid) {
-        o += fmt::format("{}: null", JsonString(m.metrics[k].name));
-      } else if (mm.ranks == 0) {
-        o += fmt::format(
-            "{}: {{\"value\": {}, \"rank_mean\": null, \"rank_min\": null, "
-            "\"rank_max\": null, \"ranks\": 0}}",
-            JsonString(m.metrics[k].name), JsonNumber(mm.value));
-      } else {
-        o += fmt::format(
-            "{}: {{\"value\": {}, \"rank_mean\": {}, \"rank_min\": {}, "
-            "\"rank_max\": {}, \"ranks\": {}}}",
-            JsonString(m.metrics[k].name),
-            mm.valid ? JsonNumber(mm.value) : "null", JsonNumber(mm.rank_mean),
-            JsonNumber(mm.rank_min), JsonNumber(mm.rank_max), mm.ranks);
-      }
-    }
-    o += "},\n";
-    o += "     \"per_rank\": " +
-         JsonArray(r.per_rank,
-                   [](const RankRegion& rr) {
-                     return fmt::format(
-                         "{{\"rank\": {}, \"calls\": {}, \"wall_ns\": {}, "
-                         "\"totals\": {}}}",
-                         rr.rank, rr.calls, rr.wall_ns,
-                         JsonArray(rr.totals, [](uint64_t v) {
-                           return fmt::format("{}", v);
-                         }));
-                   }) +
-         "}";
-  }
-  o += m.regions.empty() ? "]\n}\n" : "\n  ]\n}\n";
-  return o;
-}
-
 Results MergedResults(const MergedReport& m) {
   Results r;
   RunInfo& run = r.run;
@@ -820,6 +606,11 @@ Results MergedResults(const MergedReport& m) {
   }
   r.events = m.events;
   r.metrics = m.metrics;
+  MpiResults& mpi = r.mpi.emplace();
+  mpi.ranks = m.ranks;
+  for (const MergedNode& node : m.nodes) {
+    mpi.nodes.push_back({node.host, node.ranks, node.sockets});
+  }
   for (const MergedRegion& region : m.regions) {
     RegionResult& out = r.regions.emplace_back();
     out.name = region.name;
@@ -849,132 +640,26 @@ Results MergedResults(const MergedReport& m) {
     for (const MergedMetric& metric : region.metrics) {
       out.metrics.push_back({metric.value, metric.valid});
     }
+    MpiResults::Region& merged = mpi.regions.emplace_back();
+    merged.ranks = region.ranks;
+    merged.per_node_wall_ns = region.per_node_wall_ns;
+    merged.wall_node_union = region.wall_node_union;
+    merged.rank_mean_wall_ns = region.rank_mean_wall_ns;
+    merged.rank_wall_min_ns = region.rank_wall_min_ns;
+    merged.rank_wall_max_ns = region.rank_wall_max_ns;
+    for (const MergedEvent& event : region.events) {
+      merged.events.push_back({event.per_node, event.per_socket});
+    }
+    for (const MergedMetric& metric : region.metrics) {
+      merged.metrics.push_back(
+          {metric.rank_mean, metric.rank_min, metric.rank_max, metric.ranks});
+    }
+    for (const RankRegion& rank : region.per_rank) {
+      merged.per_rank.push_back(
+          {rank.rank, rank.calls, rank.wall_ns, rank.totals});
+    }
   }
   return r;
-}
-
-std::string FormatMergedCsv(const MergedReport& m) {
-  return FormatReportText(MergedResults(m), "merged.csv");
-}
-
-std::string FormatMergedTable(const MergedReport& m) {
-  std::string o = fmt::format(
-      "uncore MPI report: {} rank{} on {} node{}, platform {}, backend {}, "
-      "CPU {}\n",
-      m.ranks, m.ranks == 1 ? "" : "s", m.nodes.size(),
-      m.nodes.size() == 1 ? "" : "s", m.platform.empty() ? "-" : m.platform,
-      m.backend, m.cpu);
-  for (size_t n = 0; n < m.nodes.size(); ++n) {
-    std::string sockets;
-    for (const MergedNode::Socket& s : m.nodes[n].sockets) {
-      sockets += fmt::format("{}socket {} led by rank {} (read by {})",
-                             sockets.empty() ? "" : "; ", s.socket, s.leader,
-                             s.ranks.size());
-    }
-    o += fmt::format("node {} ({}): ranks {}; {}\n", n, m.nodes[n].host,
-                     fmt::join(m.nodes[n].ranks, ","),
-                     sockets.empty() ? "no socket counted" : sockets);
-  }
-  o += "calls: summed over ranks; wall: the time at least one rank was "
-       "inside (the node union; across nodes the longest node's), rank wall: "
-       "each rank's own, mean [min, max]; counts: each socket of each node "
-       "once, while at least one of its ranks was inside (the node union; "
-       "else its leader's view)\n";
-  if (m.simulated) {
-    o += "### SIMULATED — every count below is made up by the simulator, not "
-         "measured ###\n";
-  }
-  o += "\n";
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> header = {"region",    "ranks", "calls", "wall",
-                                     "rank wall", "min",   "max"};
-  for (const EventInfo& e : m.events) {
-    if (!e.from_metric) header.push_back(e.canonical);
-  }
-  rows.push_back(header);
-  for (const MergedRegion& r : m.regions) {
-    std::vector<std::string> row = {
-        std::string(static_cast<size_t>(r.depth) * 2, ' ') + r.name,
-        fmt::format("{}", r.ranks),
-        Grouped(r.calls),
-        (r.wall_node_union ? "" : "~") + Duration(r.wall_ns),
-        Duration(r.rank_mean_wall_ns),
-        Duration(r.rank_wall_min_ns),
-        Duration(r.rank_wall_max_ns)};
-    for (size_t e = 0; e < m.events.size(); ++e) {
-      if (m.events[e].from_metric) continue;
-      row.push_back((r.events[e].estimated ? "~" : "") +
-                    Count(r.events[e].total, m.events[e]));
-    }
-    rows.push_back(std::move(row));
-  }
-  o += Columns(rows);
-  if (!m.events.empty() && !m.regions.empty()) {
-    o += "\nper socket (the count: the node union, or one rank's view; and "
-         "the spread of the socket's ranks' own views):\n";
-    rows.clear();
-    rows.push_back({"region", "event", "node", "socket", "count", "from rank",
-                    "ranks", "min", "max"});
-    for (const MergedRegion& r : m.regions) {
-      for (size_t e = 0; e < m.events.size(); ++e) {
-        for (const SocketCount& s : r.events[e].per_socket) {
-          rows.push_back(
-              {r.path, m.events[e].canonical, fmt::format("{}", s.node),
-               fmt::format("{}", s.socket),
-               fmt::format("{}{}", s.estimated ? "~" : "", Grouped(s.value)),
-               s.node_union ? std::string("union")
-                            : fmt::format("{}", s.from_rank),
-               fmt::format("{}", s.ranks), Grouped(s.min), Grouped(s.max)});
-        }
-      }
-    }
-    o += Columns(rows);
-  }
-  if (!m.metrics.empty() && !m.regions.empty()) {
-    o += "\nmetrics (value: of the counts above over the wall; and each "
-         "rank's own value: mean [min, max] over ranks):\n";
-    rows.clear();
-    rows.push_back(
-        {"region", "metric", "value", "rank mean", "min", "max", "ranks"});
-    for (const MergedRegion& r : m.regions) {
-      for (size_t k = 0; k < m.metrics.size(); ++k) {
-        const MergedMetric& mm = r.metrics[k];
-        std::vector<std::string> row = {
-            r.path, m.metrics[k].name,
-            mm.valid ? fmt::format("{:.4g} {}", mm.value, m.metrics[k].unit)
-                     : std::string("n/a")};
-        if (mm.ranks == 0) {
-          row.insert(row.end(), {"n/a", "", "", "0"});
-        } else {
-          row.insert(row.end(), {fmt::format("{:.4g}", mm.rank_mean),
-                                 fmt::format("{:.4g}", mm.rank_min),
-                                 fmt::format("{:.4g}", mm.rank_max),
-                                 fmt::format("{}", mm.ranks)});
-        }
-        rows.push_back(std::move(row));
-      }
-    }
-    o += Columns(rows);
-  }
-  for (const std::string& e : m.errors) o += "error: " + e + "\n";
-  for (const std::string& w : m.warnings) o += "warning: " + w + "\n";
-  return o;
-}
-
-std::string FormatMerged(const MergedReport& report, std::string_view output) {
-  auto ends_with = [&](std::string_view suffix) {
-    if (output.size() < suffix.size()) return false;
-    std::string tail(output.substr(output.size() - suffix.size()));
-    for (char& c : tail) c = static_cast<char>(std::tolower(c));
-    return tail == suffix;
-  };
-  // The CSV, the page and the Hatchet tree: a session's, of the merge.
-  if (ends_with(".csv") || ends_with(".html") || ends_with(".htm") ||
-      ends_with(".hatchet.json")) {
-    return FormatReportText(MergedResults(report), output);
-  }
-  if (ends_with(".json")) return FormatMergedJson(report);
-  return FormatMergedTable(report);
 }
 
 }  // namespace uncore::mpi

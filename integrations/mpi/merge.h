@@ -6,7 +6,12 @@
 //   ... MPI_Gatherv ...
 //   std::vector<RankRecord> ranks = ...DecodeRank(bytes_i)...;  // rank 0
 //   MergedReport merged = Merge(ranks);
-//   std::string json = FormatMergedJson(merged);
+//   Results results = MergedResults(merged);  // uncore::Results::mpi set
+//   std::string json = uncore::FormatReportText(results, "merged.json");
+//
+// Formatting is the SDK's report layer's (uncore/report_file.h's
+// FormatReportText): the same JSON and table writers as a session's report
+// write the merged report when Results::mpi is set.
 //
 // The rule for an event's total: each socket of each node counts once,
 // what it counted while at least one rank of the node that reads it was
@@ -54,21 +59,9 @@ struct RankRecord {
 std::string EncodeRank(const RankRecord& record);
 absl::StatusOr<RankRecord> DecodeRank(std::string_view bytes);
 
-struct SocketCount {
-  int node = 0;  // index into MergedReport::nodes
-  int socket = 0;
-  uint64_t value = 0;       // the count: the node union, or one rank's view
-  bool node_union = false;  // value is the node union (from_rank -1)
-  uint64_t wall_ns = 0;     // node union: the time a rank was inside
-  int from_rank = -1;       // else the rank whose view it is
-  int ranks = 0;            // ranks of the node that entered it and read it
-  uint64_t min = 0;         // their spread
-  uint64_t max = 0;
-  // The count is scaled (multiplexed, sampled) or, with sampling, one
-  // rank's view where several ranks of the node entered the region (it
-  // can fall short of the node union).
-  bool estimated = false;
-};
+// One socket of one node's count (the public type, written by the report
+// layer).
+using SocketCount = MpiResults::SocketCount;
 
 struct MergedEvent {
   uint64_t total = 0;              // over per_socket
@@ -136,11 +129,7 @@ struct MergedNode {
   std::string host;
   int first_rank = 0;
   std::vector<int> ranks;
-  struct Socket {
-    int socket = 0;
-    int leader = -1;         // the rank that programmed it
-    std::vector<int> ranks;  // the ranks that read it (leader included)
-  };
+  using Socket = MpiResults::Socket;
   std::vector<Socket> sockets;
 };
 
@@ -176,26 +165,23 @@ using MetricEvaluator = std::function<std::vector<MetricValue>(
 MergedReport Merge(const std::vector<RankRecord>& ranks,
                    const MetricEvaluator& evaluate = {});
 
-// The merge as a session's Results, for the session's CSV, page and
-// Hatchet tree: one socket per socket of each node (RunInfo::sockets holds
-// their ids, node after node, so an id repeats across nodes), an event's
-// per-socket counts the views the merge chose; calls, threads, thread_ns,
-// overhead_ns and sampled_calls summed over ranks, wall_ns the merged
-// region's (the node union's time), min_ns and max_ns the shortest and
-// longest call of any rank; each metric the merged region's (of the merged
-// counts over wall_ns); no exclusive counts and no
-// box instances (the merge keeps neither).  Ranks, nodes and spreads are
-// in the JSON.
+// The merge as Results, for the SDK's report formats
+// (uncore::FormatReportText: the name picks the format, as for a session's
+// report).  Results::mpi holds the merge's own facts (ranks, nodes and
+// their sockets' leaders, each region's ranks, per-node times, the ranks'
+// own wall times and metric values, the per-(node, socket) views and their
+// spread, per-rank totals): with it the JSON is the merged JSON (schema 4,
+// docs/mpi.md) and the table the merged table.  The CSV, the page and the
+// Hatchet tree are a session's, of the merge seen as one run: one socket
+// per socket of each node (RunInfo::sockets holds their ids, node after
+// node, so an id repeats across nodes), an event's per-socket counts the
+// views the merge chose; calls, threads, thread_ns, overhead_ns and
+// sampled_calls summed over ranks, wall_ns the merged region's (the node
+// union's time), min_ns and max_ns the shortest and longest call of any
+// rank; each metric the merged region's (of the merged counts over
+// wall_ns); no exclusive counts and no box instances (the merge keeps
+// neither).
 Results MergedResults(const MergedReport& report);
-
-std::string FormatMergedJson(const MergedReport& report);
-// The session's tidy CSV (docs/report-format.md) of MergedResults().
-std::string FormatMergedCsv(const MergedReport& report);
-std::string FormatMergedTable(const MergedReport& report);
-// By the name, as for a session's report: "-" or any other name a table,
-// *.json the merged JSON, *.csv, *.html, *.htm and *.hatchet.json the
-// session's formats of MergedResults().
-std::string FormatMerged(const MergedReport& report, std::string_view output);
 
 }  // namespace uncore::mpi
 

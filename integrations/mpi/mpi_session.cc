@@ -561,11 +561,13 @@ int Finish() {
       std::fprintf(stderr, "uncore: warning: %s\n",
                    merged.sampling_warning.c_str());
     }
-    // Each name in its own format; one that fails does not keep the others
-    // from being written.
+    // Each name in its own format (the SDK's report layer's, as for a
+    // session's report); one that fails does not keep the others from
+    // being written.
+    const Results merged_results = MergedResults(merged);
     for (const std::string& output : st.outputs) {
-      absl::Status written =
-          uncore::WriteReportText(output, FormatMerged(merged, output));
+      absl::Status written = uncore::WriteReportText(
+          output, uncore::FormatReportText(merged_results, output));
       if (!written.ok()) {
         std::fprintf(stderr, "uncore: %s\n", Message(written).c_str());
         result = Fail(Message(written));

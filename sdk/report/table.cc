@@ -1,4 +1,5 @@
-// The human table (docs/report-format.md gives the layout rules).
+// The human table (docs/report-format.md gives the layout rules), and the
+// MPI merged report's (Results::mpi set; docs/mpi.md).
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -335,9 +336,189 @@ void RenderMessages(std::string_view title,
   }
 }
 
+// A note when some region's name was cut (CutMiddle), else "".
+std::string CutNote(const std::vector<Row>& rows) {
+  if (std::none_of(rows.begin(), rows.end(),
+                   [](const Row& row) { return row.cut; })) {
+    return "";
+  }
+  return fmt::format(
+      "{}: region names longer than {} columns are cut in the middle; the "
+      "JSON and CSV reports have them whole\n",
+      kEllipsis, kMaxNameColumns);
+}
+
+// ---- The MPI merged report (Results::mpi; docs/mpi.md)
+
+// The merged fields of `region` (one of results.regions), or none.
+const MpiResults::Region& MergedRegion(const Results& results,
+                                       const RegionResult& region) {
+  static const MpiResults::Region kNone;
+  const auto i = static_cast<size_t>(&region - results.regions.data());
+  return i < results.mpi->regions.size() ? results.mpi->regions[i] : kNone;
+}
+
+std::string MergedHeader(const Results& results) {
+  const RunInfo& run = results.run;
+  const MpiResults& mpi = *results.mpi;
+  std::string out = fmt::format(
+      "uncore MPI report: {} rank{} on {} node{}, platform {}, backend {}, "
+      "CPU {}\n",
+      mpi.ranks, mpi.ranks == 1 ? "" : "s", mpi.nodes.size(),
+      mpi.nodes.size() == 1 ? "" : "s",
+      ShownOrUnknown(internal::PlatformText(run.platform)),
+      ShownOrUnknown(run.backend), ShownOrUnknown(run.cpu));
+  for (size_t n = 0; n < mpi.nodes.size(); ++n) {
+    const MpiResults::Node& node = mpi.nodes[n];
+    std::string sockets;
+    for (const MpiResults::Socket& s : node.sockets) {
+      sockets += fmt::format("{}socket {} led by rank {} (read by {})",
+                             sockets.empty() ? "" : "; ", s.socket, s.leader,
+                             s.ranks.size());
+    }
+    out += fmt::format("node {} ({}): ranks {}; {}\n", n,
+                       EscapeForTable(node.host), fmt::join(node.ranks, ","),
+                       sockets.empty() ? "no socket counted" : sockets);
+  }
+  out +=
+      "calls: summed over ranks; wall: the time at least one rank was "
+      "inside (the node union; across nodes the longest node's), rank wall: "
+      "each rank's own, mean [min, max]; counts: each socket of each node "
+      "once, while at least one of its ranks was inside (the node union; "
+      "else its leader's view)\n";
+  return out;
+}
+
+// One row per region: its ranks, calls and times, each event's total.
+TextTable MergedMainGrid(const Results& results, const std::vector<Row>& rows) {
+  TextTable grid = NewGrid();
+  grid.AddColumn("region", Align::kLeft);
+  for (const char* header :
+       {"ranks", "calls", "wall", "rank wall", "min", "max"}) {
+    grid.AddColumn(header, Align::kRight);
+  }
+  for (const EventInfo& event : results.events) {
+    if (!event.from_metric) grid.AddColumn(EventLabel(event), Align::kRight);
+  }
+  for (const Row& row : rows) {
+    const RegionResult& region = *row.region;
+    const MpiResults::Region& merged = MergedRegion(results, region);
+    std::vector<std::string> cells = {
+        row.label,
+        fmt::format("{}", merged.ranks),
+        GroupDigits(region.calls),
+        absl::StrCat(merged.wall_node_union ? "" : "~",
+                     FormatDuration(region.wall_ns)),
+        FormatDuration(merged.rank_mean_wall_ns),
+        FormatDuration(merged.rank_wall_min_ns),
+        FormatDuration(merged.rank_wall_max_ns)};
+    for (size_t e = 0; e < results.events.size(); ++e) {
+      const EventInfo& event = results.events[e];
+      if (event.from_metric) continue;
+      const EventCounts* counts = Counts(region, e);
+      cells.push_back(counts == nullptr
+                          ? "-"
+                          : FormatEventValue(counts->total, event.scale,
+                                             event.unit, counts->estimated));
+    }
+    grid.AddRow(std::move(cells));
+  }
+  return grid;
+}
+
+// One row per region, event and (node, socket): the count the merge chose
+// and the spread of the ranks' own views, in counts.
+TextTable MergedSocketGrid(const Results& results) {
+  TextTable grid = NewGrid();
+  grid.AddColumn("region", Align::kLeft);
+  for (const char* header : {"event", "node", "socket", "count", "from rank",
+                             "ranks", "min", "max"}) {
+    grid.AddColumn(header, Align::kRight);
+  }
+  for (const RegionResult& region : results.regions) {
+    const MpiResults::Region& merged = MergedRegion(results, region);
+    for (size_t e = 0; e < results.events.size() && e < merged.events.size();
+         ++e) {
+      for (const MpiResults::SocketCount& s : merged.events[e].per_socket) {
+        grid.AddRow({EscapeForTable(region.path), EventLabel(results.events[e]),
+                     fmt::format("{}", s.node), fmt::format("{}", s.socket),
+                     absl::StrCat(s.estimated ? "~" : "", GroupDigits(s.value)),
+                     s.node_union ? std::string("union")
+                                  : fmt::format("{}", s.from_rank),
+                     fmt::format("{}", s.ranks), GroupDigits(s.min),
+                     GroupDigits(s.max)});
+      }
+    }
+  }
+  return grid;
+}
+
+// One row per region and metric: the merged value, the ranks' own spread.
+TextTable MergedMetricGrid(const Results& results) {
+  TextTable grid = NewGrid();
+  grid.AddColumn("region", Align::kLeft);
+  for (const char* header :
+       {"metric", "value", "rank mean", "min", "max", "ranks"}) {
+    grid.AddColumn(header, Align::kRight);
+  }
+  for (const RegionResult& region : results.regions) {
+    const MpiResults::Region& merged = MergedRegion(results, region);
+    for (size_t k = 0; k < results.metrics.size(); ++k) {
+      const std::string& unit = results.metrics[k].unit;
+      const MpiResults::Metric spread =
+          k < merged.metrics.size() ? merged.metrics[k] : MpiResults::Metric{};
+      std::vector<std::string> cells = {EscapeForTable(region.path),
+                                        EscapeForTable(results.metrics[k].name),
+                                        MetricCell(results, region, k)};
+      if (spread.ranks == 0) {
+        cells.insert(cells.end(), {"n/a", "", "", "0"});
+      } else {
+        cells.insert(cells.end(), {FormatMetricValue(spread.rank_mean, unit),
+                                   FormatMetricValue(spread.rank_min, unit),
+                                   FormatMetricValue(spread.rank_max, unit),
+                                   fmt::format("{}", spread.ranks)});
+      }
+      grid.AddRow(std::move(cells));
+    }
+  }
+  return grid;
+}
+
+// The merged report's table: its nodes, a row per region, the per-socket
+// views and the metrics with the ranks' spread, errors and warnings.
+std::string FormatMergedTable(const Results& results) {
+  std::string out = MergedHeader(results);
+  if (results.run.simulated) out += Banner();
+  out += "\n";
+  const std::vector<Row> rows = TreeOrder(results.regions);
+  MergedMainGrid(results, rows).Render(&out);
+  if (!results.events.empty() && !results.regions.empty()) {
+    out +=
+        "\nper socket (the count: the node union, or one rank's view; and "
+        "the spread of the socket's ranks' own views):\n";
+    MergedSocketGrid(results).Render(&out);
+  }
+  if (!results.metrics.empty() && !results.regions.empty()) {
+    out +=
+        "\nmetrics (value: of the counts above over the wall; and each "
+        "rank's own value: mean [min, max] over ranks):\n";
+    MergedMetricGrid(results).Render(&out);
+  }
+  const std::string cut = CutNote(rows);
+  if (!cut.empty()) out += "\n" + cut;
+  if (results.run.simulated) absl::StrAppend(&out, "\n", Banner());
+  if (!results.run.errors.empty() || !results.run.warnings.empty()) {
+    out += "\n";
+  }
+  RenderMessages("errors", results.run.errors, &out);
+  RenderMessages("warnings", results.run.warnings, &out);
+  return out;
+}
+
 }  // namespace
 
 std::string FormatTable(const Results& results) {
+  if (results.mpi) return FormatMergedTable(results);
   const RunInfo& run = results.run;
   std::string out;
   out += fmt::format(
@@ -419,13 +600,7 @@ std::string FormatTable(const Results& results) {
         "(N open): calls still open when the session stopped (an "
         "interrupted run), counted up to then\n";
   }
-  if (std::any_of(rows.begin(), rows.end(),
-                  [](const Row& row) { return row.cut; })) {
-    notes += fmt::format(
-        "{}: region names longer than {} columns are cut in the middle; the "
-        "JSON and CSV reports have them whole\n",
-        kEllipsis, kMaxNameColumns);
-  }
+  notes += CutNote(rows);
   if (hidden > 0) {
     notes += fmt::format(
         "{} event{} needed only by metrics not shown (see the JSON or CSV "

@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "integrations/mpi/merge.h"
 #include "tests/fuzz/fuzz_check.h"
+#include "uncore/report_file.h"
 #include "uncore/results.h"
 
 namespace {
@@ -121,9 +122,10 @@ void MergeAndFormat(const std::vector<RankRecord>& ranks) {
     FUZZ_CHECK(region.events.size() == merged.events.size());
     FUZZ_CHECK(region.metrics.size() == merged.metrics.size());
   }
-  (void)uncore::mpi::FormatMergedJson(merged);
-  (void)uncore::mpi::FormatMergedCsv(merged);
-  (void)uncore::mpi::FormatMergedTable(merged);
+  const uncore::Results results = uncore::mpi::MergedResults(merged);
+  for (const char* output : {"merged.json", "merged.csv", "-"}) {
+    (void)uncore::FormatReportText(results, output);
+  }
 }
 
 }  // namespace

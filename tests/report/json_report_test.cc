@@ -234,5 +234,106 @@ TEST(JsonReportTest, PythonAcceptsIt) {
   std::remove(path.c_str());
 }
 
+// The MPI merged report (Results::mpi): the same writer, the merged schema
+// (docs/mpi.md, schema 4), its keys in the documented order.
+TEST(JsonReportTest, MergedMatchesGolden) {
+  ExpectMatchesGolden(FormatJson(MakeMergedResults(true)), "mpi_report.json");
+}
+
+TEST(JsonReportTest, MergedHasTheMergedSchema) {
+  const Results results = MakeMergedResults(true);
+  const Json root = MustParseJson(FormatJson(results));
+  EXPECT_THAT(JsonKeys(root),
+              ElementsAre("schema_version", "kind", "ranks", "nodes", "backend",
+                          "platform", "simulated", "cpu", "start_unix_ns",
+                          "duration_ns", "errors", "warnings", "events",
+                          "metrics", "node_list", "regions"));
+  EXPECT_EQ(JsonUint(root.at("schema_version")),
+            static_cast<uint64_t>(MpiResults::kSchemaVersion));
+  EXPECT_EQ(JsonString(root.at("kind")), "mpi");
+  EXPECT_EQ(JsonUint(root.at("ranks")), 3u);
+  EXPECT_EQ(JsonUint(root.at("nodes")), 2u);
+  EXPECT_EQ(JsonString(root.at("warnings").at(0)), results.run.warnings[0]);
+  ASSERT_EQ(JsonSize(root.at("events")), 4u);  // as a session's
+  EXPECT_EQ(JsonNumber(root.at("events").at(1).at("scale")), 6.103515625e-05);
+  const Json& node = root.at("node_list").at(1);
+  EXPECT_THAT(JsonKeys(node), ElementsAre("host", "ranks", "sockets"));
+  EXPECT_EQ(JsonString(node.at("host")), "node18");
+  EXPECT_THAT(JsonKeys(node.at("sockets").at(0)),
+              ElementsAre("socket", "leader", "ranks"));
+  EXPECT_EQ(JsonUint(node.at("sockets").at(0).at("leader")), 2u);
+
+  const Json& regions = root.at("regions");
+  ASSERT_EQ(JsonSize(regions), results.regions.size());
+  const Json& region = regions.at(0);
+  EXPECT_THAT(
+      JsonKeys(region),
+      ElementsAre("name", "path", "depth", "calls", "ranks", "wall_ns",
+                  "wall_node_union", "per_node_wall_ns", "rank_mean_wall_ns",
+                  "rank_wall_min_ns", "rank_wall_max_ns", "call_min_ns",
+                  "call_max_ns", "overhead_ns", "sampled_calls", "events",
+                  "metrics", "per_rank"));
+  const RegionResult& first = results.regions[0];
+  EXPECT_EQ(JsonUint(region.at("wall_ns")), first.wall_ns);
+  EXPECT_EQ(JsonUint(region.at("call_min_ns")), first.min_ns);
+  EXPECT_EQ(JsonUint(region.at("per_node_wall_ns").at(1)), first.wall_ns / 2);
+  const Json& event = region.at("events").at("imc/CAS_COUNT.RD");
+  EXPECT_THAT(JsonKeys(event),
+              ElementsAre("total", "per_node", "estimated", "per_socket"));
+  EXPECT_EQ(JsonUint(event.at("total")), first.inclusive[0].total);
+  const Json& socket = event.at("per_socket").at(1);
+  EXPECT_THAT(JsonKeys(socket),
+              ElementsAre("node", "host", "socket", "value", "node_union",
+                          "union_wall_ns", "from_rank", "ranks", "min", "max",
+                          "estimated"));
+  EXPECT_EQ(JsonString(socket.at("host")), "node18");
+  EXPECT_EQ(JsonUint(socket.at("value")), first.inclusive[0].per_socket[1]);
+  // A metric: the merged value beside the ranks' own; none of either: null.
+  const Json& metric = region.at("metrics").at("MEM_BW_READS");
+  EXPECT_THAT(JsonKeys(metric), ElementsAre("value", "rank_mean", "rank_min",
+                                            "rank_max", "ranks"));
+  EXPECT_EQ(JsonNumber(metric.at("rank_mean")), 1.5e9);
+  EXPECT_EQ(JsonUint(metric.at("ranks")), 3u);
+  // main/solve: its PCT_WRITES has no value and no rank had one.
+  EXPECT_TRUE(regions.at(1).at("metrics").at("PCT_WRITES").is_null());
+  EXPECT_THAT(JsonKeys(region.at("per_rank").at(0)),
+              ElementsAre("rank", "calls", "wall_ns", "totals"));
+}
+
+// A metric with a merged value and no rank's: the spread is null.
+TEST(JsonReportTest, MergedMetricWithoutRanksHasNullSpread) {
+  Results results = MakeMergedResults(false);
+  results.regions[0].metrics[1] = {0.5, true};
+  const Json root = MustParseJson(FormatJson(results));
+  const Json& metric = root.at("regions").at(0).at("metrics").at("PCT_WRITES");
+  EXPECT_EQ(JsonNumber(metric.at("value")), 0.5);
+  EXPECT_TRUE(metric.at("rank_mean").is_null());
+  EXPECT_TRUE(metric.at("rank_max").is_null());
+  EXPECT_EQ(JsonUint(metric.at("ranks")), 0u);
+}
+
+// Merged facts that do not match the Results (fewer regions, a node out
+// of range) still give valid JSON.
+TEST(JsonReportTest, MergedWithInconsistentVectorsIsValid) {
+  Results results = MakeMergedResults(false);
+  results.mpi->regions.resize(1);
+  results.mpi->regions[0].events.resize(1);
+  results.mpi->regions[0].events[0].per_socket[0].node = 7;
+  results.mpi->regions[0].metrics.clear();
+  const Json root = MustParseJson(FormatJson(results));
+  EXPECT_EQ(JsonSize(root.at("regions")), results.regions.size());
+  EXPECT_EQ(JsonString(root.at("regions")
+                           .at(0)
+                           .at("events")
+                           .at("imc/CAS_COUNT.RD")
+                           .at("per_socket")
+                           .at(0)
+                           .at("host")),
+            "");
+  Results empty;
+  empty.mpi.emplace();
+  EXPECT_EQ(JsonSize(MustParseJson(FormatJson(empty)).at("regions")), 0u);
+}
+
 }  // namespace
 }  // namespace uncore::report

@@ -132,6 +132,54 @@ RegionResult* FindRegion(Results* results, std::string_view path) {
   return nullptr;
 }
 
+Results MakeMergedResults(bool simulated) {
+  Results results = MakeResults(simulated);
+  MpiResults& mpi = results.mpi.emplace();
+  mpi.ranks = 3;
+  mpi.nodes = {{"node17", {0, 1}, {{0, 0, {0, 1}}}},
+               {"node18", {2}, {{1, 2, {2}}}}};
+  for (const RegionResult& region : results.regions) {
+    MpiResults::Region& merged = mpi.regions.emplace_back();
+    const bool io = region.name == "io";
+    merged.ranks = io ? 2 : 3;
+    merged.per_node_wall_ns = {region.wall_ns, region.wall_ns / 2};
+    merged.wall_node_union = !io;
+    merged.rank_mean_wall_ns = region.wall_ns * 2 / 3;
+    merged.rank_wall_min_ns = region.wall_ns / 2;
+    merged.rank_wall_max_ns = region.wall_ns;
+    for (const EventCounts& counts : region.inclusive) {
+      MpiResults::Event& event = merged.events.emplace_back();
+      for (size_t s = 0; s < counts.per_socket.size(); ++s) {
+        const uint64_t value = counts.per_socket[s];
+        event.per_node.push_back(value);
+        MpiResults::SocketCount count;
+        count.node = static_cast<int>(s);
+        count.socket = static_cast<int>(s);
+        count.value = value;
+        count.node_union = s == 0 || !io;
+        count.wall_ns = count.node_union ? merged.per_node_wall_ns[s] : 0;
+        count.from_rank = count.node_union ? -1 : 2;
+        count.ranks = s == 0 ? 2 : 1;
+        count.min = value / 2;
+        count.max = value;
+        count.estimated = counts.estimated;
+        event.per_socket.push_back(count);
+      }
+    }
+    merged.metrics = {{1.5e9, 1e9, 2e9, 3}, {}};
+    for (int rank = 0; rank < merged.ranks; ++rank) {
+      MpiResults::Rank& r = merged.per_rank.emplace_back();
+      r.rank = rank;
+      r.calls = region.calls / static_cast<uint64_t>(merged.ranks);
+      r.wall_ns = merged.rank_wall_min_ns;
+      for (const EventCounts& counts : region.inclusive) {
+        r.totals.push_back(counts.total / 3);
+      }
+    }
+  }
+  return results;
+}
+
 Results MakeCostlyResults() {
   Results results = MakeResults(false);
   RegionResult* assemble = FindRegion(&results, "main/solve/assemble");

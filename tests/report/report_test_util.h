@@ -54,6 +54,13 @@ RegionResult Region(std::string name, std::string path, int depth,
 // of the wall time: the common case, where the table shows neither.
 Results MakeResults(bool simulated);
 
+// MakeResults(simulated) as the MPI merged report of 3 ranks on 2 nodes
+// (Results::mpi set): node17 (ranks 0 and 1) counted socket 0, node18
+// (rank 2) socket 1; each region's node union is its wall_ns on node17 and
+// half of it on node18, but "io" fell back to a rank's view on node18
+// (wall_node_union false); the second metric no rank had.
+Results MakeMergedResults(bool simulated);
+
 // MakeResults(false) where the measurement is costly or sampled:
 // main/solve/assemble measured 10 of its 100 calls (its counts' estimated
 // flags left as they are); the measurement took 24.3% of the weird

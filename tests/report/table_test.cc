@@ -1,5 +1,6 @@
 // Tests of the table report (FormatTable), compared with the golden files
 // tests/report/golden/table*.txt.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -324,6 +325,38 @@ TEST(TableTest, EmptyAndInconsistentResults) {
     }
   }
   EXPECT_TRUE(found);
+}
+
+// The MPI merged report (Results::mpi): the same grids and cell formats,
+// the merged report's rows.
+TEST(TableTest, MergedMatchesGolden) {
+  ExpectMatchesGolden(FormatTable(MakeMergedResults(true)), "mpi_table.txt");
+}
+
+TEST(TableTest, MergedShowsNodesRanksAndSpreads) {
+  const std::string table = FormatTable(MakeMergedResults(false));
+  EXPECT_TRUE(table.starts_with(
+      "uncore MPI report: 3 ranks on 2 nodes, platform ivytown, backend "
+      "direct, CPU GenuineIntel family 6 model 0x3e\n"
+      "node 0 (node17): ranks 0,1; socket 0 led by rank 0 (read by 2)\n"
+      "node 1 (node18): ranks 2; socket 1 led by rank 2 (read by 1)\n"));
+  EXPECT_THAT(table, HasSubstr("rank wall"));
+  EXPECT_THAT(table, HasSubstr("from rank"));
+  EXPECT_THAT(table, HasSubstr("union"));
+  EXPECT_THAT(table, HasSubstr("rank mean"));
+  EXPECT_THAT(table, HasSubstr("1.50 Gbytes/s"));  // the ranks' mean
+  EXPECT_THAT(table, Not(HasSubstr("SIMULATED")));
+  EXPECT_THAT(table, HasSubstr("errors (1):\n  - region \"io\""));
+  // "io" fell back to a rank's view on a node: its wall is marked.
+  const std::vector<std::string> lines = Lines(table);
+  const auto io = std::find_if(
+      lines.begin(), lines.end(),
+      [](const std::string& line) { return line.starts_with("io "); });
+  ASSERT_NE(io, lines.end()) << table;
+  EXPECT_THAT(*io, HasSubstr(" ~45.6 us")) << table;
+  Results empty;
+  empty.mpi.emplace();
+  EXPECT_EQ(FormatTable(empty).find("node 0"), std::string::npos);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The merged MPI report (integrations/mpi/merge.h) from made-up ranks: the
 // rule that counts each socket of each node once, the sums and means, the
-// encoding carried by MPI (sdk/common/wire.h), and the three formats.
+// encoding carried by MPI (sdk/common/wire.h), and the formats the report
+// layer writes of it (MergedResults).
 #include "integrations/mpi/merge.h"
 
 #include <cstdint>
@@ -17,6 +18,17 @@
 
 namespace uncore::mpi {
 namespace {
+
+// The merged report as the SDK's report layer writes it (Results::mpi).
+std::string Json(const MergedReport& m) {
+  return FormatReportText(MergedResults(m), "merged.json");
+}
+std::string Csv(const MergedReport& m) {
+  return FormatReportText(MergedResults(m), "merged.csv");
+}
+std::string Table(const MergedReport& m) {
+  return FormatReportText(MergedResults(m), "-");
+}
 
 RegionResult Region(const std::string& path, uint64_t calls, uint64_t wall,
                     std::vector<uint64_t> per_socket) {
@@ -159,7 +171,7 @@ TEST(MergeTest, ARegionWithTooFewCountsIsReadNoFurther) {
   ASSERT_EQ(m.regions[0].events.size(), 2u);
   EXPECT_EQ(m.regions[0].events[0].total, 1000u);
   EXPECT_EQ(m.regions[0].events[1].total, 700u);  // without rank 2's 300
-  EXPECT_FALSE(FormatMergedTable(m).empty());
+  EXPECT_FALSE(Table(m).empty());
 }
 
 TEST(MergeTest, RecordsRoundTripAndRefuseTruncation) {
@@ -211,7 +223,7 @@ TEST(MergeTest, JsonCsvAndTable) {
             {static_cast<double>(totals.at(0)) / static_cast<double>(wall_ns),
              true}};
       });
-  const nlohmann::json j = nlohmann::json::parse(FormatMergedJson(m));
+  const nlohmann::json j = nlohmann::json::parse(Json(m));
   EXPECT_EQ(j["schema_version"], 4);
   EXPECT_EQ(j["ranks"], 4);
   EXPECT_EQ(j["nodes"], 2);
@@ -238,7 +250,7 @@ TEST(MergeTest, JsonCsvAndTable) {
 
   // The session's tidy CSV: a socket row per socket of each node (node a's
   // 0 and 1, then node b's), the total, the merged metric.
-  const std::string csv = FormatMergedCsv(m);
+  const std::string csv = Csv(m);
   EXPECT_TRUE(csv.starts_with("region,path,parent,depth,calls,threads,"));
   EXPECT_THAT(csv,
               ::testing::HasSubstr(
@@ -266,20 +278,20 @@ TEST(MergeTest, JsonCsvAndTable) {
   EXPECT_EQ(results.regions[1].calls, 9u);
   EXPECT_EQ(results.regions[1].wall_ns, 160u);  // the longest node's
 
-  const std::string table = FormatMergedTable(m);
+  const std::string table = Table(m);
   EXPECT_THAT(table, ::testing::HasSubstr("4 ranks on 2 nodes"));
   EXPECT_THAT(table, ::testing::HasSubstr("SIMULATED"));
-  EXPECT_THAT(table, ::testing::HasSubstr("error: rank 1: oops"));
-  EXPECT_EQ(FormatMerged(m, "x.JSON"), FormatMergedJson(m));
-  EXPECT_EQ(FormatMerged(m, "x.csv"), csv);
-  EXPECT_THAT(FormatMerged(m, "x.html"),
+  EXPECT_THAT(table, ::testing::HasSubstr("errors (1):\n  - rank 1: oops\n"));
+  EXPECT_EQ(FormatReportText(MergedResults(m), "x.JSON"), Json(m));
+  EXPECT_EQ(FormatReportText(MergedResults(m), "x.csv"), csv);
+  EXPECT_THAT(FormatReportText(MergedResults(m), "x.html"),
               ::testing::HasSubstr("data-region=\"solve\""));
-  const nlohmann::json tree =
-      nlohmann::json::parse(FormatMerged(m, "x.Hatchet.json"));
+  const nlohmann::json tree = nlohmann::json::parse(
+      FormatReportText(MergedResults(m), "x.Hatchet.json"));
   ASSERT_TRUE(tree.is_array());
   EXPECT_EQ(tree[1]["frame"]["name"], "solve");
   EXPECT_EQ(tree[1]["metrics"]["ubox/UCLK (inc)"], 1000);
-  EXPECT_EQ(FormatMerged(m, "-"), table);
+  EXPECT_EQ(FormatReportText(MergedResults(m), "-"), table);
 }
 
 // UTF-8 names keep their bytes in every format; a byte that is not UTF-8
@@ -291,14 +303,14 @@ TEST(MergeTest, Utf8NamesKeepTheirBytes) {
   ranks[0].results.regions[0].path = name;
   ranks[0].results.events[0].unit = "\xff\x01";
   const MergedReport m = Merge(ranks);
-  const std::string json = FormatMergedJson(m);
+  const std::string json = Json(m);
   EXPECT_THAT(json, ::testing::HasSubstr("\"path\": \"" + name + "\""));
   EXPECT_THAT(json, ::testing::Not(::testing::HasSubstr("\\u00c3")));
   EXPECT_THAT(json, ::testing::HasSubstr("\"unit\": \"\\u00ff\\u0001\""));
   const nlohmann::json j = nlohmann::json::parse(json);
   EXPECT_EQ(j["regions"][0]["path"], name);
-  EXPECT_THAT(FormatMergedCsv(m), ::testing::HasSubstr(name + "," + name));
-  EXPECT_THAT(FormatMergedTable(m), ::testing::HasSubstr(name));
+  EXPECT_THAT(Csv(m), ::testing::HasSubstr(name + "," + name));
+  EXPECT_THAT(Table(m), ::testing::HasSubstr(name));
 }
 
 // Node 0 (ranks 0 and 1) reads socket 0, led by `leader`; both entered
@@ -372,13 +384,13 @@ TEST(MergeNodeUnionTest, TheRanksSharesSumToTheUnion) {
   EXPECT_THAT(r.per_rank[0].totals, ::testing::ElementsAre(700));
   EXPECT_THAT(r.per_rank[1].totals, ::testing::ElementsAre(800));
   // The formats say so.
-  const nlohmann::json j = nlohmann::json::parse(FormatMergedJson(m));
+  const nlohmann::json j = nlohmann::json::parse(Json(m));
   const nlohmann::json& socket = j["regions"][0]["events"]["ubox/UCLK"];
   EXPECT_EQ(socket["total"], 1000);
   EXPECT_EQ(socket["per_socket"][0]["node_union"], true);
   EXPECT_EQ(socket["per_socket"][0]["union_wall_ns"], 300);
   EXPECT_EQ(socket["per_socket"][0]["from_rank"], -1);
-  EXPECT_THAT(FormatMergedTable(m), ::testing::HasSubstr("union"));
+  EXPECT_THAT(Table(m), ::testing::HasSubstr("union"));
   EXPECT_THAT(MergedResults(m).regions[0].inclusive[0].per_socket,
               ::testing::ElementsAre(1000));
 }
@@ -419,15 +431,15 @@ TEST(MergeNodeUnionTest, TheRegionsTimeIsTheLongestNodeUnion) {
   EXPECT_TRUE(r.metrics[0].valid);
   EXPECT_DOUBLE_EQ(r.metrics[0].value, 4000 * 1e9 / 500);
   EXPECT_DOUBLE_EQ(r.metrics[0].rank_mean, 750);  // the ranks' 700, 800
-  const nlohmann::json j = nlohmann::json::parse(FormatMergedJson(m));
+  const nlohmann::json j = nlohmann::json::parse(Json(m));
   EXPECT_EQ(j["regions"][0]["wall_ns"], 500);
   EXPECT_EQ(j["regions"][0]["wall_node_union"], true);
   EXPECT_DOUBLE_EQ(j["regions"][0]["metrics"]["M"]["value"].get<double>(), 8e9);
   EXPECT_EQ(MergedResults(m).regions[0].wall_ns, 500u);
   EXPECT_DOUBLE_EQ(MergedResults(m).regions[0].metrics[0].value, 8e9);
-  const std::string table = FormatMergedTable(m);
+  const std::string table = Table(m);
   EXPECT_THAT(table, ::testing::HasSubstr("rank mean"));
-  EXPECT_THAT(table, ::testing::HasSubstr("8e+09"));
+  EXPECT_THAT(table, ::testing::HasSubstr("8.00 Gu"));  // 8e9, unit "u"
 }
 
 TEST(MergeNodeUnionTest, IntervalsOpenedButNotClosedFallBackToTheLeader) {
@@ -621,17 +633,17 @@ TEST(MergeTest, SampledRanksViewsAreMarkedEstimatedWithAWarning) {
   EXPECT_FALSE(m.regions[1].events[0].estimated);
   EXPECT_FALSE(m.regions[1].events[0].per_socket[0].estimated);
   // The formats: JSON's flags, the table's ~, the CSV's estimated column.
-  const nlohmann::json j = nlohmann::json::parse(FormatMergedJson(m));
+  const nlohmann::json j = nlohmann::json::parse(Json(m));
   const nlohmann::json& e = j["regions"][0]["events"]["ubox/UCLK"];
   EXPECT_EQ(e["estimated"], true);
   EXPECT_EQ(e["per_socket"][0]["estimated"], true);
   EXPECT_EQ(e["per_socket"][3]["estimated"], false);
   EXPECT_EQ(j["regions"][1]["events"]["ubox/UCLK"]["estimated"], false);
   EXPECT_THAT(j["warnings"], ::testing::Contains(m.sampling_warning));
-  const std::string table = FormatMergedTable(m);
+  const std::string table = Table(m);
   EXPECT_THAT(table, ::testing::HasSubstr("~1,000"));
   EXPECT_THAT(table, ::testing::HasSubstr("~100"));
-  EXPECT_THAT(table, ::testing::HasSubstr("warning: " + m.sampling_warning));
+  EXPECT_THAT(table, ::testing::HasSubstr("  - " + m.sampling_warning));
   EXPECT_TRUE(MergedResults(m).regions[0].inclusive[0].estimated);
   // Without sampling: neither.
   const MergedReport plain = Merge(Job());
@@ -648,7 +660,7 @@ TEST(MergeTest, NothingMeasured) {
   EXPECT_EQ(m.backend, "off");
   EXPECT_EQ(m.ranks, 2);
   EXPECT_TRUE(m.regions.empty());
-  EXPECT_TRUE(nlohmann::json::accept(FormatMergedJson(m)));
+  EXPECT_TRUE(nlohmann::json::accept(Json(m)));
 }
 
 }  // namespace
