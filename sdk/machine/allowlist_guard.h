@@ -8,7 +8,7 @@
 //
 //   RecordingRegisterSpace raw;                     // or LinuxRegisterSpace
 //   AllowListGuard guard(&raw, ivytown::RegisterAllowList(
-//       SimulatedTopology(2)));
+//       SimulatedTopology(ivytown::Record(), 2)));
 //   guard.WriteMsr(0, 0x0D10, 0x00400137);          // CBo0 CTL0: ok
 //   guard.WriteMsr(0, 0x0010, 0);                   // TSC: PermissionDenied
 //   guard.WriteMsr(0, 0x0D10, 0x00100000);          // rsv bit 20: refused

@@ -25,8 +25,7 @@
 #include "sdk/common/sysfs.h"
 #include "sdk/common/text.h"
 #include "sdk/platforms/common/platform_records.h"
-#include "sdk/platforms/ivytown/model/box_descriptors.h"
-#include "sdk/platforms/ivytown/model/identity.h"
+#include "sdk/platforms/common/register_units.h"
 
 namespace uncore::machine {
 
@@ -34,16 +33,8 @@ using registers::PciAddress;
 namespace {
 
 namespace fs = std::filesystem;
-using ivytown::AccessSpace;
-using ivytown::BoxDescriptor;
-using ivytown::BoxType;
-using ivytown::InstanceDescriptor;
-
-constexpr uint16_t kIntelVendor = 0x8086;
-constexpr uint16_t kUboxDeviceId = 0x0e1e;  // bus-to-node registers
-constexpr uint32_t kUboxNodeIdOffset = 0x40;
-constexpr uint32_t kUboxNodeMapOffset = 0x54;
-constexpr int kMaxCbos = 15;
+using platforms::PlatformRecord;
+using platforms::RegisterUnits;
 
 std::optional<uint64_t> ReadNumber(const fs::path& path, int base) {
   std::optional<std::string> text = common::ReadSmallFile(path);
@@ -71,64 +62,50 @@ std::optional<PciAddress> ParsePciName(std::string_view name) {
                     .function = static_cast<uint8_t>(*function)};
 }
 
-// A PCI box function of the descriptors, identified by its device id.
+// A PCI function of the unit list, identified by its device id.
 struct KnownFunction {
   int unit;
   int instance;
   bool aux;
 };
 
-std::optional<KnownFunction> IdentifyFunction(uint16_t device_id) {
-  for (const BoxDescriptor& box : ivytown::AllBoxes()) {
-    if (box.space != AccessSpace::kPci) continue;
-    for (int n = 0; n < box.num_instances(); ++n) {
-      const InstanceDescriptor& in = box.instances[n];
-      if (in.pmon.present() && in.pmon.device_id == device_id) {
-        return KnownFunction{static_cast<int>(box.type), n, false};
-      }
-      if (in.aux.present() && in.aux.device_id == device_id) {
-        return KnownFunction{static_cast<int>(box.type), n, true};
-      }
+std::optional<KnownFunction> IdentifyFunction(const RegisterUnits& units,
+                                              uint16_t device_id) {
+  for (const platforms::PciUnitInstance& in : units.pci) {
+    if (in.pmon.present() && in.pmon.device_id == device_id) {
+      return KnownFunction{in.unit, in.instance, false};
+    }
+    if (in.aux.present() && in.aux.device_id == device_id) {
+      return KnownFunction{in.unit, in.instance, true};
     }
   }
   return std::nullopt;
 }
 
-// Every PCI box instance of the descriptors, with no function found yet.
-std::vector<SocketTopology::PciInstance> EmptyPciInstances() {
+// Every PCI unit instance of the list, with no function found yet.
+std::vector<SocketTopology::PciInstance> EmptyPciInstances(
+    const RegisterUnits* units) {
   std::vector<SocketTopology::PciInstance> out;
-  for (const BoxDescriptor& box : ivytown::AllBoxes()) {
-    if (box.space != AccessSpace::kPci) continue;
-    for (int n = 0; n < box.num_instances(); ++n) {
-      out.push_back(
-          SocketTopology::PciInstance{.unit = static_cast<int>(box.type),
-                                      .instance = n,
-                                      .pmon = {},
-                                      .aux = {}});
-    }
+  if (units == nullptr) return out;
+  for (const platforms::PciUnitInstance& in : units->pci) {
+    out.push_back(SocketTopology::PciInstance{
+        .unit = in.unit, .instance = in.instance, .pmon = {}, .aux = {}});
   }
   return out;
 }
 
-// Every MSR box of the descriptors with its instance count (CBos: one per
-// core, up to num_cbos).
-std::vector<SocketTopology::MsrUnit> MsrUnits() {
-  std::vector<SocketTopology::MsrUnit> out;
-  for (const BoxDescriptor& box : ivytown::AllBoxes()) {
-    if (box.space != AccessSpace::kMsr) continue;
-    out.push_back({.unit = static_cast<int>(box.type),
-                   .instances = box.num_instances(),
-                   .per_core = box.type == BoxType::kCbo});
-  }
-  return out;
+// Every MSR unit of the list with its instance count.
+std::vector<SocketTopology::MsrUnit> MsrUnits(const RegisterUnits* units) {
+  if (units == nullptr) return {};
+  return units->msr;
 }
 
-// The name of the first platform record whose CPUs match, or "".
-std::string PlatformOf(const CpuIdentity& id) {
-  for (const platforms::PlatformRecord& r : platforms::AllPlatformRecords()) {
-    if (id.IsOf(*r.identity)) return std::string(r.name());
+// The first platform record whose CPUs match, or nullptr.
+const PlatformRecord* RecordOfCpu(const CpuIdentity& id) {
+  for (const PlatformRecord& r : platforms::AllPlatformRecords()) {
+    if (id.IsOf(*r.identity)) return &r;
   }
-  return {};
+  return nullptr;
 }
 
 // One dword of a PCI function's config file, or nullopt (non-root users see
@@ -145,11 +122,12 @@ std::optional<uint32_t> ReadConfigDword(const fs::path& config,
   return value;
 }
 
-// The package id a U-Box's node-id registers name, or nullopt.
-std::optional<int> UboxPackage(const fs::path& function_dir) {
+// The package id an anchor function's node-id registers name, or nullopt.
+std::optional<int> AnchorPackage(const platforms::PciSocketAnchor& anchor,
+                                 const fs::path& function_dir) {
   const fs::path config = function_dir / "config";
-  std::optional<uint32_t> node = ReadConfigDword(config, kUboxNodeIdOffset);
-  std::optional<uint32_t> map = ReadConfigDword(config, kUboxNodeMapOffset);
+  std::optional<uint32_t> node = ReadConfigDword(config, anchor.node_id_offset);
+  std::optional<uint32_t> map = ReadConfigDword(config, anchor.node_map_offset);
   if (!node || !map) return std::nullopt;
   const uint32_t local = *node & 0x7;
   for (int i = 0; i < 8; ++i) {
@@ -208,11 +186,11 @@ absl::StatusOr<std::vector<CpuFacts>> ReadCpus(const fs::path& cpu_root) {
 // The uncore PCI functions of one bus.
 struct BusGroup {
   std::vector<std::pair<KnownFunction, PciAddress>> functions;
-  std::optional<fs::path> ubox_dir;
+  std::optional<fs::path> anchor_dir;  // the socket anchor's (U-Box's)
 };
 
 std::map<std::pair<uint16_t, uint8_t>, BusGroup> ReadPciFunctions(
-    const fs::path& pci_root) {
+    const RegisterUnits& units, const fs::path& pci_root) {
   std::map<std::pair<uint16_t, uint8_t>, BusGroup> buses;
   std::error_code ec;
   for (fs::directory_iterator it(pci_root, ec), end; !ec && it != end;
@@ -222,16 +200,16 @@ std::map<std::pair<uint16_t, uint8_t>, BusGroup> ReadPciFunctions(
     if (!address) continue;
     std::optional<uint64_t> vendor = ReadNumber(it->path() / "vendor", 16);
     std::optional<uint64_t> device = ReadNumber(it->path() / "device", 16);
-    if (!vendor || !device || *vendor != kIntelVendor || *device > 0xffff) {
+    if (!vendor || !device || *vendor != units.pci_vendor || *device > 0xffff) {
       continue;
     }
     const auto key = std::make_pair(address->segment, address->bus);
-    if (*device == kUboxDeviceId) {
-      buses[key].ubox_dir = it->path();
+    if (units.anchor.device_id != 0 && *device == units.anchor.device_id) {
+      buses[key].anchor_dir = it->path();
       continue;
     }
     if (std::optional<KnownFunction> known =
-            IdentifyFunction(static_cast<uint16_t>(*device))) {
+            IdentifyFunction(units, static_cast<uint16_t>(*device))) {
       buses[key].functions.emplace_back(*known, *address);
     }
   }
@@ -239,13 +217,15 @@ std::map<std::pair<uint16_t, uint8_t>, BusGroup> ReadPciFunctions(
 }
 
 // The socket of each bus (-1: none), in `buses` order.  Like the kernel's
-// snbep_pci2phy_map_init: a bus with a U-Box gets the package its node-id
-// registers name, when every U-Box's can be read and they are distinct;
-// otherwise U-Box buses go to sockets in ascending (segment, bus) order.  A
-// bus without a U-Box (the IRP, D5:F6, lives on the socket's IIO bus, e.g.
-// 0x00 or 0x80) takes the socket of the nearest U-Box bus above it in its
-// segment.  With no U-Box at all, buses go to sockets in ascending order.
+// snbep_pci2phy_map_init: a bus with an anchor (IvyTown's U-Box) gets the
+// package its node-id registers name, when every anchor's can be read and
+// they are distinct; otherwise anchor buses go to sockets in ascending
+// (segment, bus) order.  A bus without an anchor (IvyTown's IRP, D5:F6,
+// lives on the socket's IIO bus, e.g. 0x00 or 0x80) takes the socket of the
+// nearest anchor bus above it in its segment.  With no anchor at all, buses
+// go to sockets in ascending order.
 std::vector<int> MapBusesToSockets(
+    const platforms::PciSocketAnchor& anchor,
     const std::map<std::pair<uint16_t, uint8_t>, BusGroup>& buses,
     const std::map<int, int>& socket_of_package, int num_sockets) {
   std::vector<const BusGroup*> groups;
@@ -255,9 +235,9 @@ std::vector<int> MapBusesToSockets(
     segments.push_back(key.first);
   }
   std::vector<int> socket(groups.size(), -1);
-  std::vector<size_t> anchors;  // groups with a U-Box, ascending
+  std::vector<size_t> anchors;  // groups with an anchor, ascending
   for (size_t g = 0; g < groups.size(); ++g) {
-    if (groups[g]->ubox_dir) anchors.push_back(g);
+    if (groups[g]->anchor_dir) anchors.push_back(g);
   }
   if (anchors.empty()) {
     for (size_t g = 0;
@@ -269,7 +249,7 @@ std::vector<int> MapBusesToSockets(
   bool by_node_id = true;
   std::set<int> packages;
   for (size_t a : anchors) {
-    std::optional<int> package = UboxPackage(*groups[a]->ubox_dir);
+    std::optional<int> package = AnchorPackage(anchor, *groups[a]->anchor_dir);
     if (!package || !packages.insert(*package).second) {
       by_node_id = false;
       break;
@@ -282,14 +262,14 @@ std::vector<int> MapBusesToSockets(
     for (size_t i = 0; i < anchors.size(); ++i) {
       socket[anchors[i]] = i < static_cast<size_t>(num_sockets)
                                ? static_cast<int>(i)
-                               : -1;  // more U-Boxes than sockets: ignored
+                               : -1;  // more anchors than sockets: ignored
     }
   }
-  // Buses without a U-Box, from the top down within each segment.
-  int above = -1;  // the socket of the nearest U-Box bus above, -1: none
+  // Buses without an anchor, from the top down within each segment.
+  int above = -1;  // the socket of the nearest anchor bus above, -1: none
   for (size_t g = groups.size(); g-- > 0;) {
     if (g + 1 < groups.size() && segments[g + 1] != segments[g]) above = -1;
-    if (groups[g]->ubox_dir) {
+    if (groups[g]->anchor_dir) {
       above = socket[g];
     } else {
       socket[g] = above;
@@ -312,7 +292,8 @@ bool SocketTopology::HasInstance(int unit, int instance) const {
   if (instance < 0) return false;
   for (const MsrUnit& m : msr_units) {
     if (m.unit == unit) {
-      return instance < m.instances && (!m.per_core || instance < num_cbos);
+      return instance < m.instances &&
+             (!m.per_core || instance < per_core_instances);
     }
   }
   const PciInstance* p = FindPci(unit, instance);
@@ -389,15 +370,21 @@ PciAddress SimulatedPciAddress(int socket, uint8_t device, uint8_t function) {
                     .function = function};
 }
 
-Topology SimulatedTopology(int sockets, int cpus_per_socket) {
+Topology SimulatedTopology(const PlatformRecord& platform, int sockets,
+                           int cpus_per_socket) {
   cpus_per_socket = std::max(cpus_per_socket, 1);
+  const RegisterUnits* units = platform.units;
   Topology t;
-  CpuIdentity ivytown;
-  ivytown.vendor = "GenuineIntel";
-  ivytown.family = 6;
-  ivytown.model = 0x3e;
-  t.cpu_model = ivytown.ToString();
-  t.platform = PlatformOf(ivytown);
+  CpuIdentity cpu;  // the platform's first CPU model
+  cpu.vendor = "unknown";
+  if (!platform.identity->cpus.empty()) {
+    const perfmon::CpuMatch& first = platform.identity->cpus.front();
+    cpu.vendor = std::string(first.vendor);
+    cpu.family = first.family;
+    cpu.model = first.model_lo;
+  }
+  t.cpu_model = cpu.ToString();
+  t.platform = std::string(platform.name());
   for (int s = 0; s < sockets; ++s) {
     SocketTopology socket;
     socket.socket = s;
@@ -405,17 +392,22 @@ Topology SimulatedTopology(int sockets, int cpus_per_socket) {
     for (int c = 0; c < cpus_per_socket; ++c) {
       socket.cpus.push_back(s * cpus_per_socket + c);
     }
-    socket.num_cbos = kMaxCbos;
-    socket.msr_units = MsrUnits();
-    socket.pci = EmptyPciInstances();
-    for (SocketTopology::PciInstance& p : socket.pci) {
-      const InstanceDescriptor& in =
-          ivytown::Box(static_cast<BoxType>(p.unit)).instances[p.instance];
-      p.pmon = SimulatedPciAddress(s, in.pmon.device, in.pmon.function);
-      // Every aux function is present in the simulator, QPI port 2's
-      // (D24:F6, no known device id) included.
-      if (in.aux.device != 0) {
-        p.aux = SimulatedPciAddress(s, in.aux.device, in.aux.function);
+    socket.per_core_instances =
+        units != nullptr ? units->max_per_core : cpus_per_socket;
+    socket.msr_units = MsrUnits(units);
+    if (units != nullptr) {
+      for (const platforms::PciUnitInstance& in : units->pci) {
+        SocketTopology::PciInstance p{
+            .unit = in.unit,
+            .instance = in.instance,
+            .pmon = SimulatedPciAddress(s, in.pmon.device, in.pmon.function),
+            .aux = {}};
+        // Every aux function is present in the simulator, one with no known
+        // device id (IvyTown's QPI port 2's, D24:F6) included.
+        if (in.aux.device != 0) {
+          p.aux = SimulatedPciAddress(s, in.aux.device, in.aux.function);
+        }
+        socket.pci.push_back(p);
       }
     }
     t.sockets.push_back(std::move(socket));
@@ -434,7 +426,9 @@ absl::StatusOr<Topology> DiscoverTopology(std::string_view sysfs_root,
 
   Topology t;
   t.cpu_model = id->ToString();
-  t.platform = PlatformOf(*id);
+  const PlatformRecord* platform = RecordOfCpu(*id);
+  const RegisterUnits* units = platform != nullptr ? platform->units : nullptr;
+  if (platform != nullptr) t.platform = std::string(platform->name());
 
   // Sockets, in package-id order.
   std::map<int, int> socket_of_package;
@@ -443,7 +437,7 @@ absl::StatusOr<Topology> DiscoverTopology(std::string_view sysfs_root,
     socket = static_cast<int>(t.sockets.size());
     SocketTopology s;
     s.socket = socket;
-    s.pci = EmptyPciInstances();
+    s.pci = EmptyPciInstances(units);
     t.sockets.push_back(std::move(s));
   }
   std::vector<std::set<int>> cores(t.sockets.size());
@@ -453,20 +447,23 @@ absl::StatusOr<Topology> DiscoverTopology(std::string_view sysfs_root,
     cores[s].insert(c.core >= 0 ? c.core : c.cpu);
   }
   for (size_t s = 0; s < t.sockets.size(); ++s) {
+    const int num_cores = static_cast<int>(cores[s].size());
     t.sockets[s].msr_cpu = t.sockets[s].cpus.front();
-    t.sockets[s].num_cbos =
-        std::min(static_cast<int>(cores[s].size()), kMaxCbos);
-    t.sockets[s].msr_units = MsrUnits();
+    t.sockets[s].per_core_instances =
+        units != nullptr ? std::min(num_cores, units->max_per_core) : num_cores;
+    t.sockets[s].msr_units = MsrUnits(units);
   }
+  if (units == nullptr) return t;  // no PCI units to look for
 
-  // PCI functions: the socket's uncore bus and its IIO bus (IRP).
+  // PCI functions: the socket's uncore bus and its IIO bus (IvyTown's IRP).
   const std::map<std::pair<uint16_t, uint8_t>, BusGroup> buses =
-      ReadPciFunctions(root / "bus" / "pci" / "devices");
+      ReadPciFunctions(*units, root / "bus" / "pci" / "devices");
   std::vector<const BusGroup*> groups;
   groups.reserve(buses.size());
   for (const auto& [key, group] : buses) groups.push_back(&group);
-  const std::vector<int> socket_of_group = MapBusesToSockets(
-      buses, socket_of_package, static_cast<int>(t.sockets.size()));
+  const std::vector<int> socket_of_group =
+      MapBusesToSockets(units->anchor, buses, socket_of_package,
+                        static_cast<int>(t.sockets.size()));
   for (size_t g = 0; g < groups.size(); ++g) {
     if (socket_of_group[g] < 0) continue;
     SocketTopology& socket = t.sockets[socket_of_group[g]];
@@ -478,19 +475,6 @@ absl::StatusOr<Topology> DiscoverTopology(std::string_view sysfs_root,
     }
   }
   return t;
-}
-
-// ---- CheckIvyTownCpu --------------------------------------------------------
-
-absl::Status CheckIvyTownCpu(std::string_view cpuinfo_path) {
-  absl::StatusOr<CpuIdentity> id = ReadCpuIdentity(cpuinfo_path);
-  if (!id.ok()) return id.status();
-  if (id->IsOf(ivytown::Identity())) return absl::OkStatus();
-  return absl::FailedPreconditionError(fmt::format(
-      "not an IvyTown CPU: {} says {}; the direct backend needs a Xeon E5 v2 "
-      "/ E7 v2 (GenuineIntel family 6 model 0x3e); use the perf backend "
-      "(UNCORE_BACKEND=perf) on other CPUs",
-      cpuinfo_path, id->ToString()));
 }
 
 }  // namespace uncore::machine

@@ -1,10 +1,12 @@
 // Topology: the discovered facts about a machine's uncore: which sockets
 // exist, one CPU per socket to address its MSRs, and each socket's PCI
-// functions for every PCI box instance.  Never written into the box
-// descriptors, which stay pure data.
+// functions for every PCI unit instance.  Which units there are is the
+// platform record's (platforms::PlatformRecord::units, register_units.h):
+// discovery walks that list, whatever the platform, and never writes into
+// it.
 //
 //   absl::StatusOr<Topology> t = DiscoverTopology(sysfs_root);   // Linux
-//   Topology sim = SimulatedTopology(/*sockets=*/2);             // simulator
+//   Topology sim = SimulatedTopology(record, /*sockets=*/2);     // simulator
 //   const SocketTopology::PciInstance* imc0 =
 //       t->sockets[0].FindPci(ivytown::BoxType::kImc, 0);  // 0000:7f:10.4
 //
@@ -23,6 +25,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "sdk/platforms/common/platform_records.h"
+#include "sdk/platforms/common/register_units.h"
 #include "sdk/platforms/perfmon/perfmon_tables.h"
 #include "sdk/registers/register_space.h"
 
@@ -32,14 +36,12 @@ struct SocketTopology {
   int socket = 0;
   int msr_cpu = 0;        // a CPU of this socket, for its MSRs
   std::vector<int> cpus;  // every online CPU of the socket
-  int num_cbos = 0;       // CBos present (<= 15)
+  // The instances a per-core unit (IvyTown's CBo) has on this socket: its
+  // cores, at most the platform's RegisterUnits::max_per_core.
+  int per_core_instances = 0;
   // The socket's MSR units: per unit, how many instances the platform
-  // defines; a per-core unit (IvyTown's CBo) has only the first num_cbos.
-  struct MsrUnit {
-    int unit = 0;
-    int instances = 0;
-    bool per_core = false;
-  };
+  // defines; a per-core unit has only the first per_core_instances.
+  using MsrUnit = platforms::MsrUnit;
   std::vector<MsrUnit> msr_units;
   // PCI functions found on this socket: per unit, per instance, the PMON
   // function and the auxiliary function (QPI mask/match); absent ones are
@@ -109,32 +111,33 @@ CpuIdentity ParseCpuIdentity(std::string_view cpuinfo_text);
 registers::PciAddress SimulatedPciAddress(int socket, uint8_t device,
                                           uint8_t function);
 
-// A machine with `sockets` IvyTown sockets, every box instance present, PCI
-// bus 0x7f for socket 0, 0xff for socket 1, ... (what IvyTownUncore
-// answers to).
-Topology SimulatedTopology(int sockets, int cpus_per_socket = 2);
+// A machine with `sockets` sockets of `platform` (its first CPU model), every
+// unit instance of its RegisterUnits present, PCI bus 0x7f for socket 0,
+// 0xff for socket 1, ... (SimulatedPciAddress: what IvyTownUncore answers
+// to); per_core_instances is the platform's max_per_core (cpus_per_socket
+// when it has no units).
+Topology SimulatedTopology(const platforms::PlatformRecord& platform,
+                           int sockets, int cpus_per_socket = 2);
 
 // Reads /proc/cpuinfo-equivalent facts and PCI devices under `sysfs_root`
 // (normally "/sys"): sockets from devices/system/cpu/cpu*/topology/
-// physical_package_id (online CPUs only), uncore PCI functions by vendor
-// 0x8086 and the device ids of the box descriptors, grouped by bus.  A
-// U-Box bus (device 0x0e1e) is given to a socket by the U-Box's node-id
-// registers (config 0x40 and 0x54, readable by root only) when every U-Box's
-// can be read and they are distinct; otherwise U-Box buses go to sockets in
-// ascending (segment, bus) order.  A bus without a U-Box (the IRP lives on
-// the socket's IIO bus, 0x00 / 0x80) takes the socket of the nearest U-Box
-// bus above it in the same segment.  num_cbos is the number of distinct
-// cores of the socket, at most 15.  Sockets are numbered 0..n-1 in
-// physical_package_id order.  A machine that is not IvyTown gives a topology
-// with another `platform` (and usually no PCI functions), not an error.
+// physical_package_id (online CPUs only), and the units of the CPU's
+// platform record (Topology::platform; its RegisterUnits): its MSR units,
+// and its PCI functions by the record's vendor and device ids, grouped by
+// bus.  A bus
+// holding the record's anchor function (IvyTown's U-Box, device 0x0e1e) is
+// given to a socket by the anchor's node-id registers (readable by root
+// only) when every anchor's can be read and they are distinct; otherwise
+// anchor buses go to sockets in ascending (segment, bus) order.  A bus
+// without an anchor (IvyTown's IRP lives on the socket's IIO bus, 0x00 /
+// 0x80) takes the socket of the nearest anchor bus above it in the same
+// segment.  per_core_instances is the number of distinct cores of the
+// socket, at most the record's max_per_core.  Sockets are numbered 0..n-1
+// in physical_package_id order.  A CPU whose record has no units (or that
+// no record knows) gives sockets and CPUs with no units, not an error.
 absl::StatusOr<Topology> DiscoverTopology(
     std::string_view sysfs_root = "/sys",
     std::string_view cpuinfo_path = "/proc/cpuinfo");
-
-// OK on an IvyTown CPU (GenuineIntel family 6 model 0x3e, Xeon E5 v2 /
-// E7 v2); FailedPrecondition naming what was found otherwise; NotFound when
-// `cpuinfo_path` cannot be read.
-absl::Status CheckIvyTownCpu(std::string_view cpuinfo_path = "/proc/cpuinfo");
 
 }  // namespace uncore::machine
 

@@ -324,6 +324,19 @@ Resolution SingleEvent(const Event& e, std::optional<int> instance,
   return out;
 }
 
+// The error of LookupPlatform and LookupPlatformRecord: no platform answers
+// to `name`; `names` are the ones that would.
+absl::Status UnknownPlatform(std::string_view name,
+                             const std::vector<std::string>& names) {
+  std::vector<std::string> near = common::ClosestNames(name, names, 3);
+  return absl::NotFoundError(fmt::format(
+      "no platform '{}'{}; `uncore list --platforms` lists them: {}",
+      common::QuoteForMessage(name),
+      near.empty() ? std::string()
+                   : fmt::format(" (closest: {})", common::Join(near, ", ")),
+      common::Join(names, ", ")));
+}
+
 }  // namespace
 
 bool PlatformAnswersTo(const perfmon::Platform& platform,
@@ -344,13 +357,7 @@ absl::StatusOr<const perfmon::Platform*> LookupPlatform(std::string_view name) {
   if (const Platform* p = FindPlatform(name)) return p;
   std::vector<std::string> names;
   for (const Platform* p : perfmon::AllPlatforms()) names.emplace_back(p->name);
-  std::vector<std::string> near = common::ClosestNames(name, names, 3);
-  return absl::NotFoundError(fmt::format(
-      "no platform '{}'{}; `uncore list --platforms` lists them: {}",
-      common::QuoteForMessage(name),
-      near.empty() ? std::string()
-                   : fmt::format(" (closest: {})", common::Join(near, ", ")),
-      common::Join(names, ", ")));
+  return UnknownPlatform(name, names);
 }
 
 const platforms::PlatformRecord* FindPlatformRecord(std::string_view name) {
@@ -367,13 +374,7 @@ absl::StatusOr<const platforms::PlatformRecord*> LookupPlatformRecord(
   for (const platforms::PlatformRecord& r : platforms::AllPlatformRecords()) {
     names.emplace_back(r.name());
   }
-  std::vector<std::string> near = common::ClosestNames(name, names, 3);
-  return absl::NotFoundError(fmt::format(
-      "no platform '{}'{}; `uncore list --platforms` lists them: {}",
-      common::QuoteForMessage(name),
-      near.empty() ? std::string()
-                   : fmt::format(" (closest: {})", common::Join(near, ", ")),
-      common::Join(names, ", ")));
+  return UnknownPlatform(name, names);
 }
 
 const platforms::PlatformRecord* PlatformRecordForCpu(std::string_view vendor,
@@ -410,13 +411,7 @@ std::vector<const perfmon::Platform*> PlatformsForModel(std::string_view vendor,
                                                         int family, int model) {
   std::vector<const Platform*> out;
   for (const Platform* p : perfmon::AllPlatforms()) {
-    for (const perfmon::CpuMatch& c : p->cpus) {
-      if (c.vendor == vendor && c.family == family && model >= c.model_lo &&
-          model <= c.model_hi) {
-        out.push_back(p);
-        break;
-      }
-    }
+    if (platforms::CpuIsOf(*p, vendor, family, model)) out.push_back(p);
   }
   return out;
 }

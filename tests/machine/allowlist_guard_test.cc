@@ -25,6 +25,7 @@
 #include "sdk/platforms/ivytown/device/ivytown_device.h"
 #include "sdk/platforms/ivytown/model/box_descriptors.h"
 #include "sdk/platforms/ivytown/model/event_catalog.h"
+#include "sdk/platforms/ivytown/model/identity.h"
 #include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
 #include "sdk/platforms/nehalemex/device/nehalemex_allowlist.h"
 #include "sdk/platforms/nehalemex/device/nehalemex_device.h"
@@ -111,7 +112,7 @@ class AllowedSet {
 class GuardedDevice {
  public:
   GuardedDevice()
-      : topology_(SimulatedTopology(2)),
+      : topology_(SimulatedTopology(ivytown::Record(), 2)),
         guard_(&space_, ivytown::RegisterAllowList(topology_)),
         allowed_(guard_, topology_) {}
 
@@ -156,8 +157,8 @@ class GuardedDevice {
 
 TEST(AllowListGuardTest, RefusedWritesNeverReachTheSpace) {
   RecordingRegisterSpace space;
-  AllowListGuard guard(&space,
-                       ivytown::RegisterAllowList(SimulatedTopology(2)));
+  AllowListGuard guard(&space, ivytown::RegisterAllowList(
+                                   SimulatedTopology(ivytown::Record(), 2)));
   // The TSC is not an uncore PMON register.
   absl::Status s = guard.WriteMsr(0, kTsc, 0);
   EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
@@ -199,8 +200,8 @@ TEST(AllowListGuardTest, ReadsAreCheckedUnlessUnlistedReadsAreAllowed) {
   uint64_t v = 0;
   uint32_t d = 0;
   {
-    AllowListGuard strict(&space,
-                          ivytown::RegisterAllowList(SimulatedTopology(1)));
+    AllowListGuard strict(&space, ivytown::RegisterAllowList(
+                                      SimulatedTopology(ivytown::Record(), 1)));
     EXPECT_EQ(strict.ReadMsr(0, kTsc, &v).code(),
               absl::StatusCode::kPermissionDenied);
     EXPECT_EQ(strict.ReadPci(kImc0Channel0, 0x00, &d).code(),
@@ -211,7 +212,9 @@ TEST(AllowListGuardTest, ReadsAreCheckedUnlessUnlistedReadsAreAllowed) {
   AllowListGuard::Options options;
   options.allow_unlisted_reads = true;
   AllowListGuard lenient(
-      &space, ivytown::RegisterAllowList(SimulatedTopology(1)), options);
+      &space,
+      ivytown::RegisterAllowList(SimulatedTopology(ivytown::Record(), 1)),
+      options);
   EXPECT_TRUE(lenient.ReadMsr(0, kTsc, &v).ok());
   EXPECT_TRUE(lenient.ReadPci(kImc0Channel0, 0x00, &d).ok());
   // Writes stay strict.
@@ -223,8 +226,8 @@ TEST(AllowListGuardTest, BatchReadsPassTheAllowedOnesAndReportTheRest) {
   RecordingRegisterSpace space;
   space.SetMsr(0, kCbo0Ctl0, 0x1234);
   space.SetMsr(0, 0xD16, 0x5678);
-  AllowListGuard guard(&space,
-                       ivytown::RegisterAllowList(SimulatedTopology(1)));
+  AllowListGuard guard(&space, ivytown::RegisterAllowList(
+                                   SimulatedTopology(ivytown::Record(), 1)));
   std::vector<MsrRead> reads(3);
   reads[0].cpu = 0;
   reads[0].msr = kCbo0Ctl0;
@@ -244,7 +247,7 @@ TEST(AllowListGuardTest, BatchReadsPassTheAllowedOnesAndReportTheRest) {
 
 TEST(AllowListGuardTest, ListCoversEveryBoxInstanceOfEverySocket) {
   RecordingRegisterSpace space;
-  const Topology topology = SimulatedTopology(2);
+  const Topology topology = SimulatedTopology(ivytown::Record(), 2);
   AllowListGuard guard(&space, ivytown::RegisterAllowList(topology));
   const std::vector<AllowedRegister> list = guard.AllowedRegisters();
   // Per socket: the 3 global registers, then per instance its box control,
@@ -435,7 +438,7 @@ TEST(AllowListGuardTest, ThousandsOfRandomSpecsNeverLeaveTheAllowList) {
 // The checker itself catches what it must (so the two tests above can fail).
 TEST(AllowListGuardTest, TheIndependentCheckerFlagsBadWrites) {
   RecordingRegisterSpace space;
-  const Topology topology = SimulatedTopology(2);
+  const Topology topology = SimulatedTopology(ivytown::Record(), 2);
   AllowListGuard guard(&space, ivytown::RegisterAllowList(topology));
   AllowedSet allowed(guard, topology);
   RegisterAccess w;
@@ -506,7 +509,8 @@ TEST(AllowListGuardTest, AHandMadeListIsAllItLetsThrough) {
 }
 
 TEST(AllowListGuardTest, TheXeon7500ListIsEveryModelRegisterOnEverySocket) {
-  const Topology topology = SimulatedTopology(2, /*cpus_per_socket=*/1);
+  const Topology topology =
+      SimulatedTopology(ivytown::Record(), 2, /*cpus_per_socket=*/1);
   for (nehalemex::Variant v :
        {nehalemex::Variant::kNehalemEx, nehalemex::Variant::kWestmereEx}) {
     const AllowList list = nehalemex::RegisterAllowList(v, topology);
@@ -564,7 +568,8 @@ TEST(AllowListGuardTest, TheXeon7500ListIsEveryModelRegisterOnEverySocket) {
 TEST(AllowListGuardTest, TheXeon7500EngineRunsInsideItsList) {
   for (nehalemex::Variant v :
        {nehalemex::Variant::kNehalemEx, nehalemex::Variant::kWestmereEx}) {
-    const Topology topology = SimulatedTopology(2, /*cpus_per_socket=*/1);
+    const Topology topology =
+        SimulatedTopology(ivytown::Record(), 2, /*cpus_per_socket=*/1);
     std::unique_ptr<sim::NehalemExUncore> sim =
         sim::NehalemExUncore::Create(v, 2);
     registers::RecordingRegisterSpace recording;

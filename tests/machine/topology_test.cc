@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -16,8 +17,11 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sdk/common/status_macros.h"
+#include "sdk/platforms/common/platform_records.h"
+#include "sdk/platforms/common/register_units.h"
 #include "sdk/platforms/ivytown/model/box_descriptors.h"
 #include "sdk/platforms/ivytown/model/identity.h"
+#include "sdk/platforms/perfmon/perfmon_tables.h"
 #include "sdk/registers/register_space.h"
 
 namespace uncore::machine {
@@ -165,13 +169,13 @@ TEST(DiscoverTopologyTest, FindsTheSocketsAndTheirOnlineCpus) {
   EXPECT_EQ(t->sockets[0].socket, 0);
   EXPECT_EQ(t->sockets[0].msr_cpu, 0);
   EXPECT_THAT(t->sockets[0].cpus, ElementsAre(0, 1, 2, 6, 7, 8));
-  EXPECT_EQ(t->sockets[0].num_cbos, 3);  // core ids 0, 1, 4
+  EXPECT_EQ(t->sockets[0].per_core_instances, 3);  // core ids 0, 1, 4
 
   EXPECT_EQ(t->sockets[1].socket, 1);
   EXPECT_EQ(t->sockets[1].msr_cpu, 3);
   // cpu12 (package 1, core 5) is offline: neither a CPU nor a CBo.
   EXPECT_THAT(t->sockets[1].cpus, ElementsAre(3, 4, 5, 9, 10, 11));
-  EXPECT_EQ(t->sockets[1].num_cbos, 3);  // core ids 0, 2, 3
+  EXPECT_EQ(t->sockets[1].per_core_instances, 3);  // core ids 0, 2, 3
 }
 
 TEST(DiscoverTopologyTest, FindsEveryPciBoxInstanceAtItsAddress) {
@@ -338,7 +342,7 @@ TEST(DiscoverTopologyTest, NonIvyTownMachineIsNotAnError) {
   EXPECT_EQ(t->cpu_model, "AuthenticAMD family 23 model 0x31");
   ASSERT_EQ(t->sockets.size(), 1u);
   EXPECT_THAT(t->sockets[0].cpus, ElementsAre(0, 1, 2, 3));
-  EXPECT_EQ(t->sockets[0].num_cbos, 2);
+  EXPECT_EQ(t->sockets[0].per_core_instances, 2);
   for (const SocketTopology::PciInstance& p : t->sockets[0].pci) {
     EXPECT_FALSE(p.pmon.has_value()) << p.pmon->ToString();
     EXPECT_FALSE(p.aux.has_value());
@@ -393,8 +397,8 @@ TEST(DiscoverTopologyTest, ThisMachine) {
   for (const SocketTopology& s : t->sockets) {
     ASSERT_FALSE(s.cpus.empty());
     EXPECT_EQ(s.msr_cpu, s.cpus.front());
-    EXPECT_GE(s.num_cbos, 1);
-    EXPECT_LE(s.num_cbos, 15);
+    EXPECT_GE(s.per_core_instances, 1);
+    EXPECT_LE(s.per_core_instances, 15);
   }
   absl::StatusOr<CpuIdentity> id = ReadCpuIdentity();
   ASSERT_TRUE(id.ok()) << common::StatusMessage(id.status());
@@ -512,7 +516,8 @@ TEST(SimulatedTopologyTest, BusesPerSocket) {
 TEST(SimulatedTopologyTest, AgreesWithSimulatedPciAddress) {
   for (int sockets = 1; sockets <= 6; ++sockets) {
     SCOPED_TRACE(::testing::Message() << sockets << " sockets");
-    const Topology t = SimulatedTopology(sockets, /*cpus_per_socket=*/3);
+    const Topology t =
+        SimulatedTopology(ivytown::Record(), sockets, /*cpus_per_socket=*/3);
     EXPECT_EQ(t.platform, "ivytown");
     EXPECT_EQ(t.cpu_model, "GenuineIntel family 6 model 0x3e");
     ASSERT_EQ(static_cast<int>(t.sockets.size()), sockets);
@@ -522,7 +527,7 @@ TEST(SimulatedTopologyTest, AgreesWithSimulatedPciAddress) {
       EXPECT_EQ(socket.socket, s);
       EXPECT_THAT(socket.cpus, ElementsAre(3 * s, 3 * s + 1, 3 * s + 2));
       EXPECT_EQ(socket.msr_cpu, 3 * s);
-      EXPECT_EQ(socket.num_cbos, 15);
+      EXPECT_EQ(socket.per_core_instances, 15);
       EXPECT_EQ(static_cast<int>(socket.pci.size()),
                 NumPciInstancesInDescriptors());
       for (const SocketTopology::PciInstance& p : socket.pci) {
@@ -548,37 +553,117 @@ TEST(SimulatedTopologyTest, AgreesWithSimulatedPciAddress) {
   }
 }
 
-// ---- CheckIvyTownCpu --------------------------------------------------------
+// ---- the units come from the platform record -------------------------------
 
-TEST(CheckIvyTownCpuTest, IvyTownIsAccepted) {
-  const absl::Status s = CheckIvyTownCpu(Fixture("ivt2s/cpuinfo"));
-  EXPECT_TRUE(s.ok()) << s;
-}
-
-TEST(CheckIvyTownCpuTest, OtherCpusAreRefusedNamingWhatWasFound) {
-  const absl::Status epyc = CheckIvyTownCpu(Fixture("epyc/cpuinfo"));
-  EXPECT_EQ(epyc.code(), absl::StatusCode::kFailedPrecondition) << epyc;
-  EXPECT_THAT(common::StatusMessage(epyc),
-              AllOf(HasSubstr("not an IvyTown CPU"),
-                    HasSubstr("AuthenticAMD family 23 model 0x31"),
-                    HasSubstr("model 0x3e"), HasSubstr("UNCORE_BACKEND=perf")));
-  const absl::Status hsx = CheckIvyTownCpu(Fixture("haswell_ep/cpuinfo"));
-  EXPECT_EQ(hsx.code(), absl::StatusCode::kFailedPrecondition) << hsx;
-  EXPECT_THAT(common::StatusMessage(hsx),
-              HasSubstr("GenuineIntel family 6 model 0x3f"));
-}
-
-TEST(CheckIvyTownCpuTest, UnreadableCpuinfoIsNotFound) {
-  const absl::Status s = CheckIvyTownCpu("/nonexistent/cpuinfo");
-  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
-}
-
-TEST(CheckIvyTownCpuTest, ThisMachineGivesAnAnswer) {
-  const absl::Status cpu = CheckIvyTownCpu();
-  if (!cpu.ok()) {
-    EXPECT_EQ(cpu.code(), absl::StatusCode::kFailedPrecondition) << cpu;
-    EXPECT_THAT(common::StatusMessage(cpu), HasSubstr("UNCORE_BACKEND=perf"));
+// The (unit, instance) pairs of `socket`'s PCI instances.
+std::vector<std::pair<int, int>> PciUnitsOf(const SocketTopology& socket) {
+  std::vector<std::pair<int, int>> out;
+  for (const SocketTopology::PciInstance& p : socket.pci) {
+    out.emplace_back(p.unit, p.instance);
   }
+  return out;
+}
+
+std::vector<std::pair<int, int>> PciUnitsOf(
+    const platforms::RegisterUnits& units) {
+  std::vector<std::pair<int, int>> out;
+  for (const platforms::PciUnitInstance& p : units.pci) {
+    out.emplace_back(p.unit, p.instance);
+  }
+  return out;
+}
+
+TEST(TopologyUnitsTest, DiscoveryLooksForTheUnitsOfTheCpusRecord) {
+  const platforms::RegisterUnits* units = ivytown::Record().units;
+  ASSERT_NE(units, nullptr);
+  absl::StatusOr<Topology> t = DiscoverIvt(Fixture("ivt2s"));
+  ASSERT_TRUE(t.ok()) << common::StatusMessage(t.status());
+  for (const SocketTopology& s : t->sockets) {
+    EXPECT_EQ(PciUnitsOf(s), PciUnitsOf(*units));
+    ASSERT_EQ(s.msr_units.size(), units->msr.size());
+    for (size_t i = 0; i < s.msr_units.size(); ++i) {
+      EXPECT_EQ(s.msr_units[i].unit, units->msr[i].unit);
+      EXPECT_EQ(s.msr_units[i].instances, units->msr[i].instances);
+      EXPECT_EQ(s.msr_units[i].per_core, units->msr[i].per_core);
+    }
+  }
+}
+
+TEST(TopologyUnitsTest, ARecordWithoutUnitsGivesSocketsWithoutUnits) {
+  // The EPYC's record (amdzen2) is counted through perf: it has no units,
+  // so nothing is looked for on its PCI buses.
+  absl::StatusOr<Topology> t =
+      DiscoverTopology(Fixture("epyc/sys"), Fixture("epyc/cpuinfo"));
+  ASSERT_TRUE(t.ok()) << common::StatusMessage(t.status());
+  const platforms::PlatformRecord* record = nullptr;
+  for (const platforms::PlatformRecord& r : platforms::AllPlatformRecords()) {
+    if (r.name() == t->platform) record = &r;
+  }
+  ASSERT_NE(record, nullptr) << t->platform;
+  EXPECT_EQ(record->units, nullptr);
+  ASSERT_EQ(t->sockets.size(), 1u);
+  EXPECT_TRUE(t->sockets[0].pci.empty());
+  EXPECT_TRUE(t->sockets[0].msr_units.empty());
+  EXPECT_EQ(t->sockets[0].per_core_instances, 2);  // its two cores
+}
+
+// A platform that is not IvyTown, with units of its own.
+TEST(TopologyUnitsTest, TheSimulatedTopologyLaysOutAnyRecordsUnits) {
+  static constexpr perfmon::CpuMatch kCpus[] = {
+      {.vendor = "GenuineIntel",
+       .family = 6,
+       .model_lo = 0x99,
+       .model_hi = 0x99},
+  };
+  static constexpr perfmon::Platform kIdentity = {.name = "testplatform",
+                                                  .aliases = "",
+                                                  .title = "a test platform",
+                                                  .source = "this test",
+                                                  .cpus = kCpus,
+                                                  .events = {},
+                                                  .composites = {},
+                                                  .metrics = {}};
+  platforms::RegisterUnits units;
+  units.msr = {{.unit = 7, .instances = 4, .per_core = true},
+               {.unit = 2, .instances = 1, .per_core = false}};
+  units.pci = {{.unit = 3,
+                .instance = 0,
+                .pmon = {.device = 0x10, .function = 2, .device_id = 0x1234},
+                .aux = {.device = 0x11, .function = 3, .device_id = 0}},
+               {.unit = 3,
+                .instance = 1,
+                .pmon = {.device = 0x12, .function = 0, .device_id = 0x1235},
+                .aux = {}}};
+  units.max_per_core = 3;
+  const platforms::PlatformRecord record = {.identity = &kIdentity,
+                                            .units = &units};
+
+  const Topology t = SimulatedTopology(record, 2, /*cpus_per_socket=*/4);
+  EXPECT_EQ(t.platform, "testplatform");
+  EXPECT_EQ(t.cpu_model, "GenuineIntel family 6 model 0x99");
+  ASSERT_EQ(t.sockets.size(), 2u);
+  const SocketTopology& s1 = t.sockets[1];
+  EXPECT_EQ(s1.per_core_instances, 3);
+  EXPECT_TRUE(s1.HasInstance(7, 2));
+  EXPECT_FALSE(s1.HasInstance(7, 3));  // beyond max_per_core
+  EXPECT_TRUE(s1.HasInstance(2, 0));
+  EXPECT_FALSE(s1.HasInstance(2, 1));
+  EXPECT_THAT(PciUnitsOf(s1),
+              ElementsAre(std::make_pair(3, 0), std::make_pair(3, 1)));
+  ASSERT_NE(s1.FindPci(3, 0), nullptr);
+  EXPECT_EQ(*s1.FindPci(3, 0)->pmon, SimulatedPciAddress(1, 0x10, 2));
+  EXPECT_EQ(*s1.FindPci(3, 0)->aux, SimulatedPciAddress(1, 0x11, 3));
+  EXPECT_FALSE(s1.FindPci(3, 1)->aux.has_value());
+  EXPECT_TRUE(s1.HasInstance(3, 1));
+  EXPECT_FALSE(s1.HasInstance(3, 2));
+
+  // Without units: sockets and CPUs only.
+  const platforms::PlatformRecord bare = {.identity = &kIdentity};
+  const Topology b = SimulatedTopology(bare, 1, /*cpus_per_socket=*/2);
+  ASSERT_EQ(b.sockets.size(), 1u);
+  EXPECT_TRUE(b.sockets[0].pci.empty());
+  EXPECT_TRUE(b.sockets[0].msr_units.empty());
+  EXPECT_FALSE(b.sockets[0].HasInstance(7, 0));
 }
 
 }  // namespace

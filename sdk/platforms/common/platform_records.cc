@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sdk/platforms/ivytown/model/identity.h"
+#include "sdk/platforms/ivytown/model/topology_units.h"
 #include "sdk/platforms/perfmon/perfmon_tables.h"
 
 namespace uncore::platforms {
@@ -15,8 +16,9 @@ namespace {
 // perfmon::AllPlatforms()).
 constexpr struct {
   const perfmon::Platform& (*identity)();
+  const RegisterUnits& (*units)();
 } kModelCatalogs[] = {
-    {&ivytown::Identity},  // the default: the first record
+    {&ivytown::Identity, &ivytown::TopologyUnits},  // the default: first
 };
 
 // The tabled platforms built by hand (tools/perfmon_hand/) rather than
@@ -31,7 +33,8 @@ std::vector<PlatformRecord> MakeRecords() {
   for (const auto& m : kModelCatalogs) {
     out.push_back({.identity = &m.identity(),
                    .names = NameSource::kModelCatalog,
-                   .hand_made = true});
+                   .hand_made = true,
+                   .units = &m.units()});
   }
   for (const perfmon::Platform* p : perfmon::AllPlatforms()) {
     out.push_back({.identity = p,

@@ -8,6 +8,7 @@
 //     fmt::print("{} {}\n", r.name(), r.title());   // ivytown, haswellx, ...
 //   const platforms::PlatformRecord& d = platforms::DefaultPlatformRecord();
 //   if (d.names == platforms::NameSource::kModelCatalog) { /* ParseSpec */ }
+//   if (d.units != nullptr) { /* its PCI/MSR units: machine::Topology */ }
 //
 // The backends a record counts on (perf for every record whose PMUs the
 // kernel shows; sim and direct for a register model, with its allow-list)
@@ -23,6 +24,7 @@
 #include <span>
 #include <string_view>
 
+#include "sdk/platforms/common/register_units.h"
 #include "sdk/platforms/perfmon/perfmon_tables.h"
 
 namespace uncore::platforms {
@@ -43,6 +45,11 @@ struct PlatformRecord {
   NameSource names = NameSource::kVendorTables;
   // Built into the SDK by hand (a register model) rather than generated.
   bool hand_made = false;
+  // The PCI/MSR units its topology holds (register_units.h), what
+  // machine::DiscoverTopology looks for and machine::SimulatedTopology
+  // lays out; nullptr: none (the platform is counted through perf, or its
+  // register model needs no discovery: the Xeon 7500's MSRs).
+  const RegisterUnits* units = nullptr;
 
   std::string_view name() const { return identity->name; }
   std::string_view aliases() const { return identity->aliases; }

@@ -148,9 +148,9 @@ absl::StatusOr<runtime::DescribedWrites> DescribeWrites(std::string_view text) {
     request.events.push_back(std::get<spec::EventSpec>(parsed.value));
   }
   runtime::DescribedWrites out;
-  UNCORE_ASSIGN_OR_RETURN(
-      out.writes,
-      devices::direct::PlanWrites(request, machine::SimulatedTopology(1)));
+  UNCORE_ASSIGN_OR_RETURN(out.writes, devices::direct::PlanWrites(
+                                          request, machine::SimulatedTopology(
+                                                       ivytown::Record(), 1)));
   out.header = fmt::format(
       "register writes that program {} with the direct backend, in order\n"
       "(a simulated 1-socket IvyTown, PCI bus 7f; Program first reads every\n"

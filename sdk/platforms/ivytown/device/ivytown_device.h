@@ -4,7 +4,7 @@
 // register sequences over a RegisterSpace, and takes snapshots by freezing
 // every box of a socket at once.
 //
-//   machine::Topology topo = ...;                 // or SimulatedTopology(1)
+//   machine::Topology topo = ...;  // or SimulatedTopology(ivytown::Record(), 1)
 //   machine::AllowListGuard guard(&linux_space);  // production
 //   devices::IvyTownDevice dev(&guard, topo);      // the space is not owned
 //   ProgramRequest req;

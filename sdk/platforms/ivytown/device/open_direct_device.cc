@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -12,6 +13,7 @@
 #include "sdk/machine/topology.h"
 #include "sdk/platforms/ivytown/device/ivytown_allowlist.h"
 #include "sdk/platforms/ivytown/model/box_descriptors.h"
+#include "sdk/platforms/ivytown/model/identity.h"
 #include "sdk/registers/linux_register_space.h"
 
 namespace uncore::devices {
@@ -48,7 +50,7 @@ int CountPciFunctions(const machine::Topology& topology) {
 
 absl::StatusOr<std::unique_ptr<IvyTownDevice>> OpenDirectDevice(
     const DirectDeviceConfig& config) {
-  UNCORE_RETURN_IF_ERROR(machine::CheckIvyTownCpu(config.cpuinfo_path));
+  UNCORE_RETURN_IF_ERROR(CheckIvyTownCpu(config.cpuinfo_path));
   UNCORE_ASSIGN_OR_RETURN(
       machine::Topology topology,
       machine::DiscoverTopology(config.sysfs_root, config.cpuinfo_path));
@@ -88,6 +90,17 @@ absl::StatusOr<std::unique_ptr<IvyTownDevice>> OpenDirectDevice(
   }
   return std::unique_ptr<IvyTownDevice>(std::make_unique<OwningDirectDevice>(
       std::move(stack), std::move(topology), config.options));
+}
+
+absl::Status CheckIvyTownCpu(std::string_view cpuinfo_path) {
+  UNCORE_ASSIGN_OR_RETURN(machine::CpuIdentity id,
+                          machine::ReadCpuIdentity(cpuinfo_path));
+  if (id.IsOf(ivytown::Identity())) return absl::OkStatus();
+  return absl::FailedPreconditionError(fmt::format(
+      "not an IvyTown CPU: {} says {}; the direct backend needs a Xeon E5 v2 "
+      "/ E7 v2 (GenuineIntel family 6 model 0x3e); use the perf backend "
+      "(UNCORE_BACKEND=perf) on other CPUs",
+      cpuinfo_path, id.ToString()));
 }
 
 }  // namespace uncore::devices

@@ -6,6 +6,7 @@
 //   absl::StatusOr<std::unique_ptr<devices::Device>> dev = OpenDirectDevice();
 //   if (!dev.ok()) { /* says what is missing and how to fix it */ }
 //   UNCORE_RETURN_IF_ERROR((*dev)->Program(request));
+//   absl::Status cpu = CheckIvyTownCpu("/proc/cpuinfo");  // its first check
 //
 // The stack it builds: IvyTownDevice -> AllowListGuard -> LinuxRegisterSpace
 // (/dev/cpu/N/msr, /sys/bus/pci/devices/.../config).  Every path can be
@@ -22,7 +23,9 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "sdk/devices/device.h"
 #include "sdk/platforms/ivytown/device/ivytown_device.h"
@@ -40,6 +43,11 @@ struct DirectDeviceConfig {
 
 absl::StatusOr<std::unique_ptr<IvyTownDevice>> OpenDirectDevice(
     const DirectDeviceConfig& config = {});
+
+// OK on an IvyTown CPU (ivytown::Identity(): GenuineIntel family 6 model
+// 0x3e, Xeon E5 v2 / E7 v2); FailedPrecondition naming what was found
+// otherwise; NotFound when `cpuinfo_path` cannot be read.
+absl::Status CheckIvyTownCpu(std::string_view cpuinfo_path = "/proc/cpuinfo");
 
 }  // namespace uncore::devices
 

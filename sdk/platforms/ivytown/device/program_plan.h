@@ -10,7 +10,8 @@
 //   request.events.push_back(
 //       *spec::ParseEventSpec("cbo[3]/LLC_VICTIMS.M_STATE"));
 //   absl::StatusOr<ProgramPlan> plan =
-//       BuildProgramPlan(request, {}, machine::SimulatedTopology(1));
+//       BuildProgramPlan(request, {},
+//                        machine::SimulatedTopology(ivytown::Record(), 1));
 //   std::vector<RegisterWrite> writes = ProgramWrites(*plan, {});
 //   // writes[0]: U_MSR_PMON_GLOBAL_CTL <- 0x80000000 (freeze all)
 //   // writes[1]: Cn_MSR_PMON_BOX_CTL (CBo3) MSR 0xd64 <- 0x00030003 (reset)

@@ -30,6 +30,7 @@
 
 #include "sdk/platforms/common/access_space.h"
 #include "sdk/platforms/common/bit_range.h"
+#include "sdk/platforms/common/register_units.h"
 
 namespace uncore::ivytown {
 
@@ -135,14 +136,9 @@ struct FilterRegisterDescriptor {
   uint64_t writable_mask = 0;  // bits software may set; the rest are rsv
 };
 
-// A PCI device:function and the device id that identifies it.
-struct PciFunction {
-  uint8_t device = 0;
-  uint8_t function = 0;
-  uint16_t device_id = 0;  // vendor is always 0x8086
-
-  constexpr bool present() const { return device_id != 0; }
-};
+// A PCI device:function and the device id that identifies it (vendor
+// 0x8086; register_units.h).
+using ::uncore::platforms::PciFunction;
 
 // One instance of a box type on a socket.
 struct InstanceDescriptor {

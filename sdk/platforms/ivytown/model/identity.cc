@@ -2,6 +2,8 @@
 
 #include <span>
 
+#include "sdk/platforms/common/platform_records.h"
+
 namespace uncore::ivytown {
 namespace {
 
@@ -25,6 +27,10 @@ const perfmon::Platform& Identity() {
       .metrics = {},
   };
   return kIdentity;
+}
+
+const platforms::PlatformRecord& Record() {
+  return *platforms::RecordOf(Identity());  // every register model has one
 }
 
 }  // namespace uncore::ivytown

@@ -8,16 +8,21 @@
 //   p.name;     // "ivytown"
 //   p.aliases;  // "ivbep"
 //   p.cpus;     // GenuineIntel family 6 model 0x3E
+//   const platforms::PlatformRecord& r = ivytown::Record();  // its record
 //
 // Guarantees: constant data, no allocation.
 #ifndef UNCORE_SDK_PLATFORMS_IVYTOWN_MODEL_IDENTITY_H_
 #define UNCORE_SDK_PLATFORMS_IVYTOWN_MODEL_IDENTITY_H_
 
+#include "sdk/platforms/common/platform_records.h"
 #include "sdk/platforms/perfmon/perfmon_tables.h"
 
 namespace uncore::ivytown {
 
 const perfmon::Platform& Identity();
+// IvyTown's platform record (platforms::RecordOf(Identity())): names from
+// its own catalog, its PCI/MSR units (TopologyUnits()).
+const platforms::PlatformRecord& Record();
 
 }  // namespace uncore::ivytown
 

@@ -69,6 +69,7 @@
 #include "sdk/common/text.h"
 #include "sdk/platforms/ivytown/model/box_descriptors.h"
 #include "sdk/platforms/ivytown/model/event_catalog.h"
+#include "sdk/platforms/ivytown/model/identity.h"
 
 namespace uncore::sim {
 
@@ -649,7 +650,8 @@ Wide CyclesToExceed(uint64_t room, uint64_t a, uint64_t b) {
 // IvyTownUncore.
 
 IvyTownUncore::IvyTownUncore(int sockets, int cpus_per_socket)
-    : topology_(machine::SimulatedTopology(std::max(sockets, 0),
+    : topology_(machine::SimulatedTopology(ivytown::Record(),
+                                           std::max(sockets, 0),
                                            std::max(cpus_per_socket, 1))),
       cpus_per_socket_(std::max(cpus_per_socket, 1)) {
   auto index = std::make_unique<Index>();

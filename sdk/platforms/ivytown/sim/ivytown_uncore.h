@@ -83,7 +83,8 @@ class IvyTownUncore : public registers::RegisterSpace {
   IvyTownUncore(const IvyTownUncore&) = delete;
   IvyTownUncore& operator=(const IvyTownUncore&) = delete;
 
-  // == machine::SimulatedTopology(sockets, cpus_per_socket).
+  // == machine::SimulatedTopology(ivytown::Record(), sockets,
+  //                               cpus_per_socket).
   const machine::Topology& topology() const { return topology_; }
   int num_sockets() const { return static_cast<int>(sockets_.size()); }
   int cpus_per_socket() const { return cpus_per_socket_; }

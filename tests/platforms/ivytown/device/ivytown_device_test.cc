@@ -25,6 +25,7 @@
 #include "sdk/platforms/ivytown/device/ivytown_allowlist.h"
 #include "sdk/platforms/ivytown/device/program_plan.h"
 #include "sdk/platforms/ivytown/model/box_descriptors.h"
+#include "sdk/platforms/ivytown/model/identity.h"
 #include "sdk/platforms/ivytown/sim/ivytown_uncore.h"
 #include "sdk/registers/recording_register_space.h"
 #include "sdk/spec/event_spec.h"
@@ -634,7 +635,7 @@ TEST(DirectDeviceTest, UnknownSocketOrInstance) {
   r.sockets = {1};
   EXPECT_EQ(dev.Program(r).code(), absl::StatusCode::kInvalidArgument);
   machine::Topology small = sim.topology();
-  small.sockets[0].num_cbos = 4;
+  small.sockets[0].per_core_instances = 4;
   IvyTownDevice dev4(&sim, small, NoExtender());
   absl::Status s = dev4.Program(Req({"cbo[6]/CLOCKTICKS"}));
   EXPECT_THAT(common::StatusMessage(s), HasSubstr("CBo6 is not present"));
@@ -838,7 +839,8 @@ std::map<std::string, uint64_t> ReadBack(
 }
 
 TEST(DirectDeviceTest, AFailureAtAnyProgrammingStepRollsEverythingBack) {
-  const machine::Topology topology = machine::SimulatedTopology(2);
+  const machine::Topology topology =
+      machine::SimulatedTopology(ivytown::Record(), 2);
   const ProgramRequest req = EveryKindOfRegister();
   absl::StatusOr<std::vector<RegisterWrite>> plan =
       direct::PlanWrites(req, topology);
@@ -867,7 +869,8 @@ TEST(DirectDeviceTest, AFailureAtAnyProgrammingStepRollsEverythingBack) {
 }
 
 TEST(DirectDeviceTest, AFailedSaveReadWritesNothing) {
-  const machine::Topology topology = machine::SimulatedTopology(1);
+  const machine::Topology topology =
+      machine::SimulatedTopology(ivytown::Record(), 1);
   registers::RecordingRegisterSpace space;
   space.FailMsrReads(0x0D30);  // CBo1 box control, read to save it
   IvyTownDevice dev(&space, topology, NoExtender());
@@ -878,7 +881,8 @@ TEST(DirectDeviceTest, AFailedSaveReadWritesNothing) {
 }
 
 TEST(DirectDeviceTest, AFailedReadMakesTheSnapshotInvalidAndStillUnfreezes) {
-  const machine::Topology topology = machine::SimulatedTopology(1);
+  const machine::Topology topology =
+      machine::SimulatedTopology(ivytown::Record(), 1);
   registers::RecordingRegisterSpace space;
   IvyTownDevice dev(&space, topology, NoExtender());
   ASSERT_TRUE(dev.Program(Req({"cbo[0]/CLOCKTICKS", "cbo[1]/CLOCKTICKS",
@@ -915,7 +919,8 @@ TEST(DirectDeviceTest, AFailedReadMakesTheSnapshotInvalidAndStillUnfreezes) {
 }
 
 TEST(DirectDeviceTest, ASnapshotCostsTwoWritesPerSocketAndOneReadPerDword) {
-  const machine::Topology topology = machine::SimulatedTopology(2);
+  const machine::Topology topology =
+      machine::SimulatedTopology(ivytown::Record(), 2);
   registers::RecordingRegisterSpace space;
   IvyTownDevice dev(&space, topology, NoExtender());
   // Per socket: 3 MSR counters (2 CBo + U-Box fixed) and 3 PCI counters

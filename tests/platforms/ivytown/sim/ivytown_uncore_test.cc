@@ -16,6 +16,7 @@
 #include "sdk/machine/topology.h"
 #include "sdk/platforms/ivytown/model/box_descriptors.h"
 #include "sdk/platforms/ivytown/model/event_catalog.h"
+#include "sdk/platforms/ivytown/model/identity.h"
 #include "sdk/platforms/ivytown/sim/demo_traffic.h"
 
 namespace uncore::sim {
@@ -208,7 +209,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(SimulatedUncoreTest, TopologyIsTheSimulatedOne) {
   IvyTownUncore sim(2, 4);
-  const machine::Topology expected = machine::SimulatedTopology(2, 4);
+  const machine::Topology expected =
+      machine::SimulatedTopology(ivytown::Record(), 2, 4);
   ASSERT_EQ(sim.topology().sockets.size(), 2u);
   EXPECT_EQ(sim.topology().sockets[1].msr_cpu, expected.sockets[1].msr_cpu);
   EXPECT_EQ(sim.topology().sockets[1].FindPci(BoxType::kImc, 0)->pmon->bus,
