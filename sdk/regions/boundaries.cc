@@ -111,11 +111,11 @@ bool Recorder::Step(Boundary& b, PathState& p, int path_id, Accumulator* acc,
     if (!s.transition) return false;
     Transition& tr = b.transitions[b.count++];
     tr = {.path = &p,
-          .path_id = path_id,
           .accumulator = acc,
           .step = s,
-          .measure = false,
           .open_ns = 0,
+          .path_id = path_id,
+          .measure = false,
           .counted = false};
     if (s.opened) {
       // Sampling: the 1st, N+1th, ... interval of a path is read.
@@ -397,7 +397,10 @@ inline void Recorder::Begin(ThreadSlot& slot, int name_id,
 }
 
 void Recorder::OpenFrame(Boundary& b, ThreadState& t, Frame& f, int name_id) {
-  if (!observers_.empty()) HookSteps(b);
+  if (!observers_.empty()) {
+    b.changes = t.changes.data();
+    HookSteps(b);
+  }
   const uint64_t snapshots_before = t.snapshots;
   // The snapshot, then the clock: the call starts after its snapshot.
   const devices::Snapshot* snap =
@@ -435,8 +438,8 @@ inline bool Recorder::OpenFast(ThreadState& t, Frame& f) {
                                       std::memory_order_acquire)) {
     return false;
   }
-  // The path opens alone (sampling is off: every interval is read).
-  ++p.opened;
+  // The path opens alone (sampling is off: every interval is read, and
+  // PathState::opened, which only sampling reads, is left as it is).
   const devices::Snapshot* snap = nullptr;
   if (device_ != nullptr) {
     // The snapshot, then the clock: the call starts after its snapshot.
@@ -564,7 +567,10 @@ void Recorder::CloseMarker(ThreadState& t, int index, uint64_t now_ns,
   Frame& f = t.markers[index];
   Boundary b;
   Step(b, *f.state, f.path, f.accumulator, path_rule::kLeave);
-  if (!observers_.empty()) HookSteps(b);
+  if (!observers_.empty()) {
+    b.changes = t.changes.data();
+    HookSteps(b);
+  }
   if (now_ns == 0) now_ns = clock_.Now();
   const uint64_t snapshots_before = t.snapshots;
   const devices::Snapshot* snap = !b.needs_snapshot ? nullptr
@@ -637,7 +643,10 @@ void Recorder::CloseFrom(ThreadState& t, int level, uint64_t now_ns, bool open,
     Step(b, *outer.parent_state, outer.parent_path, nullptr,
          path_rule::kChildClosed);
   }
-  if (!observers_.empty()) HookSteps(b);
+  if (!observers_.empty()) {
+    b.changes = t.changes.data();
+    HookSteps(b);
+  }
   // The clock after the steps (which may have waited), then the snapshot:
   // the call ends before its snapshot, and the thread that closes the path
   // reads the clock after every other thread's call ended.

@@ -125,13 +125,13 @@ struct Recorder::PathState {
 // Step writes every field of the entries it records.
 struct Recorder::Transition {
   PathState* path;
-  int path_id;
   Accumulator* accumulator;  // the boundary thread's, of the path
   path_rule::Step step;
-  bool measure;  // opened: its interval is to be read
   // Closed, for a hook's CallEnded: when its interval opened, and whether
   // its counts are in Boundary::call_counts.
   uint64_t open_ns;
+  int path_id;
+  bool measure;  // opened: its interval is to be read
   bool counted;
 };
 
@@ -143,8 +143,10 @@ struct Recorder::Boundary {
   // intervals closed.
   uint64_t* call_counts = nullptr;
   // Per hook that observes path changes, the paths opened or closed:
-  // [0, num_changes) (HookSteps).
-  std::array<std::array<PathChange, kMaxRegionDepth + 1>, kMaxHooks> changes;
+  // [0, num_changes) of the thread's ThreadState::changes (HookSteps; on
+  // the heap: a boundary's stack frame stays small, signal handlers'
+  // stacks included).
+  std::array<PathChange, kMaxRegionDepth + 1>* changes = nullptr;
   int num_changes = 0;
 };
 
@@ -221,6 +223,7 @@ struct Recorder::ThreadState {
   // state's first use by a thread), and room for the counts of the
   // intervals one boundary closes (Boundary::call_counts).
   std::array<void*, kMaxHooks> hook_thread{};
+  std::array<std::array<PathChange, kMaxRegionDepth + 1>, kMaxHooks> changes;
   bool hooks_attached = false;
   std::vector<uint64_t> call_counts;
 };
