@@ -869,4 +869,3 @@ void RegionEnd(std::string_view name) {
 }
 
 }  // namespace uncore
-

@@ -86,9 +86,8 @@ class BoundaryHook {
   // `counts`: its read-plan deltas when it opened and closed its path and
   // both were read (wants_call_counts), else nullptr.
   virtual void CallEnded(void* /*thread_data*/, int /*path*/,
-                         uint64_t /*begin*/, uint64_t /*end*/,
-                         bool /*marker*/, bool /*open*/,
-                         const uint64_t* /*counts*/) {}
+                         uint64_t /*begin*/, uint64_t /*end*/, bool /*marker*/,
+                         bool /*open*/, const uint64_t* /*counts*/) {}
 
   // Collect keeps path `path_data`'s region though no call of it counts
   // (the hook holds history for it).

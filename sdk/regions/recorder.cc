@@ -249,8 +249,7 @@ Recorder::Accumulator& Recorder::NewAccumulatorOf(ThreadState& t, int path) {
   if (path >= static_cast<int>(t.accumulators.size())) {
     t.accumulators.resize(path + 1);
   }
-  t.accumulators[path] =
-      std::make_unique<Accumulator>(num_values_);
+  t.accumulators[path] = std::make_unique<Accumulator>(num_values_);
   return *t.accumulators[path];
 }
 
@@ -315,8 +314,7 @@ Quiescence Recorder::Quiesce(std::chrono::nanoseconds timeout) const {
   // below; every later one sees that it is no longer the active one.
   common::HeavyFence();
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (const ThreadSlot* s = FirstSlot();
-       s != nullptr; s = s->next_all) {
+  for (const ThreadSlot* s = FirstSlot(); s != nullptr; s = s->next_all) {
     while (s->hazard.load(std::memory_order_seq_cst) == this) {
       if (std::chrono::steady_clock::now() > deadline) {
         return Quiescence::kTimedOut;

@@ -90,11 +90,8 @@ void WriteEventsAndMetrics(const Results& results, common::JsonWriter* json) {
   json->EndArray();
 }
 
-void WriteRegion(const Results& results, const RegionResult& region,
-                 const std::vector<std::string>& event_keys,
-                 const std::vector<std::string>& metric_keys,
-                 common::JsonWriter* json) {
-  json->BeginObject();
+// What both reports' regions begin with: name, path, depth, calls.
+void WriteRegionHead(const RegionResult& region, common::JsonWriter* json) {
   json->Key("name");
   json->String(region.name);
   json->Key("path");
@@ -103,6 +100,14 @@ void WriteRegion(const Results& results, const RegionResult& region,
   json->Int(region.depth);
   json->Key("calls");
   json->Uint(region.calls);
+}
+
+void WriteRegion(const Results& results, const RegionResult& region,
+                 const std::vector<std::string>& event_keys,
+                 const std::vector<std::string>& metric_keys,
+                 common::JsonWriter* json) {
+  json->BeginObject();
+  WriteRegionHead(region, json);
   json->Key("threads");
   json->Uint(region.threads);
   json->Key("wall_ns");
@@ -252,14 +257,7 @@ void WriteMergedRegion(const Results& results, const RegionResult& region,
                        common::JsonWriter* json) {
   const MpiResults& mpi = *results.mpi;
   json->BeginObject();
-  json->Key("name");
-  json->String(region.name);
-  json->Key("path");
-  json->String(region.path);
-  json->Key("depth");
-  json->Int(region.depth);
-  json->Key("calls");
-  json->Uint(region.calls);
+  WriteRegionHead(region, json);
   json->Key("ranks");
   json->Int(merged.ranks);
   json->Key("wall_ns");

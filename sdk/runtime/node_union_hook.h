@@ -50,8 +50,8 @@ class NodeUnionHook final : public regions::BoundaryHook {
   // outside a read plan of `num_values` entries are left out).
   // `sample_every` > 1 (RecorderOptions::sample_every): inactive (a node
   // union needs every interval read).
-  NodeUnionHook(std::vector<devices::NodeUnionGroup> groups,
-                size_t num_values, int sample_every);
+  NodeUnionHook(std::vector<devices::NodeUnionGroup> groups, size_t num_values,
+                int sample_every);
   ~NodeUnionHook() override;
   NodeUnionHook(const NodeUnionHook&) = delete;
   NodeUnionHook& operator=(const NodeUnionHook&) = delete;
@@ -59,9 +59,7 @@ class NodeUnionHook final : public regions::BoundaryHook {
   // Whether there is a node union to count (some group is usable).
   bool active() const { return !groups_.empty(); }
   // The groups stepped, sorted by name (Share's order).
-  const std::vector<devices::NodeUnionGroup>& groups() const {
-    return groups_;
-  }
+  const std::vector<devices::NodeUnionGroup>& groups() const { return groups_; }
 
   // This process's share of path `path`'s counts while at least one
   // process of the node was inside it; meaningful only summed over the

@@ -1053,7 +1053,8 @@ Results Session::CollectResults(bool calling_thread) const {
     region.exclusive = fold(t.exclusive);
     // A thread's part of the node share means nothing: only the process's.
     if (!calling_thread && s.node_hook != nullptr) {
-      const runtime::NodeUnionHook::Share node = s.node_hook->ShareOf(t.path_id);
+      const runtime::NodeUnionHook::Share node =
+          s.node_hook->ShareOf(t.path_id);
       RegionResult::NodeShare& share = region.node_share;
       share.valid = node.valid;
       share.counts = fold(node.values);

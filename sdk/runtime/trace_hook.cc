@@ -18,7 +18,8 @@ void TraceHook::Attached(regions::Recorder& recorder) {
 
 void TraceHook::ThreadDetached(void* thread_data) {
   if (thread_data != nullptr) {
-    trace_->DetachThread(static_cast<trace::TraceCollector::ThreadLog*>(thread_data));
+    trace_->DetachThread(
+        static_cast<trace::TraceCollector::ThreadLog*>(thread_data));
   }
 }
 
@@ -26,8 +27,9 @@ void TraceHook::CallEnded(void* thread_data, int path, uint64_t begin,
                           uint64_t end, bool marker, bool open,
                           const uint64_t* counts) {
   if (thread_data == nullptr) return;
-  trace_->RecordCall(static_cast<trace::TraceCollector::ThreadLog*>(thread_data),
-                     path, begin, end, marker, open, counts);
+  trace_->RecordCall(
+      static_cast<trace::TraceCollector::ThreadLog*>(thread_data), path, begin,
+      end, marker, open, counts);
 }
 
 }  // namespace uncore::runtime

@@ -144,9 +144,9 @@ TEST_F(BoundaryHookTest, StepsArePathsOpenedAndClosedInnermostFirst) {
                           "stepped +outer/inner", "applied with snapshot",
                           "stepped -outer/inner", "applied with snapshot",
                           "call outer/inner counted", "stepped +outer/deep",
-                          "applied with snapshot",
-                          "stepped -outer/deep -outer", "applied with snapshot",
-                          "call outer/deep counted", "call outer counted"));
+                          "applied with snapshot", "stepped -outer/deep -outer",
+                          "applied with snapshot", "call outer/deep counted",
+                          "call outer counted"));
 }
 
 // A thread that joins or leaves a path others stay inside changes no path:
@@ -155,15 +155,13 @@ TEST_F(BoundaryHookTest, AJoinIsNoStep) {
   Recorder rec(nullptr, Options());  // no device: no snapshot either
   Activate(&rec);
   uncore_region_begin("team");
-  std::thread joiner([] {
-    UNCORE_REGION("team");
-  });
+  std::thread joiner([] { UNCORE_REGION("team"); });
   joiner.join();
   uncore_region_end("team");
   Stop(rec);
-  EXPECT_THAT(hook_.log, ElementsAre("stepped +team", "applied without",
-                                     "call team", "stepped -team",
-                                     "applied without", "call team"));
+  EXPECT_THAT(hook_.log,
+              ElementsAre("stepped +team", "applied without", "call team",
+                          "stepped -team", "applied without", "call team"));
   EXPECT_EQ(hook_.attached_threads.load(), 2);
   EXPECT_EQ(hook_.detached_threads.load(), 1);  // the thread that exited
 }

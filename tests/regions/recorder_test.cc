@@ -23,6 +23,7 @@
 #include "sdk/report/report.h"
 #include "sdk/report/report_internal.h"
 #include "sdk/runtime/session_testing.h"
+#include "tests/testing/fake_device.h"
 #include "uncore/region.h"
 #include "uncore/session.h"
 #include "uncore/uncore_c.h"
@@ -58,15 +59,7 @@ class CountingDevice : public devices::Device {
     return plan_;
   }
   absl::Status TakeSnapshot(devices::Snapshot* out) override {
-    for (size_t i = 0; i < plan_.size(); ++i) {
-      out->values[i] = g_counters[i].load(std::memory_order_seq_cst);
-    }
-    out->timestamp_ns = static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(
-            std::chrono::steady_clock::now().time_since_epoch())
-            .count());
-    out->valid = true;
-    return absl::OkStatus();
+    return test_devices::SnapshotOf(g_counters, plan_.size(), out);
   }
   absl::Status Release() override { return absl::OkStatus(); }
   uint64_t frozen_ns() const override { return 0; }

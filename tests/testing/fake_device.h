@@ -12,6 +12,7 @@
 #ifndef UNCORE_TESTS_TESTING_FAKE_DEVICE_H_
 #define UNCORE_TESTS_TESTING_FAKE_DEVICE_H_
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -65,20 +66,27 @@ class MemoryDevice : public FakeDevice {
   uint64_t tick_ = 0;
 };
 
+// A snapshot of `n` counters that tests move (seq_cst loads), stamped
+// with the steady clock.
+inline absl::Status SnapshotOf(const std::atomic<uint64_t>* counters,
+                               size_t n, devices::Snapshot* out) {
+  for (size_t i = 0; i < n; ++i) {
+    out->values[i] = counters[i].load(std::memory_order_seq_cst);
+  }
+  out->timestamp_ns = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+  out->valid = true;
+  return absl::OkStatus();
+}
+
 class BumpDevice : public FakeDevice {
  public:
   static constexpr size_t kCounters = 8;
   BumpDevice() : FakeDevice("bump") {}
   absl::Status TakeSnapshot(devices::Snapshot* out) override {
-    for (size_t i = 0; i < plan_.size() && i < kCounters; ++i) {
-      out->values[i] = counters_[i].load(std::memory_order_seq_cst);
-    }
-    out->timestamp_ns = static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(
-            std::chrono::steady_clock::now().time_since_epoch())
-            .count());
-    out->valid = true;
-    return absl::OkStatus();
+    return SnapshotOf(counters_, std::min(plan_.size(), kCounters), out);
   }
   void Bump(size_t counter, uint64_t n) {
     counters_[counter].fetch_add(n, std::memory_order_seq_cst);
