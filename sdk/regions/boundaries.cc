@@ -754,11 +754,15 @@ namespace {
 template <typename F>
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void OnActive(regions::Recorder* recorder,
                                                   int name_id, F boundary) {
-  if (name_id == regions::kRefusedName || regions::t_busy != 0) {
+  // The thread's count, by address once: in a shared library each
+  // thread_local's address is a call (__tls_get_addr), and the scope's
+  // decrement comes after the boundary's calls.
+  int& busy_count = regions::t_busy;
+  if (name_id == regions::kRefusedName || busy_count != 0) {
     regions::g_refused.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  regions::BusyScope busy;
+  regions::BusyScope busy(busy_count);
   regions::ThreadSlot& slot = regions::CurrentSlot();
   regions::PublishHazard(slot.hazard, recorder);
   if (g_active_recorder.load(std::memory_order_seq_cst) == recorder) {

@@ -16,7 +16,8 @@
 namespace uncore {
 namespace regions {
 
-constinit thread_local int t_busy = 0;
+[[gnu::visibility("hidden"),
+  gnu::tls_model("local-dynamic")]] constinit thread_local int t_busy = 0;
 
 namespace {
 

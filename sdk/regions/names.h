@@ -32,20 +32,28 @@ inline constexpr int kRefusedName = -2;
 // (The global-dynamic TLS model, not initial-exec: a library that the
 // OpenMP runtime or Kokkos dlopens as a tool would need its whole TLS block
 // in the C library's small static reserve, and dlopen fails without it.)
-extern constinit thread_local int t_busy;
+// Hidden: the library's code reaches it through its own module's TLS block
+// (one __tls_get_addr per function with t_slot, not one per variable).
+[[gnu::visibility("hidden"),
+  gnu::tls_model("local-dynamic")]] extern constinit thread_local int t_busy;
 
 class BusyScope {
  public:
-  BusyScope() {
-    ++t_busy;
+  BusyScope() : BusyScope(t_busy) {}
+  // `count`: the calling thread's t_busy, its address already taken.
+  explicit BusyScope(int& count) : count_(count) {
+    ++count_;
     std::atomic_signal_fence(std::memory_order_seq_cst);
   }
   ~BusyScope() {
     std::atomic_signal_fence(std::memory_order_seq_cst);
-    --t_busy;
+    --count_;
   }
   BusyScope(const BusyScope&) = delete;
   BusyScope& operator=(const BusyScope&) = delete;
+
+ private:
+  int& count_;
 };
 
 // The table's entry of `name`, made on its first use.

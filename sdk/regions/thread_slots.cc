@@ -19,7 +19,9 @@ std::atomic<regions::Recorder*> g_active_recorder{nullptr};
 
 namespace regions {
 
-constinit thread_local ThreadSlot* t_slot = nullptr;
+[[gnu::visibility("hidden"),
+  gnu::tls_model("local-dynamic")]] constinit thread_local ThreadSlot* t_slot =
+    nullptr;
 
 namespace {
 

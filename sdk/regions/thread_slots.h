@@ -33,7 +33,10 @@ struct ThreadSlot {
 };
 
 // The calling thread's slot, or nullptr before its first boundary.
-extern constinit thread_local ThreadSlot* t_slot;
+// (Hidden, as names.h's t_busy.)
+[[gnu::visibility("hidden"),
+  gnu::tls_model(
+      "local-dynamic")]] extern constinit thread_local ThreadSlot* t_slot;
 ThreadSlot* NewSlot();
 inline ThreadSlot& CurrentSlot() {
   ThreadSlot* slot = t_slot;
