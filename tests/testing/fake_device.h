@@ -68,8 +68,8 @@ class MemoryDevice : public FakeDevice {
 
 // A snapshot of `n` counters that tests move (seq_cst loads), stamped
 // with the steady clock.
-inline absl::Status SnapshotOf(const std::atomic<uint64_t>* counters,
-                               size_t n, devices::Snapshot* out) {
+inline absl::Status SnapshotOf(const std::atomic<uint64_t>* counters, size_t n,
+                               devices::Snapshot* out) {
   for (size_t i = 0; i < n; ++i) {
     out->values[i] = counters[i].load(std::memory_order_seq_cst);
   }
