@@ -1,9 +1,12 @@
 #include "sdk/runtime/backends.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -12,9 +15,12 @@
 #include "fmt/format.h"
 #include "sdk/common/status_macros.h"
 #include "sdk/common/text.h"
+#include "sdk/devices/device_trial.h"
 #include "sdk/devices/perf/perf_device.h"
 #include "sdk/platforms/ivytown/backend/ivytown_platform.h"
 #include "sdk/platforms/nehalemex/backend/nehalemex_platform.h"
+#include "sdk/registers/msr_access_probe.h"
+#include "sdk/report/report.h"
 #include "sdk/runtime/backend_policy.h"
 #include "sdk/spec/platform_catalog.h"
 
@@ -70,6 +76,148 @@ std::string SimulatedWarning(std::string_view platform) {
       "backend sim: every count is SIMULATED (a made-up traffic model on a "
       "simulated {}), not measured on this machine",
       platform);
+}
+
+bool DirectProbe::Ready() const {
+  for (const ProbeCheck& c : checks) {
+    if (c.state != ProbeState::kOk) return false;
+  }
+  return true;
+}
+
+namespace {
+
+// devices::RunDeviceTrial on resolved events (it parses IvyTown's syntax):
+// program, two snapshots `duration` apart, release whatever happens.
+devices::DeviceTrial RunTrial(devices::Device* device,
+                              const devices::ProgramRequest& program,
+                              std::chrono::nanoseconds duration) {
+  devices::DeviceTrial t;
+  t.stage = devices::TrialStage::kProgram;
+  t.status = device->Program(program);
+  if (!t.status.ok()) return t;
+  const size_t n = device->read_plan().size();
+  devices::Snapshot a(n);
+  devices::Snapshot b(n);
+  t.stage = devices::TrialStage::kSnapshot;
+  const auto begin = std::chrono::steady_clock::now();
+  t.status = device->TakeSnapshot(&a);
+  if (t.status.ok()) {
+    std::this_thread::sleep_for(duration);
+    t.status = device->TakeSnapshot(&b);
+  }
+  const auto end = std::chrono::steady_clock::now();
+  t.ns = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(end - begin)
+          .count());
+  if (t.status.ok()) {
+    for (size_t i = 0; i < n; ++i) t.count += b.values[i] - a.values[i];
+  }
+  const absl::Status released = device->Release();
+  if (t.status.ok()) {
+    t.status = released;
+    t.stage = released.ok() ? devices::TrialStage::kDone
+                            : devices::TrialStage::kRelease;
+  }
+  return t;
+}
+
+}  // namespace
+
+void ProbeMsrChecks(const DirectProbeRequest& request, DirectProbe* probe) {
+  probe->msr = registers::ProbeMsrAccess(request.dev_cpu_root);
+  const registers::MsrAccessProbe& msr = probe->msr;
+  const std::string code(registers::MsrAccessReasonName(msr.reason));
+  if (!msr.driver_loaded()) {
+    probe->Fail("msr driver", msr.detail, msr.fix, "msr driver not loaded",
+                code, Rejection::kUnavailable);
+    probe->Skip("MSR access", "no msr device to open", code);
+    return;
+  }
+  probe->Ok("msr driver",
+            fmt::format("{} CPUs have {}/N/msr{}", msr.msr_devices,
+                        request.dev_cpu_root,
+                        msr.msr_safe_devices > 0
+                            ? fmt::format(", {} msr_safe", msr.msr_safe_devices)
+                            : std::string()));
+  if (msr.ok()) {
+    probe->Ok("MSR access", fmt::format("{} (TSC)", msr.detail), code);
+    return;
+  }
+  const bool permission =
+      msr.reason == registers::MsrAccessReason::kNoPermission ||
+      msr.reason == registers::MsrAccessReason::kReadRefused;
+  std::string fix = msr.fix;
+  if (permission) {
+    fix += fmt::format(" (this process has CAP_SYS_RAWIO: {})",
+                       request.cap_sys_rawio ? "yes" : "no");
+  }
+  probe->Fail(
+      "MSR access", msr.detail, std::move(fix),
+      msr.opened_read_write ? "MSR reads fail" : "no write access to the MSRs",
+      code, permission ? Rejection::kNoPermission : Rejection::kFailed);
+}
+
+void ProbeTrial(const DirectProbeRequest& request, std::string_view name,
+                absl::StatusOr<devices::Device*> device,
+                absl::StatusOr<std::vector<spec::EventSpec>> events,
+                std::string_view files, std::string_view explain,
+                DirectProbe* probe) {
+  const std::string trial_name = fmt::format("trial {}", name);
+  devices::DeviceTrial t;
+  if (!events.ok()) {
+    t.status = events.status();
+    probe->trial_stage = "parse";
+  } else if (!device.ok()) {
+    t.status = device.status();
+    probe->trial_stage = "open";
+  } else {
+    devices::ProgramRequest program;
+    program.events = *std::move(events);
+    t = RunTrial(*device, program, request.trial_time);
+    probe->trial_stage = std::string(devices::TrialStageName(t.stage));
+  }
+  if (t.status.ok()) {
+    probe->usable = true;
+    probe->Ok(trial_name,
+              fmt::format(
+                  "programmed (no other agent uses these boxes), counted {} "
+                  "in {}, registers restored",
+                  report::GroupDigits(t.count), report::FormatDuration(t.ns)));
+    return;
+  }
+  // Classified by stage and status code.
+  const Rejection rejection = RejectionFromStatus(t.status);
+  std::string fix;
+  std::string code = "failed";
+  if (rejection == Rejection::kNoPermission) {
+    code = "no_permission";
+    fix = fmt::format(
+        "run as root, or give the program CAP_SYS_RAWIO and write access to "
+        "{}",
+        files);
+  } else if (t.stage == devices::TrialStage::kProgram &&
+             t.status.code() == absl::StatusCode::kFailedPrecondition) {
+    // The engines refuse boxes another agent has enabled with
+    // FailedPrecondition (a write the CPU faults on is the other cause).
+    code = "in_use";
+    fix =
+        "another agent has these counters enabled (perf's uncore driver in "
+        "use, another tool): stop it, or take them over with UNCORE_FORCE=1 "
+        "(uncore stat --force); if none does, the CPU refused a write: read "
+        "the error above";
+  } else {
+    fix = fmt::format("read the error above; {} shows what the trial writes",
+                      explain);
+  }
+  probe->Fail(trial_name, common::StatusMessage(t.status), std::move(fix),
+              "programming the trial events failed", code,
+              code == "in_use" ? Rejection::kBusy : rejection);
+}
+
+void ProbeTrialSkipped(std::string_view name, DirectProbe* probe) {
+  probe->Skip(fmt::format("trial {}", name),
+              "not tried: the checks above failed", "not_tried");
 }
 
 namespace {

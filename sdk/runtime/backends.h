@@ -19,10 +19,12 @@
 #ifndef UNCORE_SDK_RUNTIME_BACKENDS_H_
 #define UNCORE_SDK_RUNTIME_BACKENDS_H_
 
+#include <chrono>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -31,6 +33,9 @@
 #include "sdk/devices/engine/register_program.h"
 #include "sdk/devices/node_union.h"
 #include "sdk/platforms/perfmon/perfmon_tables.h"
+#include "sdk/registers/msr_access_probe.h"
+#include "sdk/runtime/backend_policy.h"
+#include "sdk/spec/event_spec.h"
 
 namespace uncore::sim {
 class SimulatedActivity;
@@ -119,6 +124,76 @@ struct DescribedWrites {
   std::vector<devices::engine::RegisterWrite> writes;
 };
 
+// `uncore doctor`'s probe of a platform's direct backend on this machine:
+// named checks (ok / fail / skip) with a fix for every failure, in the
+// order the backend needs them, the last a trial that programs, counts and
+// releases.  The CPU is the platform's (the doctor checked it first).
+enum class ProbeState { kOk, kFail, kSkip };
+
+struct ProbeCheck {
+  std::string name;
+  ProbeState state = ProbeState::kSkip;
+  std::string detail;
+  std::string fix;   // set for every failure
+  std::string why;   // a few words for the verdict on a failure ("": name)
+  std::string code;  // the reason code, "" when none
+  Rejection rejection = Rejection::kFailed;  // a failure's, for the policy
+};
+
+struct DirectProbeRequest {
+  std::string sysfs_root = "/sys";
+  std::string cpuinfo = "/proc/cpuinfo";
+  std::string dev_cpu_root = "/dev/cpu";
+  bool cap_sys_rawio = false;  // this process's, for the fixes
+  std::chrono::nanoseconds trial_time = std::chrono::milliseconds(2);
+};
+
+struct DirectProbe {
+  std::vector<ProbeCheck> checks;
+  bool usable = false;              // the trial counted
+  std::string summary;              // "usable: ...", or "" (not usable)
+  registers::MsrAccessProbe msr;    // registers::ProbeMsrAccess
+  std::vector<int> pci_per_socket;  // PMON PCI functions; none: MSRs only
+  std::string trial_stage;          // devices::TrialStageName, "" untried
+
+  void Ok(std::string name, std::string detail, std::string code = "ok") {
+    checks.push_back({std::move(name), ProbeState::kOk, std::move(detail), "",
+                      "", std::move(code), Rejection::kNone});
+  }
+  void Skip(std::string name, std::string detail, std::string code) {
+    checks.push_back({std::move(name), ProbeState::kSkip, std::move(detail), "",
+                      "", std::move(code), Rejection::kNone});
+  }
+  void Fail(std::string name, std::string detail, std::string fix,
+            std::string why, std::string code, Rejection rejection) {
+    checks.push_back({std::move(name), ProbeState::kFail, std::move(detail),
+                      std::move(fix), std::move(why), std::move(code),
+                      rejection});
+  }
+  // Every check so far passed.
+  bool Ready() const;
+};
+
+// For the platforms' probes: the rows every MSR-programmed platform needs,
+// "msr driver" and "MSR access" (registers::ProbeMsrAccess into
+// probe->msr);
+void ProbeMsrChecks(const DirectProbeRequest& request, DirectProbe* probe);
+// the trial row "trial <name>": `events` (or why they did not resolve:
+// stage "parse") programmed on `device` (opened, or why not: stage "open"),
+// two snapshots request.trial_time apart, released, as
+// devices::RunDeviceTrial does with IvyTown's spec syntax; ok with the
+// count, or classified (no_permission, in_use, failed) with a fix.  `files`
+// are what a process needs write access to ("/dev/cpu/*/msr"), `explain`
+// what the failed fix points to ("`uncore describe --registers
+// ubox/UCLK`").  When a check above failed, callers add the row skipped
+// ("not_tried") instead: ProbeTrialSkipped.
+void ProbeTrial(const DirectProbeRequest& request, std::string_view name,
+                absl::StatusOr<devices::Device*> device,
+                absl::StatusOr<std::vector<spec::EventSpec>> events,
+                std::string_view files, std::string_view explain,
+                DirectProbe* probe);
+void ProbeTrialSkipped(std::string_view name, DirectProbe* probe);
+
 // Every platform with a register model is one entry: its names, the CPUs it
 // runs on, the global-control semantics its snapshots rely on, and how to
 // open it on its simulator or on this machine's registers.  Both open the
@@ -147,6 +222,9 @@ struct RegisterPlatform {
   // `uncore describe --platform P --registers`: the register model as text,
   // or nullptr when the platform has no such page.
   std::string (*describe_model)();
+  // `uncore doctor`: what this machine lacks for open_direct (the checks
+  // after the CPU's, which is the platform's), ending with a trial.
+  DirectProbe (*probe_direct)(const DirectProbeRequest& request);
 };
 
 // ivytown, nehalemex, westmereex.

@@ -481,7 +481,7 @@ class DoctorTest(unittest.TestCase):
                                           "perf", "direct", "sim", "reads",
                                           "verdict"])
         for key in ("vendor", "family", "model", "model_name", "ivytown",
-                    "hypervisor"):
+                    "register_platform", "hypervisor"):
             self.assertIn(key, d["cpu"])
         for key in ("uid", "root", "cap_eff", "cap_perfmon", "cap_sys_admin",
                     "cap_sys_rawio"):
@@ -522,11 +522,19 @@ class DoctorTest(unittest.TestCase):
         self.assertEqual(cpu["ivytown"], machine_is_ivytown())
         flags = (cpuinfo_field("flags") or "").split()
         self.assertEqual(cpu["hypervisor"], "hypervisor" in flags)
-        ivt = self.checks("direct")["IvyTown CPU"]
-        self.assertEqual(ivt["status"], "ok" if machine_is_ivytown()
-                         else "fail")
-        if not machine_is_ivytown():
+        if machine_is_ivytown():
+            self.assertEqual(cpu["register_platform"], "ivytown")
+        # The first direct check is the CPU's register platform's.
+        first = self.d["direct"]["checks"][0]
+        if cpu["register_platform"] is None:
+            self.assertEqual(first["name"], "register platform")
+            self.assertEqual(first["status"], "fail")
+            self.assertEqual(first["reason"], "no_register_platform")
+            self.assertEqual(len(self.d["direct"]["checks"]), 1)
             self.assertIs(self.d["direct"]["usable"], False)
+        else:
+            self.assertTrue(first["name"].endswith(" CPU"), first)
+            self.assertEqual(first["status"], "ok")
 
     def test_privileges_agree_with_this_process(self):
         p = self.d["privileges"]
@@ -580,6 +588,8 @@ class DoctorTest(unittest.TestCase):
         direct = self.d["direct"]
         msr = glob.glob("/dev/cpu/[0-9]*/msr")
         self.assertEqual(direct["msr_devices"], len(msr))
+        if self.d["cpu"]["register_platform"] is None:
+            return  # no platform's probe: no msr checks
         driver = self.checks("direct")["msr driver"]
         if not msr and not glob.glob("/dev/cpu/[0-9]*/msr_safe"):
             self.assertEqual(driver["status"], "fail")
@@ -658,6 +668,7 @@ class DoctorFixtureTest(unittest.TestCase):
     def test_ivytown_without_msr_driver_or_privileges(self):
         d = self.doctor()
         self.assertIs(d["cpu"]["ivytown"], True)
+        self.assertEqual(d["cpu"]["register_platform"], "ivytown")
         self.assertEqual(d["cpu"]["vendor"], "GenuineIntel")
         self.assertEqual(d["cpu"]["model"], 0x3e)
         self.assertEqual(d["privileges"]["uid"], 1000)
@@ -704,6 +715,105 @@ class DoctorFixtureTest(unittest.TestCase):
         self.assertTrue(direct["MSR access"]["fix"])
         self.assertEqual(direct["trial ubox/UCLK + imc/DCLK"]["status"],
                          "skip")
+
+
+class DoctorRegisterPlatformTest(unittest.TestCase):
+    """doctor's direct checks come from the CPU's register platform
+    (runtime::RegisterPlatforms(): its probe_direct): a Xeon 7500 gets the
+    nehalemex probe's, a CPU of none one failed check."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="uncore_doctor_rp_test")
+        os.makedirs(self.p("dev/cpu"))
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def p(self, name):
+        return os.path.join(self.dir, name)
+
+    def doctor(self, fixture, cpuinfo=None, *extra):
+        args = ["--sysfs", os.path.join(REGISTER_FIXTURES, fixture, "sys"),
+                "--cpuinfo",
+                cpuinfo or os.path.join(REGISTER_FIXTURES, fixture,
+                                        "cpuinfo"),
+                "--dev-cpu", self.p("dev/cpu"), *extra]
+        r = run("doctor", "--json", *args)
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        text = run("doctor", *args)
+        return json.loads(r.stdout), text.stdout
+
+    def test_xeon7500_gets_the_nehalemex_probe(self):
+        d, text = self.doctor("nhmex2s")
+        self.assertEqual(d["cpu"]["model"], 0x2e)
+        self.assertEqual(d["cpu"]["register_platform"], "nehalemex")
+        self.assertIs(d["cpu"]["ivytown"], False)
+        self.assertIn("(Intel(R) Xeon(R) CPU           X7560  @ 2.27GHz): "
+                      "Nehalem-EX\n", text)
+        checks = d["direct"]["checks"]
+        self.assertEqual([c["name"] for c in checks],
+                         ["Nehalem-EX CPU", "msr driver", "MSR access",
+                          "sockets", "trial wbox/UNCORE_CLOCK"])
+        self.assertEqual([c["status"] for c in checks],
+                         ["ok", "fail", "skip", "ok", "skip"])
+        self.assertIn("modprobe msr", checks[1]["fix"])
+        self.assertIn("2 sockets: socket 0 through CPU 0, socket 1 through "
+                      "CPU 2", checks[3]["detail"])
+        self.assertIn("no PCI", checks[3]["detail"])
+        self.assertEqual(checks[4]["reason"], "not_tried")
+        # MSRs only: no PCI functions to count.
+        self.assertEqual(d["direct"]["pci_functions_per_socket"], [])
+        self.assertIs(d["direct"]["usable"], False)
+        self.assertEqual(d["direct"]["why_not"], "msr driver not loaded")
+        self.assertNotIn("IvyTown CPU", text)
+
+    def test_xeon7500_trial_goes_through_the_backend(self):
+        # Files that read and write like msr devices (all zero): the trial
+        # opens the direct backend's stack (allow-list guard included),
+        # programs the W-box's fixed counter, snapshots and releases it.
+        for cpu in range(4):
+            os.makedirs(self.p("dev/cpu/%d" % cpu))
+            with open(self.p("dev/cpu/%d/msr" % cpu), "wb") as f:
+                f.truncate(0x10000)
+        d, text = self.doctor("nhmex2s")
+        trial = {c["name"]: c for c in d["direct"]["checks"]}[
+            "trial wbox/UNCORE_CLOCK"]
+        self.assertEqual(trial["status"], "ok", trial)
+        self.assertIs(d["direct"]["usable"], True)
+        self.assertEqual(d["direct"]["trial_stage"], "done")
+        self.assertEqual(d["direct"]["msr_devices"], 4)
+        self.assertIn("direct: usable: programs the Xeon 7500 (Nehalem-EX) "
+                      "registers itself (MSRs only)", text)
+
+    def test_xeon_e7_gets_the_westmereex_probe(self):
+        with open(os.path.join(REGISTER_FIXTURES, "nhmex2s", "cpuinfo")) as f:
+            info = f.read().replace("model\t\t: 46", "model\t\t: 47")
+        with open(self.p("cpuinfo"), "w") as f:
+            f.write(info)
+        d, _ = self.doctor("nhmex2s", self.p("cpuinfo"))
+        self.assertEqual(d["cpu"]["register_platform"], "westmereex")
+        self.assertEqual(d["direct"]["checks"][0]["name"], "Westmere-EX CPU")
+
+    def test_epyc_needs_a_register_platform(self):
+        d, text = self.doctor("epyc")
+        self.assertIsNone(d["cpu"]["register_platform"])
+        self.assertIs(d["cpu"]["ivytown"], False)
+        checks = d["direct"]["checks"]
+        self.assertEqual(len(checks), 1, checks)
+        c = checks[0]
+        self.assertEqual(c["name"], "register platform")
+        self.assertEqual(c["status"], "fail")
+        self.assertEqual(c["reason"], "no_register_platform")
+        for name in ("ivytown", "nehalemex", "westmereex"):
+            self.assertIn(name, c["detail"])
+            self.assertIn(name, c["fix"])
+        self.assertIn("UNCORE_BACKEND=sim", c["fix"])
+        self.assertIn("UNCORE_BACKEND=perf", c["fix"])
+        self.assertIs(d["direct"]["usable"], False)
+        self.assertEqual(d["direct"]["why_not"],
+                         "no register platform for this CPU")
+        self.assertIsNone(d["direct"]["trial_stage"])
+        self.assertIn(": no register platform\n", text)
 
 
 def run_pinned(cpu, *args):

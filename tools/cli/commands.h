@@ -23,7 +23,8 @@ struct ListOptions {
   std::string pattern;  // a box name or a substring of BOX/EVENT.UMASK
   bool json = false;
   bool metrics = false;    // the derived metrics instead of the events
-  std::string platform;    // --platform NAME (UNCORE_PLATFORM); "": IvyTown
+  std::string platform;    // --platform NAME (UNCORE_PLATFORM); "": the
+                           // default record's (DefaultPlatformName)
   bool platforms = false;  // --platforms: the platforms instead
 };
 int RunList(const ListOptions& options, std::FILE* out, std::FILE* err);
@@ -33,7 +34,8 @@ struct DescribeOptions {
   std::string spec;
   bool json = false;
   bool registers = false;      // the direct backend's ordered register writes
-  std::string platform;        // --platform NAME (UNCORE_PLATFORM); "": IvyTown
+  std::string platform;        // --platform NAME (UNCORE_PLATFORM); "": the
+                               // default record's (DefaultPlatformName)
   std::string sysfs = "/sys";  // where describe --platform looks for PMUs
 };
 int RunDescribe(const DescribeOptions& options, std::FILE* out, std::FILE* err);
@@ -44,6 +46,9 @@ int RunDescribe(const DescribeOptions& options, std::FILE* out, std::FILE* err);
 // A platform whose names are a register model's own catalog (its record's
 // NameSource: IvyTown's) stays with RunList / RunDescribe.
 bool IsModelCatalogPlatform(std::string_view name);
+// The platform `list` and `describe` speak when none is named or detected:
+// platforms::DefaultPlatformRecord()'s name.
+std::string DefaultPlatformName();
 // `platform` with UNCORE_PLATFORM filled in when it is empty.
 std::string PlatformOrEnvironment(const std::string& platform);
 // The platform a session would use on this machine when it is a tabled one

@@ -17,10 +17,8 @@
 #include "sdk/common/status_macros.h"
 #include "sdk/common/sysfs.h"
 #include "sdk/common/text.h"
-#include "sdk/devices/device_trial.h"
 #include "sdk/devices/perf/perf_probe.h"
 #include "sdk/machine/topology.h"
-#include "sdk/platforms/ivytown/device/open_direct_device.h"
 #include "sdk/registers/msr_access_probe.h"
 #include "sdk/report/report.h"
 #include "sdk/runtime/backend_policy.h"
@@ -36,15 +34,15 @@ namespace {
 using devices::perf::kCapSysRawio;
 using devices::perf::PerfReason;
 using devices::perf::PerfTrial;
-using registers::MsrAccessReason;
 
-constexpr std::string_view kSimHint =
-    "UNCORE_BACKEND=sim (or `uncore stat --backend sim`) tries the SDK on a "
-    "simulated IvyTown socket";
-constexpr std::string_view kNeedIvyTown =
-    "the direct backend programs IvyTown's own registers: run on a Xeon E5 "
-    "v2 / E7 v2 (GenuineIntel family 6 model 0x3e); elsewhere use the perf "
-    "backend (UNCORE_BACKEND=perf)";
+// The sim backend simulates the default record's platform when none is
+// named.
+std::string SimHint() {
+  return fmt::format(
+      "UNCORE_BACKEND=sim (or `uncore stat --backend sim`) tries the SDK on "
+      "a simulated {} socket",
+      ShortTitle(platforms::DefaultPlatformRecord().title()));
+}
 
 // ---- perf: checks from devices::perf::ProbePerf ----------------------------
 
@@ -128,7 +126,7 @@ std::string NoUncorePmuFix(const Machine& m, const PerfProbe& p) {
     return fmt::format(
         "a virtual machine does not get the host's uncore PMUs: run on the "
         "bare-metal host (a CPU of `uncore list --platforms`), or {}",
-        kSimHint);
+        SimHint());
   }
   if (m.cpu && m.cpu->vendor == "GenuineIntel") {
     return devices::perf::PerfFix(PerfReason::kNoUncorePmus, "", p.sysfs_root);
@@ -136,7 +134,7 @@ std::string NoUncorePmuFix(const Machine& m, const PerfProbe& p) {
   return fmt::format(
       "{} has no IvyTown uncore: run on an IvyTown Xeon E5 v2 / E7 v2, "
       "count this machine's own PMUs with raw specs (see below), or {}",
-      m.CpuText(), kSimHint);
+      m.CpuText(), SimHint());
 }
 
 }  // namespace
@@ -157,6 +155,9 @@ Machine GatherMachine(const DoctorOptions& in) {
   if (id.ok()) {
     m.cpu = *id;
     m.platform = spec::FindPlatformRecord(runtime::PlatformOfCpu(*id));
+    if (m.platform != nullptr) {
+      m.register_platform = runtime::FindRegisterPlatform(m.platform->name());
+    }
   } else {
     m.cpu_error = common::StatusMessage(id.status());
   }
@@ -274,165 +275,59 @@ BackendReport CheckDirect(const Machine& m, const DoctorOptions& in,
                           DirectFacts* f) {
   BackendReport r;
   r.name = "direct";
+  r.summary = "not usable here";
   using runtime::Rejection;
+  if (!m.cpu || m.register_platform == nullptr) {
+    // No platform to probe; the machine's msr devices are still facts.
+    f->msr = registers::ProbeMsrAccess(in.dev_cpu);
+  }
   if (!m.cpu) {
     r.Add(
-        "IvyTown CPU", State::kFail, m.cpu_error,
+        "CPU", State::kFail, m.cpu_error,
         fmt::format("make {} readable (mount -t proc proc /proc)", in.cpuinfo),
         "the CPU is unknown", "cpu_unknown", Rejection::kUnavailable);
-  } else if (m.default_platform()) {
-    r.Add("IvyTown CPU", State::kOk, m.CpuText(), "", "", "ok");
-  } else {
-    r.Add("IvyTown CPU", State::kFail,
-          fmt::format("{} is not IvyTown (GenuineIntel family 6 model 0x3e)",
-                      m.CpuText()),
-          fmt::format("{}; or {}", kNeedIvyTown, kSimHint),
-          "not an IvyTown CPU", "not_ivytown", Rejection::kUnavailable);
+    return r;
+  }
+  if (m.register_platform == nullptr) {
+    std::vector<std::string> platforms;
+    for (const runtime::RegisterPlatform& p : runtime::RegisterPlatforms()) {
+      platforms.push_back(fmt::format("{} ({})", p.name(), p.identity().title));
+    }
+    r.Add("register platform", State::kFail,
+          fmt::format("{} is not a CPU of a register platform ({})",
+                      m.CpuText(), runtime::RegisterPlatformNames()),
+          fmt::format("the direct backend programs a register platform's own "
+                      "registers: run on a CPU of {}; elsewhere use the perf "
+                      "backend (UNCORE_BACKEND=perf); or {}",
+                      common::Join(platforms, ", "), SimHint()),
+          "no register platform for this CPU", "no_register_platform",
+          Rejection::kUnavailable);
+    return r;
   }
 
-  // The msr driver and MSR access: registers::ProbeMsrAccess.
-  f->msr = registers::ProbeMsrAccess(in.dev_cpu);
-  const MsrAccessProbe& msr = f->msr;
-  const std::string_view msr_code = registers::MsrAccessReasonName(msr.reason);
-  if (!msr.driver_loaded()) {
-    r.Add("msr driver", State::kFail, msr.detail, msr.fix,
-          "msr driver not loaded", msr_code, Rejection::kUnavailable);
-    r.Add("MSR access", State::kSkip, "no msr device to open", "", "",
-          msr_code);
-  } else {
-    r.Add("msr driver", State::kOk,
-          fmt::format("{} CPUs have {}/N/msr{}", msr.msr_devices, in.dev_cpu,
-                      msr.msr_safe_devices > 0
-                          ? fmt::format(", {} msr_safe", msr.msr_safe_devices)
-                          : std::string()),
-          "", "", "ok");
-    if (msr.ok()) {
-      r.Add("MSR access", State::kOk, fmt::format("{} (TSC)", msr.detail), "",
-            "", msr_code);
-    } else {
-      const bool permission = msr.reason == MsrAccessReason::kNoPermission ||
-                              msr.reason == MsrAccessReason::kReadRefused;
-      std::string fix = msr.fix;
-      if (permission) {
-        fix += fmt::format(" (this process has CAP_SYS_RAWIO: {})",
-                           YesNo(m.privileges.Cap(kCapSysRawio)));
-      }
-      r.Add("MSR access", State::kFail, msr.detail, std::move(fix),
-            msr.opened_read_write ? "MSR reads fail"
-                                  : "no write access to the MSRs",
-            msr_code,
-            permission ? Rejection::kNoPermission : Rejection::kFailed);
-    }
+  // The CPU is the register platform's; the platform probes the rest.
+  const runtime::RegisterPlatform& platform = *m.register_platform;
+  r.Add(fmt::format("{} CPU", ShortTitle(platform.identity().title)),
+        State::kOk, m.CpuText(), "", "", "ok");
+  runtime::DirectProbeRequest request;
+  request.sysfs_root = in.sysfs;
+  request.cpuinfo = in.cpuinfo;
+  request.dev_cpu_root = in.dev_cpu;
+  request.cap_sys_rawio = m.privileges.Cap(kCapSysRawio);
+  request.trial_time = kTrialTime;
+  runtime::DirectProbe probe = platform.probe_direct(request);
+  for (runtime::ProbeCheck& c : probe.checks) {
+    const State state = c.state == runtime::ProbeState::kOk     ? State::kOk
+                        : c.state == runtime::ProbeState::kFail ? State::kFail
+                                                                : State::kSkip;
+    r.Add(std::move(c.name), state, std::move(c.detail), std::move(c.fix),
+          c.why, c.code, c.rejection);
   }
-
-  // Uncore PCI functions: machine::DiscoverTopology.
-  absl::StatusOr<machine::Topology> topology =
-      machine::DiscoverTopology(in.sysfs, in.cpuinfo);
-  if (!topology.ok()) {
-    r.Add("uncore PCI functions", State::kFail,
-          common::StatusMessage(topology.status()),
-          fmt::format("make {}/bus/pci/devices and {}/devices/system/cpu "
-                      "readable (mount sysfs)",
-                      in.sysfs, in.sysfs),
-          "PCI discovery failed", "discovery_failed", Rejection::kUnavailable);
-  } else {
-    int total = 0;
-    std::vector<std::string> per_socket;
-    for (const machine::SocketTopology& s : topology->sockets) {
-      int n = 0;
-      for (const auto& p : s.pci) n += p.pmon ? 1 : 0;
-      f->pci_per_socket.push_back(n);
-      total += n;
-      per_socket.push_back(fmt::format("socket {}: {}", s.socket, n));
-    }
-    if (total > 0) {
-      r.Add("uncore PCI functions", State::kOk,
-            fmt::format("{} PMON functions ({})", total,
-                        common::Join(per_socket, ", ")),
-            "", "", "ok");
-    } else {
-      r.Add("uncore PCI functions", State::kFail,
-            fmt::format("no IvyTown uncore PCI function (8086:0e..) under "
-                        "{}/bus/pci/devices ({} socket{})",
-                        in.sysfs, topology->sockets.size(),
-                        topology->sockets.size() == 1 ? "" : "s"),
-            m.default_platform()
-                ? std::string(
-                      "the BIOS hides the uncore devices: check `lspci -d "
-                      "8086:` for devices 0x0e.. and enable them in the "
-                      "BIOS setup, or use the perf backend "
-                      "(UNCORE_BACKEND=perf)")
-                : fmt::format("{} has none; {}", m.CpuText(), kNeedIvyTown),
-            "no uncore PCI functions", "no_pci_functions",
-            Rejection::kUnavailable);
-    }
-  }
-
-  // The trial: open, program (the in-use check), count, release.
-  bool ready = true;
-  for (const Check& c : r.checks) ready = ready && c.state == State::kOk;
-  const std::vector<std::string> specs = {"ubox/UCLK", "imc/DCLK"};
-  const std::string trial_name =
-      fmt::format("trial {}", common::Join(specs, " + "));
-  if (!ready) {
-    r.Add(trial_name, State::kSkip, "not tried: the checks above failed", "",
-          "", "not_tried");
-  } else {
-    devices::DirectDeviceConfig config;
-    config.sysfs_root = in.sysfs;
-    config.cpuinfo_path = in.cpuinfo;
-    config.dev_cpu_root = in.dev_cpu;
-    absl::StatusOr<std::unique_ptr<devices::IvyTownDevice>> device =
-        devices::OpenDirectDevice(config);
-    devices::DeviceTrial t;
-    if (!device.ok()) {
-      t.status = device.status();
-      f->trial_stage = "open";
-    } else {
-      t = devices::RunDeviceTrial(device->get(), specs, kTrialTime);
-      f->trial_stage = std::string(devices::TrialStageName(t.stage));
-    }
-    if (t.status.ok()) {
-      r.usable = true;
-      r.Add(trial_name, State::kOk,
-            fmt::format("programmed (no other agent uses these boxes), "
-                        "counted {} in {}, registers restored",
-                        report::GroupDigits(t.count),
-                        report::FormatDuration(t.ns)),
-            "", "", "ok");
-    } else {
-      // Classified by stage and status code.
-      const Rejection rejection = runtime::RejectionFromStatus(t.status);
-      std::string fix;
-      std::string_view code = "failed";
-      if (rejection == Rejection::kNoPermission) {
-        code = "no_permission";
-        fix =
-            "run as root, or give the program CAP_SYS_RAWIO and write "
-            "access to /dev/cpu/*/msr and the uncore PCI config files";
-      } else if (t.stage == devices::TrialStage::kProgram &&
-                 t.status.code() == absl::StatusCode::kFailedPrecondition) {
-        // IvyTownDevice::Program refuses boxes another agent has enabled
-        // with FailedPrecondition (a write the CPU faults on is the other
-        // cause).
-        code = "in_use";
-        fix =
-            "another agent has these counters enabled (perf's uncore "
-            "driver in use, another tool): stop it, or take them over with "
-            "UNCORE_FORCE=1 (uncore stat --force); if none does, the CPU "
-            "refused a write: read the error above";
-      } else {
-        fix =
-            "read the error above; `uncore describe --registers "
-            "ubox/UCLK` shows what the trial writes";
-      }
-      r.Add(trial_name, State::kFail, common::StatusMessage(t.status),
-            std::move(fix), "programming the trial events failed", code,
-            code == "in_use" ? Rejection::kBusy : rejection);
-    }
-  }
-  r.summary = r.usable ? "usable: programs the IvyTown registers itself"
-                       : "not usable here";
+  f->msr = std::move(probe.msr);
+  f->pci_per_socket = std::move(probe.pci_per_socket);
+  f->trial_stage = std::move(probe.trial_stage);
+  r.usable = probe.usable;
+  if (r.usable) r.summary = std::move(probe.summary);
   return r;
 }
 
@@ -461,7 +356,7 @@ BackendReport CheckSim() {
           "says SIMULATED",
           "", "", "ok");
     r.summary =
-        fmt::format("usable everywhere, with made-up counts: {}", kSimHint);
+        fmt::format("usable everywhere, with made-up counts: {}", SimHint());
   } else {
     r.Add("simulator", State::kFail, common::StatusMessage(status),
           "a bug in the SDK: report it with this output",
@@ -490,7 +385,8 @@ Verdict Decide(const BackendReport& perf, const BackendReport& direct,
                 pf.other_trial.tried() ? pf.other_trial.error : "no msr PMU");
   other.direct = runtime::BackendProbe::Rejected(
       runtime::Rejection::kUnavailable,
-      "the direct backend counts IvyTown's uncore events only");
+      "the direct backend counts its register platform's uncore events "
+      "only");
   v.other = runtime::DecideAutoBackend(other);
 
   switch (v.decision.backend) {
@@ -508,7 +404,7 @@ Verdict Decide(const BackendReport& perf, const BackendReport& direct,
     case runtime::BackendKind::kOff:
       v.line = fmt::format(
           "auto → off: no uncore counters are reachable here ({}); {}",
-          v.decision.RejectedText(), kSimHint);
+          v.decision.RejectedText(), SimHint());
       break;
   }
   if (v.other.backend == runtime::BackendKind::kPerf) {
@@ -524,5 +420,13 @@ Verdict Decide(const BackendReport& perf, const BackendReport& direct,
 }
 
 std::string YesNo(bool b) { return b ? "yes" : "no"; }
+
+std::string_view ShortTitle(std::string_view title) {
+  if (const size_t open = title.rfind('(');
+      open != std::string_view::npos && title.ends_with(')')) {
+    return title.substr(open + 1, title.size() - open - 2);
+  }
+  return title;
+}
 
 }  // namespace uncore::cli::doctor

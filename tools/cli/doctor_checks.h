@@ -6,6 +6,10 @@
 //   const BackendReport perf = CheckPerf(m, devices::perf::ProbePerf(...));
 //   const Verdict v = Decide(perf, CheckDirect(m, inputs, &facts), probe);
 //
+// The direct checks come from the CPU's register platform
+// (runtime::RegisterPlatforms(): its probe_direct), never from a branch
+// per platform here.
+//
 // Internal to the CLI.
 #ifndef UNCORE_TOOLS_CLI_DOCTOR_CHECKS_H_
 #define UNCORE_TOOLS_CLI_DOCTOR_CHECKS_H_
@@ -22,6 +26,7 @@
 #include "sdk/platforms/common/platform_records.h"
 #include "sdk/registers/msr_access_probe.h"
 #include "sdk/runtime/backend_policy.h"
+#include "sdk/runtime/backends.h"
 #include "tools/cli/doctor_report.h"
 
 namespace uncore::cli::doctor {
@@ -96,13 +101,10 @@ struct Machine {
 
   // The CPU's platform record (runtime::PlatformOfCpu), or nullptr.
   const platforms::PlatformRecord* platform = nullptr;
+  // That record's entry in runtime::RegisterPlatforms(): the platform whose
+  // direct backend (and its probe) serves this CPU; nullptr: none does.
+  const runtime::RegisterPlatform* register_platform = nullptr;
 
-  // The CPU is the default record's (platforms::DefaultPlatformRecord()):
-  // the register model whose direct backend `doctor` probes.
-  bool default_platform() const {
-    return platform != nullptr &&
-           platform == &platforms::DefaultPlatformRecord();
-  }
   bool hypervisor() const { return cpu && cpu->hypervisor; }
   // "GenuineIntel family 6 model 0x3e (Intel(R) Xeon(R) ...)".
   std::string CpuText() const;
@@ -115,7 +117,7 @@ struct DirectFacts {
 };
 
 struct Verdict {
-  runtime::AutoDecision decision;  // for IvyTown uncore events
+  runtime::AutoDecision decision;  // for uncore events
   runtime::AutoDecision other;     // for other PMUs' events
   std::string line;
   int exit_status = 0;
@@ -128,8 +130,10 @@ Machine GatherMachine(const DoctorOptions& in);
 // perf's checks, from devices::perf::ProbePerf's result.
 BackendReport CheckPerf(const Machine& m, const PerfProbe& p);
 
-// direct's checks: the CPU, registers::ProbeMsrAccess, machine::
-// DiscoverTopology, and a trial of ubox/UCLK + imc/DCLK when all pass.
+// direct's checks: the CPU's register platform (one failed check when it
+// has none), then that platform's own probe (RegisterPlatform::
+// probe_direct: the msr driver, MSR access, what else its backend needs,
+// and a trial when all pass).
 BackendReport CheckDirect(const Machine& m, const DoctorOptions& in,
                           DirectFacts* f);
 
@@ -143,6 +147,10 @@ Verdict Decide(const BackendReport& perf, const BackendReport& direct,
 
 // "yes" or "no".
 std::string YesNo(bool b);
+
+// A platform's short name from its title: "IvyTown" from "Xeon E5 v2 / E7
+// v2 (IvyTown)" (the parenthesized end), else the whole title.
+std::string_view ShortTitle(std::string_view title);
 
 }  // namespace uncore::cli::doctor
 

@@ -10,12 +10,15 @@
 // privileges (uid and CapEff from /proc/self/status); perf: the PMU folder,
 // uncore_* PMUs, other PMUs, perf_event_paranoid against the privileges, and
 // two trials (PerfDevice::Open + Program + two snapshots of msr/tsc/ and of
-// one event of an uncore PMU); direct: an IvyTown CPU, the msr driver, MSR
-// access (open and one read of IA32_TIME_STAMP_COUNTER), the uncore PCI
-// functions per socket, and a trial (OpenDirectDevice + Program of ubox/UCLK
-// and imc/DCLK, which refuses boxes another agent uses, two snapshots,
-// Release restores every register); sim: the simulator opens.  The verdict
-// says which backend `auto` picks here.
+// one event of an uncore PMU); direct: the CPU's register platform
+// (runtime::RegisterPlatforms()), then that platform's own probe
+// (RegisterPlatform::probe_direct): the msr driver, MSR access (open and one
+// read of IA32_TIME_STAMP_COUNTER), what else its backend needs (IvyTown: the
+// uncore PCI functions per socket; the Xeon 7500 / E7: the sockets, MSRs
+// only), and a trial through the backend's own stack (Program, which refuses
+// boxes another agent uses, two snapshots, Release restores every
+// register); sim: the simulator opens.  The verdict says which backend
+// `auto` picks here.
 //
 // Exit status: 0 when perf or direct can count the uncore here, 1 when
 // neither can (other PMUs, such as msr/tsc/, may still count), 2 for bad

@@ -119,14 +119,12 @@ std::vector<std::string> GeneratedPlatforms(const machine::CpuIdentity& cpu) {
   return out;
 }
 
-// ": IvyTown" or ": not IvyTown", by the default record's title.
-std::string DefaultPlatformText(const Machine& m) {
-  std::string_view title = platforms::DefaultPlatformRecord().title();
-  if (const size_t open = title.rfind('(');
-      open != std::string_view::npos && title.ends_with(')')) {
-    title = title.substr(open + 1, title.size() - open - 2);  // "IvyTown"
-  }
-  return fmt::format(": {}{}", m.default_platform() ? "" : "not ", title);
+// ": IvyTown" (the short title of the CPU's register platform: its direct
+// backend is probed below) or ": no register platform".
+std::string RegisterPlatformText(const Machine& m) {
+  if (m.register_platform == nullptr) return ": no register platform";
+  return fmt::format(": {}",
+                     doctor::ShortTitle(m.register_platform->identity().title));
 }
 
 std::string PlatformText(const Machine& m) {
@@ -278,8 +276,16 @@ std::string FormatJson(const Machine& m, const devices::perf::PerfProbe& pf,
   json.String(m.cpu ? m.cpu->model_name : "");
   json.Key("description");
   json.String(m.CpuText());
-  json.Key("ivytown");  // the default record's CPU (kept for readers)
-  json.Bool(m.default_platform());
+  // Kept for the readers from before register_platform: this key names a
+  // platform, so it matches that platform's record by name.
+  json.Key("ivytown");
+  json.Bool(m.platform != nullptr && m.platform->name() == "ivytown");
+  json.Key("register_platform");  // whose direct backend `direct` probes
+  if (m.register_platform != nullptr) {
+    json.String(m.register_platform->name());
+  } else {
+    json.Null();
+  }
   json.Key("hypervisor");
   json.Bool(m.hypervisor());
   json.Key("platforms");  // the generated perf-only platforms that match
@@ -385,7 +391,7 @@ std::string FormatText(const Machine& m, const devices::perf::PerfProbe& pf,
   std::string text;
   text += fmt::format("cpu         {}{}{}\n", m.CpuText(),
                       m.hypervisor() ? ", virtual machine" : "",
-                      DefaultPlatformText(m));
+                      RegisterPlatformText(m));
   text += fmt::format("platform    {}\n", PlatformText(m));
   text += fmt::format("kernel      {}\n", m.privileges.kernel);
   text += fmt::format("privileges  {}\n", PrivilegesText(m.privileges));

@@ -543,7 +543,11 @@ int Main(std::vector<std::string> args) {
       list.platform = DetectedPlatform();
     }
     if (list.platforms) return RunListPlatforms(list, stdout, stderr);
-    if (!list.platform.empty() && !IsModelCatalogPlatform(list.platform)) {
+    // Nothing named or detected: the default record's platform.
+    if (list.platform.empty()) list.platform = DefaultPlatformName();
+    // A model catalog lists itself; vendor tables (or an unknown name, which
+    // RunListPlatform refuses) through the tables.
+    if (!IsModelCatalogPlatform(list.platform)) {
       return RunListPlatform(list, stdout, stderr);
     }
     return RunList(list, stdout, stderr);
@@ -555,6 +559,8 @@ int Main(std::vector<std::string> args) {
     }
     describe.platform = PlatformOrEnvironment(describe.platform);
     if (describe.platform.empty()) describe.platform = DetectedPlatform();
+    // Nothing named or detected: the default record's platform.
+    if (describe.platform.empty()) describe.platform = DefaultPlatformName();
     // Every register platform (tools/cli/describe_registers.cc): -1 when
     // not --registers on one.
     if (const int rc = RunDescribeRegisters(describe, stdout, stderr);
@@ -564,8 +570,7 @@ int Main(std::vector<std::string> args) {
     if (describe.spec.empty()) {
       return UsageError("describe", "SPEC is required: an event or a metric");
     }
-    if (!describe.platform.empty() &&
-        !IsModelCatalogPlatform(describe.platform)) {
+    if (!IsModelCatalogPlatform(describe.platform)) {
       return RunDescribePlatform(describe, stdout, stderr);
     }
     return RunDescribe(describe, stdout, stderr);

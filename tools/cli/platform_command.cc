@@ -14,7 +14,9 @@
 #include "sdk/devices/perf/perfmon_plan.h"
 #include "sdk/devices/perf/pmu_discovery.h"
 #include "sdk/machine/topology.h"
+#include "sdk/platforms/common/platform_records.h"
 #include "sdk/platforms/perfmon/perfmon_tables.h"
+#include "sdk/runtime/backends.h"
 #include "sdk/runtime/session_platform.h"
 #include "sdk/spec/platform_catalog.h"
 #include "tools/cli/commands.h"
@@ -248,6 +250,10 @@ bool IsModelCatalogPlatform(std::string_view name) {
   return r != nullptr && !r->tabled();
 }
 
+std::string DefaultPlatformName() {
+  return std::string(platforms::DefaultPlatformRecord().name());
+}
+
 std::string PlatformOrEnvironment(const std::string& platform) {
   if (!platform.empty()) return platform;
   const char* env = std::getenv("UNCORE_PLATFORM");
@@ -450,8 +456,9 @@ int RunDescribePlatform(const DescribeOptions& options, std::FILE* out,
   if (options.registers) {
     fmt::print(err,
                "uncore describe: --registers shows the direct backend's "
-               "writes, which only IvyTown has; {} is counted through perf\n",
-               p->name);
+               "writes, which only the register platforms have ({}); {} is "
+               "counted through perf\n",
+               runtime::RegisterPlatformNames(), p->name);
     return kExitUsage;
   }
   absl::StatusOr<spec::Resolution> r =

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
 #include "sdk/common/status_macros.h"
+#include "sdk/common/text.h"
 #include "sdk/machine/topology.h"
 #include "sdk/platforms/ivytown/device/ivytown_device.h"
 #include "sdk/platforms/ivytown/device/open_direct_device.h"
@@ -160,6 +161,89 @@ absl::StatusOr<runtime::DescribedWrites> DescribeWrites(std::string_view text) {
   return out;
 }
 
+// `uncore doctor`: the msr driver and MSR access, the uncore PCI
+// functions of every socket, then a trial of ubox/UCLK + imc/DCLK through
+// OpenDirectDevice (the direct backend's own stack).
+runtime::DirectProbe ProbeIvyTownDirect(
+    const runtime::DirectProbeRequest& request) {
+  using runtime::ProbeState;
+  using runtime::Rejection;
+  runtime::DirectProbe probe;
+  runtime::ProbeMsrChecks(request, &probe);
+
+  // Uncore PCI functions: machine::DiscoverTopology.
+  absl::StatusOr<machine::Topology> topology =
+      machine::DiscoverTopology(request.sysfs_root, request.cpuinfo);
+  if (!topology.ok()) {
+    probe.Fail("uncore PCI functions", common::StatusMessage(topology.status()),
+               fmt::format("make {}/bus/pci/devices and {}/devices/system/cpu "
+                           "readable (mount sysfs)",
+                           request.sysfs_root, request.sysfs_root),
+               "PCI discovery failed", "discovery_failed",
+               Rejection::kUnavailable);
+  } else {
+    int total = 0;
+    std::vector<std::string> per_socket;
+    for (const machine::SocketTopology& s : topology->sockets) {
+      int n = 0;
+      for (const auto& p : s.pci) n += p.pmon ? 1 : 0;
+      probe.pci_per_socket.push_back(n);
+      total += n;
+      per_socket.push_back(fmt::format("socket {}: {}", s.socket, n));
+    }
+    if (total > 0) {
+      probe.Ok("uncore PCI functions",
+               fmt::format("{} PMON functions ({})", total,
+                           common::Join(per_socket, ", ")));
+    } else {
+      probe.Fail("uncore PCI functions",
+                 fmt::format("no IvyTown uncore PCI function (8086:0e..) under "
+                             "{}/bus/pci/devices ({} socket{})",
+                             request.sysfs_root, topology->sockets.size(),
+                             topology->sockets.size() == 1 ? "" : "s"),
+                 "the BIOS hides the uncore devices: check `lspci -d 8086:` "
+                 "for devices 0x0e.. and enable them in the BIOS setup, or "
+                 "use the perf backend (UNCORE_BACKEND=perf)",
+                 "no uncore PCI functions", "no_pci_functions",
+                 Rejection::kUnavailable);
+    }
+  }
+
+  // The trial: open, program (the in-use check), count, release.
+  const std::vector<std::string> specs = {"ubox/UCLK", "imc/DCLK"};
+  const std::string name = common::Join(specs, " + ");
+  if (!probe.Ready()) {
+    runtime::ProbeTrialSkipped(name, &probe);
+    return probe;
+  }
+  devices::DirectDeviceConfig config;
+  config.sysfs_root = request.sysfs_root;
+  config.cpuinfo_path = request.cpuinfo;
+  config.dev_cpu_root = request.dev_cpu_root;
+  absl::StatusOr<std::unique_ptr<devices::IvyTownDevice>> device =
+      devices::OpenDirectDevice(config);
+  absl::StatusOr<std::vector<spec::EventSpec>> events =
+      std::vector<spec::EventSpec>();
+  for (const std::string& text : specs) {
+    absl::StatusOr<spec::EventSpec> e = spec::ParseEventSpec(text);
+    if (!e.ok()) {
+      events = e.status();
+      break;
+    }
+    events->push_back(*std::move(e));
+  }
+  runtime::ProbeTrial(
+      request, name,
+      device.ok() ? absl::StatusOr<devices::Device*>(device->get())
+                  : absl::StatusOr<devices::Device*>(device.status()),
+      std::move(events), "/dev/cpu/*/msr and the uncore PCI config files",
+      "`uncore describe --registers ubox/UCLK`", &probe);
+  if (probe.usable) {
+    probe.summary = "usable: programs the IvyTown registers itself";
+  }
+  return probe;
+}
+
 }  // namespace
 
 runtime::RegisterPlatform RegisterPlatformEntry() {
@@ -170,7 +254,8 @@ runtime::RegisterPlatform RegisterPlatformEntry() {
           .simulate = SimulateIvyTown,
           .open_direct = OpenIvyTownDirect,
           .describe_writes = DescribeWrites,
-          .describe_model = nullptr};
+          .describe_model = nullptr,
+          .probe_direct = ProbeIvyTownDirect};
 }
 
 sim::IvyTownUncore* SimulatorOf(const runtime::Backend& backend) {
