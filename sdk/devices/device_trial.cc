@@ -44,6 +44,12 @@ DeviceTrial RunDeviceTrial(Device* device,
     }
     request.events.push_back(*std::move(e));
   }
+  return RunDeviceTrial(device, request, duration);
+}
+
+DeviceTrial RunDeviceTrial(Device* device, const ProgramRequest& request,
+                           std::chrono::nanoseconds duration) {
+  DeviceTrial t;
   t.stage = TrialStage::kProgram;
   t.status = device->Program(request);
   if (!t.status.ok()) return t;

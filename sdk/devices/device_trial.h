@@ -39,8 +39,12 @@ struct DeviceTrial {
   uint64_t ns = 0;     // between the two snapshots
 };
 
+// `specs` in IvyTown's syntax (spec::ParseEventSpec).
 DeviceTrial RunDeviceTrial(Device* device,
                            const std::vector<std::string>& specs,
+                           std::chrono::nanoseconds duration);
+// Events already resolved (another platform's names).
+DeviceTrial RunDeviceTrial(Device* device, const ProgramRequest& request,
                            std::chrono::nanoseconds duration);
 
 }  // namespace uncore::devices

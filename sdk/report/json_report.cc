@@ -90,6 +90,16 @@ void WriteEventsAndMetrics(const Results& results, common::JsonWriter* json) {
   json->EndArray();
 }
 
+// What both reports say of the backend: backend, platform, simulated.
+void WriteBackendKeys(const RunInfo& run, common::JsonWriter* json) {
+  json->Key("backend");
+  json->String(run.backend);
+  json->Key("platform");
+  json->String(run.platform);
+  json->Key("simulated");
+  json->Bool(run.simulated);
+}
+
 // What both reports' regions begin with: name, path, depth, calls.
 void WriteRegionHead(const RegionResult& region, common::JsonWriter* json) {
   json->Key("name");
@@ -346,12 +356,7 @@ void WriteMerged(const Results& results, common::JsonWriter* json) {
   json->Int(mpi.ranks);
   json->Key("nodes");
   json->Uint(mpi.nodes.size());
-  json->Key("backend");
-  json->String(run.backend);
-  json->Key("platform");
-  json->String(run.platform);
-  json->Key("simulated");
-  json->Bool(run.simulated);
+  WriteBackendKeys(run, json);
   json->Key("cpu");
   json->String(run.cpu);
   json->Key("start_unix_ns");
@@ -384,12 +389,7 @@ void WriteSession(const Results& results, common::JsonWriter* json) {
   const std::vector<std::string> metric_keys = internal::MetricKeys(results);
   json->Key("schema_version");
   json->Int(Results::kSchemaVersion);
-  json->Key("backend");
-  json->String(run.backend);
-  json->Key("platform");
-  json->String(run.platform);
-  json->Key("simulated");
-  json->Bool(run.simulated);
+  WriteBackendKeys(run, json);
   json->Key("host");
   json->String(run.host);
   json->Key("cpu");

@@ -85,44 +85,17 @@ bool DirectProbe::Ready() const {
   return true;
 }
 
-namespace {
-
-// devices::RunDeviceTrial on resolved events (it parses IvyTown's syntax):
-// program, two snapshots `duration` apart, release whatever happens.
-devices::DeviceTrial RunTrial(devices::Device* device,
-                              const devices::ProgramRequest& program,
-                              std::chrono::nanoseconds duration) {
-  devices::DeviceTrial t;
-  t.stage = devices::TrialStage::kProgram;
-  t.status = device->Program(program);
-  if (!t.status.ok()) return t;
-  const size_t n = device->read_plan().size();
-  devices::Snapshot a(n);
-  devices::Snapshot b(n);
-  t.stage = devices::TrialStage::kSnapshot;
-  const auto begin = std::chrono::steady_clock::now();
-  t.status = device->TakeSnapshot(&a);
-  if (t.status.ok()) {
-    std::this_thread::sleep_for(duration);
-    t.status = device->TakeSnapshot(&b);
-  }
-  const auto end = std::chrono::steady_clock::now();
-  t.ns = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(end - begin)
-          .count());
-  if (t.status.ok()) {
-    for (size_t i = 0; i < n; ++i) t.count += b.values[i] - a.values[i];
-  }
-  const absl::Status released = device->Release();
-  if (t.status.ok()) {
-    t.status = released;
-    t.stage = released.ok() ? devices::TrialStage::kDone
-                            : devices::TrialStage::kRelease;
-  }
-  return t;
+std::optional<machine::Topology> ProbeTopology(
+    const DirectProbeRequest& request, std::string_view name,
+    std::string_view unreadable, std::string_view why, DirectProbe* probe) {
+  absl::StatusOr<machine::Topology> topology =
+      machine::DiscoverTopology(request.sysfs_root, request.cpuinfo);
+  if (topology.ok()) return *std::move(topology);
+  probe->Fail(std::string(name), common::StatusMessage(topology.status()),
+              fmt::format("make {} readable (mount sysfs)", unreadable),
+              std::string(why), "discovery_failed", Rejection::kUnavailable);
+  return std::nullopt;
 }
-
-}  // namespace
 
 void ProbeMsrChecks(const DirectProbeRequest& request, DirectProbe* probe) {
   probe->msr = registers::ProbeMsrAccess(request.dev_cpu_root);
@@ -174,7 +147,7 @@ void ProbeTrial(const DirectProbeRequest& request, std::string_view name,
   } else {
     devices::ProgramRequest program;
     program.events = *std::move(events);
-    t = RunTrial(*device, program, request.trial_time);
+    t = devices::RunDeviceTrial(*device, program, request.trial_time);
     probe->trial_stage = std::string(devices::TrialStageName(t.stage));
   }
   if (t.status.ok()) {

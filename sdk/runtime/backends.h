@@ -21,6 +21,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -32,6 +33,7 @@
 #include "sdk/devices/device.h"
 #include "sdk/devices/engine/register_program.h"
 #include "sdk/devices/node_union.h"
+#include "sdk/machine/topology.h"
 #include "sdk/platforms/perfmon/perfmon_tables.h"
 #include "sdk/registers/msr_access_probe.h"
 #include "sdk/runtime/backend_policy.h"
@@ -178,6 +180,12 @@ struct DirectProbe {
 // "msr driver" and "MSR access" (registers::ProbeMsrAccess into
 // probe->msr);
 void ProbeMsrChecks(const DirectProbeRequest& request, DirectProbe* probe);
+// The machine's sockets and units (machine::DiscoverTopology); when that
+// fails, row `name` fails ("make `unreadable` readable (mount sysfs)",
+// reason `why`, code "discovery_failed") and nullopt is returned.
+std::optional<machine::Topology> ProbeTopology(
+    const DirectProbeRequest& request, std::string_view name,
+    std::string_view unreadable, std::string_view why, DirectProbe* probe);
 // the trial row "trial <name>": `events` (or why they did not resolve:
 // stage "parse") programmed on `device` (opened, or why not: stage "open"),
 // two snapshots request.trial_time apart, released, as

@@ -172,16 +172,12 @@ runtime::DirectProbe ProbeIvyTownDirect(
   runtime::ProbeMsrChecks(request, &probe);
 
   // Uncore PCI functions: machine::DiscoverTopology.
-  absl::StatusOr<machine::Topology> topology =
-      machine::DiscoverTopology(request.sysfs_root, request.cpuinfo);
-  if (!topology.ok()) {
-    probe.Fail("uncore PCI functions", common::StatusMessage(topology.status()),
-               fmt::format("make {}/bus/pci/devices and {}/devices/system/cpu "
-                           "readable (mount sysfs)",
-                           request.sysfs_root, request.sysfs_root),
-               "PCI discovery failed", "discovery_failed",
-               Rejection::kUnavailable);
-  } else {
+  const std::optional<machine::Topology> topology = runtime::ProbeTopology(
+      request, "uncore PCI functions",
+      fmt::format("{}/bus/pci/devices and {}/devices/system/cpu",
+                  request.sysfs_root, request.sysfs_root),
+      "PCI discovery failed", &probe);
+  if (topology) {
     int total = 0;
     std::vector<std::string> per_socket;
     for (const machine::SocketTopology& s : topology->sockets) {

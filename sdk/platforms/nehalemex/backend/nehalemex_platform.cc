@@ -133,15 +133,12 @@ runtime::DirectProbe ProbeNehalemExDirect(
   runtime::DirectProbe probe;
   runtime::ProbeMsrChecks(request, &probe);
 
-  absl::StatusOr<machine::Topology> topology =
-      machine::DiscoverTopology(request.sysfs_root, request.cpuinfo);
-  if (!topology.ok()) {
-    probe.Fail("sockets", common::StatusMessage(topology.status()),
-               fmt::format("make {}/devices/system/cpu readable (mount "
-                           "sysfs)",
-                           request.sysfs_root),
-               "socket discovery failed", "discovery_failed",
-               Rejection::kUnavailable);
+  const std::optional<machine::Topology> topology = runtime::ProbeTopology(
+      request, "sockets",
+      fmt::format("{}/devices/system/cpu", request.sysfs_root),
+      "socket discovery failed", &probe);
+  if (!topology) {
+    // ProbeTopology said why.
   } else if (topology->sockets.empty()) {
     probe.Fail("sockets",
                fmt::format("no online CPU found under "
