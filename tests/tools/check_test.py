@@ -88,17 +88,22 @@ class CheckTest(harness.TempDirTest):
             # The encoding it blames is the one programmed (umask 0x0c).
             self.assertIn("ctl=0x00400c04", c["advice"])
         stream = [c for c in bad if c["kernel"] == "read stream"][0]
-        # It counted the writes: half of what the reads should be.
-        # (The simulator's window is timed: 0.49 to 0.51 on a slow build.)
-        self.assertAlmostEqual(stream["ratio"], 0.5, delta=0.02)
+        # It counted the writes: half of what the reads should be, within
+        # the declaration window's bounds.  The window is timed, and a slow
+        # build (ASan) widens it: the ratio to its middle was 0.45 there.
+        self.assertGreaterEqual(2 * stream["measured"],
+                                0.98 * stream["expected_min"])
+        self.assertLessEqual(2 * stream["measured"],
+                             1.02 * stream["expected_max"])
+        self.assertAlmostEqual(stream["ratio"], 0.5, delta=0.1)
         self.assertRegex(stream["advice"],
-                         r"count is off by 0\.(49|50|51)x: the event encoding")
+                         r"count is off by 0\.[4-6]\dx: the event encoding")
         t = self.check("--quick", "--backend", "sim", binary=TESTING_UNCORE,
                        env=env)
         self.assertEqual(t.returncode, 1)
         self.assertIn("fail: socket", t.stdout)
         self.assertRegex(t.stdout,
-                         r"the memory read bytes count is off by 0\.(49|50|51)x")
+                         r"the memory read bytes count is off by 0\.[4-6]\dx")
         self.assertIn("verdict: fail", t.stdout)
         # The same variable does nothing to the `uncore` users build.
         p, d = self.check_json("--quick", "--backend", "sim", env=env)
