@@ -151,10 +151,13 @@ void Recorder::HookSteps(Boundary& b) {
   }
   b.num_changes = n;
   if (n == 0) return;
+  bool wanted = false;
   for (size_t o = 0; o < observers_.size(); ++o) {
-    b.needs_snapshot |= hooks_[observers_[o]]->Stepped(
+    wanted |= hooks_[observers_[o]]->Stepped(
         std::span<PathChange>(b.changes[o].data(), static_cast<size_t>(n)));
   }
+  // A recorder with no device has no snapshot to give (Applied: nullptr).
+  b.needs_snapshot |= wanted && snapshots_ != nullptr;
 }
 
 inline const devices::Snapshot* Recorder::SnapshotFor(ThreadState& t,

@@ -181,6 +181,18 @@ TEST_F(BoundaryHookTest, AHookThatAsksGetsTheSnapshot) {
   EXPECT_THAT(hook_.quiescing, ElementsAre(true, false));
 }
 
+// With no device there is no snapshot to give: the hook is told so.
+TEST_F(BoundaryHookTest, AHookThatAsksWithNoDeviceGetsNone) {
+  hook_.want_snapshot = true;
+  Recorder rec(nullptr, Options());
+  Activate(&rec);
+  { UNCORE_REGION("r"); }
+  Stop(rec);
+  EXPECT_THAT(hook_.log,
+              ElementsAre("stepped +r", "applied without", "stepped -r",
+                          "applied without", "call r"));
+}
+
 // Collect keeps a region with no call left (a LIKWID reset) where the hook
 // holds history for it.
 TEST_F(BoundaryHookTest, KeepsPathKeepsAResetRegion) {
