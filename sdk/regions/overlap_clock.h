@@ -33,12 +33,7 @@ class OverlapClock {
   // Returns the mark to hand to Stop.
   [[gnu::always_inline]] uint64_t Start(uint64_t now) {
     Lock();
-    if (open_ == 0) [[likely]] {
-      // Nothing was open: no time to add, only the clock to move.
-      last_ = std::max(now, last_);
-    } else {
-      Advance(now);
-    }
+    Advance(now);
     ++open_;
     const uint64_t mark = shared_;
     Unlock();
@@ -48,16 +43,8 @@ class OverlapClock {
   // was open.
   [[gnu::always_inline]] uint64_t Stop(uint64_t now, uint64_t mark) {
     Lock();
-    if (open_ == 1) [[likely]] {
-      // Alone: the time since the last change was open, and not shared.
-      const uint64_t t = std::max(now, last_);
-      any_open_ += t - last_;
-      last_ = t;
-      open_ = 0;
-    } else {
-      Advance(now);
-      if (open_ > 0) --open_;
-    }
+    Advance(now);
+    if (open_ > 0) --open_;
     const uint64_t shared = shared_ - mark;
     Unlock();
     return shared;
