@@ -20,7 +20,9 @@
 //   BM_Auto              11 per iteration, iterations chosen by
 //                        --benchmark_min_time                       -> 11
 //   BM_Short             11 per iteration and no wait: its extra run is
-//                        under 1 ms, so its counters are withheld
+//                        under 1 ms, so its counters are withheld (on a
+//                        slow build on a loaded machine it may last
+//                        longer; the test then checks they are scaled)
 // Every benchmark but BM_Short waits kIterationWait an iteration, so that
 // any extra run (one iteration, on 1.9.0/1.9.1) lasts over 1 ms.
 #include <chrono>
