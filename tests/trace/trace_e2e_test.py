@@ -12,7 +12,8 @@ perf    the two-thread program on perf's msr/tsc/ (a socket-wide count at the
         (20 ms background snapshots too); its slices per region path equal the report's calls; every point of
         the socket's msr/tsc/ counter track is the TSC rate (rdtsc against
         CLOCK_MONOTONIC, measured by the program) within 2%; the calls that
-        read the counters carry counts in their args; pandas reads r.csv
+        read the counters carry counts in their args ("serial"'s within 5%
+        of its duration's ticks); pandas reads r.csv
         (one row per value); the Hatchet tree holds the regions with
         inclusive metrics; headless Chromium renders r.html with an SVG
         element for every region and no script error.  Exit 77 (skip) where
@@ -173,7 +174,10 @@ def test_perf(args):
         if serial and "msr/tsc/" in serial[0]["args"]:
             got = float(serial[0]["args"]["msr/tsc/"])
             want = tsc_hz * float(serial[0]["dur"]) * 1e-6
-            check(abs(got / want - 1) < 0.02,
+            # Within 5%: the slice's clock and the counter read are two
+            # reads a preemption can part by milliseconds on a loaded
+            # machine (2% failed there once); the whole run would be 2.5x.
+            check(abs(got / want - 1) < 0.05,
                   f"serial's count {got:.4g} is its duration's TSC ticks "
                   f"{want:.4g}")
         check_views(folder, report)
